@@ -1,0 +1,48 @@
+package fn
+
+import (
+	"fmt"
+
+	"github.com/computeplane-dev/computeplane-fn/pkg/api"
+	"github.com/computeplane-dev/computeplane-fn/pkg/input"
+	"github.com/computeplane-dev/computeplane-fn/pkg/render"
+)
+
+// Standalone runs the function outside a ResourceList: the config is read
+// from configPath, and the inputs from the files, folders and globs of its
+// spec.inputs and of args, all relative to dir (empty: the working
+// directory).
+func Standalone(dir, configPath string, args []string) ([]render.Object, api.Problems) {
+	cfg, problems := ReadConfig(configPath)
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	var objects []api.Object
+	if len(cfg.Inputs) > 0 {
+		objs, err := input.ReadAll(dir, cfg.Inputs)
+		if err != nil {
+			return nil, api.Problems{api.Errorf(cfg.Ref, cfg.Origin, "spec.inputs", "%v", err)}
+		}
+		objects = append(objects, objs...)
+	}
+	if len(args) > 0 {
+		objs, err := input.ReadAll(dir, args)
+		if err != nil {
+			return nil, api.Problems{{Message: err.Error()}}
+		}
+		objects = append(objects, objs...)
+	}
+	return render.Run(cfg, objects)
+}
+
+// ReadConfig reads the ComputePlaneGenerator from a file holding exactly one.
+func ReadConfig(path string) (*api.Config, api.Problems) {
+	objs, err := input.ReadFile(path)
+	if err != nil {
+		return nil, api.Problems{{File: path, Message: err.Error()}}
+	}
+	if len(objs) != 1 {
+		return nil, api.Problems{{File: path, Message: fmt.Sprintf("the config file must hold exactly one %s, found %d objects", api.ConfigKind, len(objs))}}
+	}
+	return api.DecodeConfig(objs[0])
+}

@@ -1,0 +1,161 @@
+package api
+
+import (
+	"fmt"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
+)
+
+// decoder reads typed fields from one object's YAML and collects a Problem
+// for every field that is missing or of the wrong type, so that one run
+// reports all mistakes of an object at once.
+type decoder struct {
+	ref      ObjectRef
+	origin   Origin
+	problems Problems
+}
+
+func (d *decoder) fail(field, format string, args ...any) {
+	d.problems = append(d.problems, Errorf(d.ref, d.origin, field, format, args...))
+}
+
+// str reads an optional string field; n may be nil.
+func (d *decoder) str(n *yaml.Node, field string) string {
+	if yamlnode.IsNull(n) {
+		return ""
+	}
+	n = yamlnode.Resolve(n)
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != yamlnode.TagString {
+		d.fail(field, "must be a string, not %s", yamlnode.Describe(n))
+		return ""
+	}
+	return n.Value
+}
+
+// requiredStr reads a string field that must be present and not empty.
+func (d *decoder) requiredStr(n *yaml.Node, field string) string {
+	if yamlnode.IsNull(n) {
+		d.fail(field, "is required")
+		return ""
+	}
+	s := d.str(n, field)
+	if s == "" && yamlnode.Resolve(n).ShortTag() == yamlnode.TagString {
+		d.fail(field, "must not be empty")
+	}
+	return s
+}
+
+// boolean reads an optional boolean field.
+func (d *decoder) boolean(n *yaml.Node, field string, def bool) bool {
+	if yamlnode.IsNull(n) {
+		return def
+	}
+	n = yamlnode.Resolve(n)
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != yamlnode.TagBool {
+		d.fail(field, "must be true or false, not %s", yamlnode.Describe(n))
+		return def
+	}
+	return n.Value == "true" || n.Value == "True" || n.Value == "TRUE"
+}
+
+// mapping reads an optional mapping field; it returns nil when absent or
+// of the wrong type (after reporting it).
+func (d *decoder) mapping(n *yaml.Node, field string) *yaml.Node {
+	if yamlnode.IsNull(n) {
+		return nil
+	}
+	n = yamlnode.Resolve(n)
+	if n.Kind != yaml.MappingNode {
+		d.fail(field, "must be a map, not %s", yamlnode.Describe(n))
+		return nil
+	}
+	return n
+}
+
+// stringMap reads a map of string to string, such as labels.
+func (d *decoder) stringMap(n *yaml.Node, field string) map[string]string {
+	m := d.mapping(n, field)
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m.Content)/2)
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k := yamlnode.Resolve(m.Content[i])
+		if k == nil || k.Kind != yaml.ScalarNode {
+			d.fail(field, "keys must be strings")
+			continue
+		}
+		key := joinField(field, k.Value)
+		if _, dup := out[k.Value]; dup {
+			d.fail(key, "is set twice")
+		}
+		out[k.Value] = d.str(m.Content[i+1], key)
+	}
+	return out
+}
+
+// keys checks that mapping m has no keys outside allowed, for strict decoding
+// of the function config.
+func (d *decoder) keys(m *yaml.Node, field string, allowed ...string) {
+	if m == nil {
+		return
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k := yamlnode.Resolve(m.Content[i])
+		if k == nil || k.Kind != yaml.ScalarNode {
+			d.fail(field, "keys must be strings")
+			continue
+		}
+		path := joinField(field, k.Value)
+		if seen[k.Value] {
+			d.fail(path, "is set twice")
+		}
+		seen[k.Value] = true
+		known := false
+		for _, a := range allowed {
+			if a == k.Value {
+				known = true
+				break
+			}
+		}
+		if !known {
+			d.fail(path, "unknown field; known fields here: %s", strings.Join(allowed, ", "))
+		}
+	}
+}
+
+// value converts a node into JSON-like Go values, reporting where it fails.
+func (d *decoder) value(n *yaml.Node, field string) (any, bool) {
+	v, err := yamlnode.ToValue(n, yamlnode.DefaultBudget)
+	if err != nil {
+		if pe, ok := err.(*yamlnode.PathError); ok {
+			d.fail(joinField(field, pe.Path), "%v", pe.Err)
+		} else {
+			d.fail(field, "%v", err)
+		}
+		return nil, false
+	}
+	return v, true
+}
+
+// joinField appends a map key to a field path. Keys that contain dots or
+// brackets (label keys such as app.kubernetes.io/name) are written in
+// brackets, as in metadata.labels[app.kubernetes.io/name].
+func joinField(field, key string) string {
+	if key == "" {
+		return field
+	}
+	if strings.ContainsAny(key, ".[] ") {
+		return fmt.Sprintf("%s[%s]", field, key)
+	}
+	if field == "" {
+		return key
+	}
+	return field + "." + key
+}
+
+func itoa(i int) string { return fmt.Sprint(i) }

@@ -1,0 +1,403 @@
+package api
+
+import (
+	"regexp"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
+)
+
+// API groups and kinds of the inputs.
+const (
+	DefinitionAPIVersion = "cozystack.io/v1alpha1"
+	DefinitionKind       = "ApplicationDefinition"
+	AppsGroup            = "apps.cozystack.io"
+	AppsAPIVersion       = AppsGroup + "/v1alpha1"
+	TenantKind           = "Tenant"
+	ComputePlaneKind     = "ComputePlane"
+	// KnobsName is the only name a ComputePlane knob object may have.
+	KnobsName = "computeplane"
+)
+
+// Annotations read from ApplicationDefinitions and app objects.
+const (
+	InstallTimeoutAnnotation     = "release.cozystack.io/helm-install-timeout"
+	UpgradeTimeoutAnnotation     = "release.cozystack.io/helm-upgrade-timeout"
+	InstallDisableWaitAnnotation = "release.cozystack.io/helm-install-disable-wait"
+	PlacementAnnotation          = "computeplane.dev/placement"
+	ReachableAnnotation          = "computeplane.dev/reachable-from-computeplane"
+)
+
+// Placement says where the workloads of an application kind run.
+type Placement string
+
+// The placements an ApplicationDefinition may ask for.
+const (
+	ManagementPlane Placement = "ManagementPlane"
+	ComputePlane    Placement = "ComputePlane"
+)
+
+// ChartRef is spec.release.chartRef of an ApplicationDefinition.
+type ChartRef struct {
+	Kind      string
+	Name      string
+	Namespace string
+}
+
+// HealthCheck is one entry of spec.release.healthCheckExprs.
+type HealthCheck struct {
+	APIVersion string
+	Kind       string
+	Current    string
+	InProgress string
+	Failed     string
+}
+
+// Definition is an ApplicationDefinition: which app kind it declares and how
+// cozystack-api turns an app of that kind into a HelmRelease.
+type Definition struct {
+	Ref    ObjectRef
+	Origin Origin
+
+	Kind     string // spec.application.kind
+	Plural   string
+	Singular string
+
+	Prefix           string            // spec.release.prefix
+	Labels           map[string]string // spec.release.labels
+	ChartRef         ChartRef
+	HealthCheckExprs []HealthCheck
+	WaitStrategy     string
+
+	InstallTimeout time.Duration // 10m unless annotated
+	UpgradeTimeout time.Duration // 10m unless annotated
+	DisableWait    bool
+
+	Placement Placement
+}
+
+// DefaultReleaseTimeout is cozystack-api's install and upgrade timeout.
+const DefaultReleaseTimeout = 10 * time.Minute
+
+// Tenant is one entry of the tenant list.
+type Tenant struct {
+	Ref    ObjectRef
+	Origin Origin
+
+	Name         string
+	Parent       string // metadata.namespace: the parent tenant's namespace
+	ComputePlane bool   // spec.computeplane
+}
+
+// App is an app object of a kind some ApplicationDefinition declares.
+type App struct {
+	Ref    ObjectRef
+	Origin Origin
+
+	Kind        string
+	Name        string
+	Namespace   string
+	Labels      map[string]string
+	Annotations map[string]string
+	// Spec is spec as written, the Helm values of the release; nil when the
+	// object has no spec.
+	Spec *yaml.Node
+}
+
+// Knobs is a ComputePlane object: what a tenant sets for its own cluster.
+type Knobs struct {
+	Ref    ObjectRef
+	Origin Origin
+
+	Namespace string
+	Values    map[string]any // spec
+}
+
+var (
+	tenantNameRE = regexp.MustCompile(`^[a-z][a-z0-9]*$`)
+	dns1035RE    = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
+	dns1123RE    = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	durationRE   = regexp.MustCompile(`^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$`)
+)
+
+// Object is one input document, already split from its file and unwrapped
+// from a List, with its identity read.
+type Object struct {
+	Node       *yaml.Node // the mapping node of the object
+	Origin     Origin
+	APIVersion string
+	Kind       string
+	Name       string
+	Namespace  string
+}
+
+// Ref returns the object's reference for messages.
+func (o Object) Ref() ObjectRef {
+	return ObjectRef{APIVersion: o.APIVersion, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name}
+}
+
+// Group returns the API group of the object's apiVersion.
+func (o Object) Group() string {
+	g, _, ok := strings.Cut(o.APIVersion, "/")
+	if !ok {
+		return ""
+	}
+	return g
+}
+
+// NewObject reads the identity of a document. Identity fields of the wrong
+// type are left empty here and reported when the object is decoded.
+func NewObject(n *yaml.Node, origin Origin) Object {
+	n = yamlnode.Resolve(n)
+	o := Object{Node: n, Origin: origin}
+	o.APIVersion = scalar(yamlnode.Get(n, "apiVersion"))
+	o.Kind = scalar(yamlnode.Get(n, "kind"))
+	md := yamlnode.Get(n, "metadata")
+	o.Name = scalar(yamlnode.Get(md, "name"))
+	o.Namespace = scalar(yamlnode.Get(md, "namespace"))
+	return o
+}
+
+func scalar(n *yaml.Node) string {
+	if n == nil || n.Kind != yaml.ScalarNode || n.ShortTag() != yamlnode.TagString {
+		return ""
+	}
+	return n.Value
+}
+
+func (o Object) decoder() *decoder {
+	return &decoder{ref: o.Ref(), origin: o.Origin}
+}
+
+// metadata checks the metadata every input needs and returns it.
+func (d *decoder) metadata(o Object, namespaced bool) *yaml.Node {
+	md := d.mapping(yamlnode.Get(o.Node, "metadata"), "metadata")
+	if md == nil {
+		d.fail("metadata", "is required")
+		return nil
+	}
+	d.requiredStr(yamlnode.Get(md, "name"), "metadata.name")
+	if namespaced {
+		d.requiredStr(yamlnode.Get(md, "namespace"), "metadata.namespace")
+	}
+	return md
+}
+
+// DecodeDefinition reads an ApplicationDefinition.
+func DecodeDefinition(o Object) (*Definition, Problems) {
+	d := o.decoder()
+	def := &Definition{Ref: o.Ref(), Origin: o.Origin, InstallTimeout: DefaultReleaseTimeout, UpgradeTimeout: DefaultReleaseTimeout}
+	md := d.metadata(o, false)
+	spec := d.mapping(yamlnode.Get(o.Node, "spec"), "spec")
+	if spec == nil {
+		d.fail("spec", "is required")
+		return nil, d.problems
+	}
+	app := d.mapping(yamlnode.Get(spec, "application"), "spec.application")
+	if app == nil {
+		d.fail("spec.application", "is required")
+	}
+	def.Kind = d.requiredStr(yamlnode.Get(app, "kind"), "spec.application.kind")
+	def.Plural = d.str(yamlnode.Get(app, "plural"), "spec.application.plural")
+	def.Singular = d.str(yamlnode.Get(app, "singular"), "spec.application.singular")
+	d.str(yamlnode.Get(app, "openAPISchema"), "spec.application.openAPISchema")
+
+	rel := d.mapping(yamlnode.Get(spec, "release"), "spec.release")
+	if rel == nil {
+		d.fail("spec.release", "is required: without it the definition says nothing about how its apps are released")
+	} else {
+		pn := yamlnode.Get(rel, "prefix")
+		if pn == nil {
+			d.fail("spec.release.prefix", "is required (use \"\" for no prefix)")
+		}
+		def.Prefix = d.str(pn, "spec.release.prefix")
+		if def.Prefix != "" && !regexp.MustCompile(`^[a-z0-9-]*$`).MatchString(def.Prefix) {
+			d.fail("spec.release.prefix", "%q may hold only lowercase letters, digits and dashes", def.Prefix)
+		}
+		def.Labels = d.stringMap(yamlnode.Get(rel, "labels"), "spec.release.labels")
+		cr := d.mapping(yamlnode.Get(rel, "chartRef"), "spec.release.chartRef")
+		if cr == nil {
+			d.fail("spec.release.chartRef", "is required")
+		} else {
+			def.ChartRef = ChartRef{
+				Kind:      d.requiredStr(yamlnode.Get(cr, "kind"), "spec.release.chartRef.kind"),
+				Name:      d.requiredStr(yamlnode.Get(cr, "name"), "spec.release.chartRef.name"),
+				Namespace: d.str(yamlnode.Get(cr, "namespace"), "spec.release.chartRef.namespace"),
+			}
+		}
+		def.HealthCheckExprs = d.healthChecks(yamlnode.Get(rel, "healthCheckExprs"), "spec.release.healthCheckExprs")
+		def.WaitStrategy = d.str(yamlnode.Get(rel, "waitStrategy"), "spec.release.waitStrategy")
+		if ws := def.WaitStrategy; ws != "" && ws != "poller" && ws != "legacy" {
+			d.fail("spec.release.waitStrategy", "must be poller or legacy, not %q", ws)
+		}
+	}
+
+	ann := d.stringMap(yamlnode.Get(md, "annotations"), "metadata.annotations")
+	if v, ok := ann[InstallTimeoutAnnotation]; ok && v != "" {
+		if t, ok := d.timeout(v, joinField("metadata.annotations", InstallTimeoutAnnotation)); ok {
+			def.InstallTimeout, def.UpgradeTimeout = t, t
+		}
+	}
+	if v, ok := ann[UpgradeTimeoutAnnotation]; ok && v != "" {
+		if t, ok := d.timeout(v, joinField("metadata.annotations", UpgradeTimeoutAnnotation)); ok {
+			def.UpgradeTimeout = t
+		}
+	}
+	if v, ok := ann[InstallDisableWaitAnnotation]; ok {
+		switch strings.ToLower(strings.TrimSpace(v)) {
+		case "true":
+			def.DisableWait = true
+		case "false", "":
+		default:
+			d.fail(joinField("metadata.annotations", InstallDisableWaitAnnotation), "must be \"true\" or \"false\", not %q", v)
+		}
+	}
+
+	// Placement: spec.placement (not yet in the installed CRD) or the
+	// annotation; both set and different is a mistake.
+	fromSpec := Placement(d.str(yamlnode.Get(spec, "placement"), "spec.placement"))
+	fromAnn := Placement(ann[PlacementAnnotation])
+	for field, p := range map[string]Placement{"spec.placement": fromSpec, joinField("metadata.annotations", PlacementAnnotation): fromAnn} {
+		if p != "" && p != ManagementPlane && p != ComputePlane {
+			d.fail(field, "must be %s or %s, not %q", ManagementPlane, ComputePlane, p)
+		}
+	}
+	switch {
+	case fromSpec != "" && fromAnn != "" && fromSpec != fromAnn:
+		d.fail("spec.placement", "is %s but the annotation %s says %s; set one, or both to the same value", fromSpec, PlacementAnnotation, fromAnn)
+	case fromSpec != "":
+		def.Placement = fromSpec
+	case fromAnn != "":
+		def.Placement = fromAnn
+	default:
+		def.Placement = ManagementPlane
+	}
+	return def, d.problems
+}
+
+func (d *decoder) timeout(v, field string) (time.Duration, bool) {
+	if !durationRE.MatchString(v) {
+		d.fail(field, "%q is not a duration such as 10m or 1h30m", v)
+		return 0, false
+	}
+	t, err := time.ParseDuration(v)
+	if err != nil || t <= 0 {
+		d.fail(field, "%q is not a positive duration", v)
+		return 0, false
+	}
+	return t, true
+}
+
+func (d *decoder) healthChecks(n *yaml.Node, field string) []HealthCheck {
+	if yamlnode.IsNull(n) {
+		return nil
+	}
+	n = yamlnode.Resolve(n)
+	if n.Kind != yaml.SequenceNode {
+		d.fail(field, "must be a list, not %s", yamlnode.Describe(n))
+		return nil
+	}
+	var out []HealthCheck
+	for i, item := range n.Content {
+		f := field + "[" + itoa(i) + "]"
+		m := d.mapping(item, f)
+		if m == nil {
+			continue
+		}
+		d.keys(m, f, "apiVersion", "kind", "current", "inProgress", "failed")
+		out = append(out, HealthCheck{
+			APIVersion: d.requiredStr(yamlnode.Get(m, "apiVersion"), f+".apiVersion"),
+			Kind:       d.requiredStr(yamlnode.Get(m, "kind"), f+".kind"),
+			Current:    d.requiredStr(yamlnode.Get(m, "current"), f+".current"),
+			InProgress: d.str(yamlnode.Get(m, "inProgress"), f+".inProgress"),
+			Failed:     d.str(yamlnode.Get(m, "failed"), f+".failed"),
+		})
+	}
+	return out
+}
+
+// DecodeTenant reads a Tenant of the tenant list.
+func DecodeTenant(o Object) (*Tenant, Problems) {
+	d := o.decoder()
+	t := &Tenant{Ref: o.Ref(), Origin: o.Origin}
+	md := d.metadata(o, true)
+	t.Name = d.str(yamlnode.Get(md, "name"), "metadata.name")
+	t.Parent = d.str(yamlnode.Get(md, "namespace"), "metadata.namespace")
+	if t.Name != "" && !tenantNameRE.MatchString(t.Name) {
+		d.fail("metadata.name", "tenant name %q must start with a lowercase letter and hold only lowercase letters and digits (^[a-z][a-z0-9]*$); dashes are not allowed", t.Name)
+	}
+	spec := d.mapping(yamlnode.Get(o.Node, "spec"), "spec")
+	t.ComputePlane = d.boolean(yamlnode.Get(spec, "computeplane"), "spec.computeplane", false)
+	return t, d.problems
+}
+
+// DecodeApp reads an app object of a declared kind.
+func DecodeApp(o Object) (*App, Problems) {
+	d := o.decoder()
+	a := &App{Ref: o.Ref(), Origin: o.Origin, Kind: o.Kind}
+	md := d.metadata(o, true)
+	a.Name = d.str(yamlnode.Get(md, "name"), "metadata.name")
+	a.Namespace = d.str(yamlnode.Get(md, "namespace"), "metadata.namespace")
+	if a.Name != "" && !dns1035RE.MatchString(a.Name) {
+		d.fail("metadata.name", "%q must be a DNS-1035 label: lowercase letters, digits and dashes, starting with a letter", a.Name)
+	}
+	if a.Namespace != "" && (len(a.Namespace) > 63 || !dns1123RE.MatchString(a.Namespace)) {
+		d.fail("metadata.namespace", "%q is not a valid namespace name", a.Namespace)
+	}
+	a.Labels = d.stringMap(yamlnode.Get(md, "labels"), "metadata.labels")
+	a.Annotations = d.stringMap(yamlnode.Get(md, "annotations"), "metadata.annotations")
+	spec := yamlnode.Get(o.Node, "spec")
+	if !yamlnode.IsNull(spec) {
+		a.Spec = d.mapping(spec, "spec")
+		if a.Spec != nil {
+			for i := 0; i+1 < len(a.Spec.Content); i += 2 {
+				k := yamlnode.Resolve(a.Spec.Content[i])
+				if k != nil && strings.HasPrefix(k.Value, "_") {
+					d.fail(joinField("spec", k.Value), "values key %q is reserved: Cozystack keeps top-level keys starting with '_' for itself", k.Value)
+				}
+			}
+		}
+	}
+	return a, d.problems
+}
+
+// DecodeKnobs reads a ComputePlane knob object.
+func DecodeKnobs(o Object) (*Knobs, Problems) {
+	d := o.decoder()
+	k := &Knobs{Ref: o.Ref(), Origin: o.Origin}
+	md := d.metadata(o, true)
+	name := d.str(yamlnode.Get(md, "name"), "metadata.name")
+	k.Namespace = d.str(yamlnode.Get(md, "namespace"), "metadata.namespace")
+	if name != "" && name != KnobsName {
+		d.fail("metadata.name", "a ComputePlane object must be named %q (one per tenant), not %q", KnobsName, name)
+	}
+	spec := yamlnode.Get(o.Node, "spec")
+	if !yamlnode.IsNull(spec) && d.mapping(spec, "spec") != nil {
+		if v, ok := d.value(spec, "spec"); ok {
+			k.Values, _ = v.(map[string]any)
+		}
+	}
+	return k, d.problems
+}
+
+// ValidDNSLabel reports whether s is a DNS-1123 label (a namespace name).
+func ValidDNSLabel(s string) bool {
+	return len(s) <= 63 && dns1123RE.MatchString(s)
+}
+
+// NewObjectLabels returns the string labels of an object, ignoring values of
+// other types; used to recognise earlier output before full decoding.
+func NewObjectLabels(o Object) map[string]string {
+	labels := yamlnode.Lookup(o.Node, "metadata", "labels")
+	if labels == nil || labels.Kind != yaml.MappingNode {
+		return nil
+	}
+	out := make(map[string]string, len(labels.Content)/2)
+	for i := 0; i+1 < len(labels.Content); i += 2 {
+		out[labels.Content[i].Value] = scalar(yamlnode.Resolve(labels.Content[i+1]))
+	}
+	return out
+}

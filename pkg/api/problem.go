@@ -1,0 +1,107 @@
+package api
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// ObjectRef identifies an object in messages and KRM results.
+type ObjectRef struct {
+	APIVersion string
+	Kind       string
+	Namespace  string
+	Name       string
+}
+
+// String renders the reference as apiVersion/kind namespace/name, leaving out
+// what is empty.
+func (r ObjectRef) String() string {
+	var b strings.Builder
+	b.WriteString(r.Kind)
+	if r.Namespace != "" || r.Name != "" {
+		b.WriteByte(' ')
+		if r.Namespace != "" {
+			b.WriteString(r.Namespace)
+			b.WriteByte('/')
+		}
+		b.WriteString(r.Name)
+	}
+	return b.String()
+}
+
+// Origin is where an input object was read from: a file (relative to the
+// working directory, or the path annotation of a ResourceList item) and the
+// position of the document in it.
+type Origin struct {
+	File  string
+	Index int
+}
+
+// Problem is one user mistake: the object, the field path inside it, the file
+// it came from and a message a person can act on.
+type Problem struct {
+	Object  ObjectRef
+	Field   string
+	File    string
+	Message string
+}
+
+// Error formats the problem on one line for stderr.
+func (p Problem) Error() string {
+	var b strings.Builder
+	if p.File != "" {
+		b.WriteString(p.File)
+		b.WriteString(": ")
+	}
+	if p.Object.Kind != "" {
+		b.WriteString(p.Object.String())
+		b.WriteString(": ")
+	}
+	if p.Field != "" {
+		b.WriteString(p.Field)
+		b.WriteString(": ")
+	}
+	b.WriteString(p.Message)
+	return b.String()
+}
+
+// Problems is a list of problems; it is an error so that a whole list can be
+// returned and unwrapped with errors.As.
+type Problems []Problem
+
+// Error joins the problems, one per line.
+func (ps Problems) Error() string {
+	lines := make([]string, len(ps))
+	for i, p := range ps {
+		lines[i] = p.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Sort orders problems by file, object, field and message, so that the same
+// input always reports the same list in the same order.
+func (ps Problems) Sort() {
+	slices.SortFunc(ps, func(a, b Problem) int {
+		return cmp.Or(
+			cmp.Compare(a.File, b.File),
+			cmp.Compare(a.Object.Namespace, b.Object.Namespace),
+			cmp.Compare(a.Object.Kind, b.Object.Kind),
+			cmp.Compare(a.Object.Name, b.Object.Name),
+			cmp.Compare(a.Field, b.Field),
+			cmp.Compare(a.Message, b.Message),
+		)
+	})
+}
+
+// Compact sorts the problems and drops exact duplicates.
+func (ps Problems) Compact() Problems {
+	ps.Sort()
+	return slices.Compact(ps)
+}
+
+// Errorf builds a Problem for the object described by ref and origin.
+func Errorf(ref ObjectRef, origin Origin, field, format string, args ...any) Problem {
+	return Problem{Object: ref, Field: field, File: origin.File, Message: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,367 @@
+package fleet
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/computeplane-dev/computeplane-fn/pkg/api"
+)
+
+// RootNamespace is the namespace of the implicit root tenant.
+const RootNamespace = "tenant-root"
+
+// ManagedByLabel marks every object this function generates; objects that
+// carry it among the inputs are earlier output and are generated anew.
+const (
+	ManagedByLabel = "app.kubernetes.io/managed-by"
+	ManagedByValue = "computeplane-fn"
+)
+
+// MaxReleaseName is the longest Helm release name (Helm's own limit).
+const MaxReleaseName = 53
+
+// Release names of the ComputePlane cluster, per delivery. The admin
+// kubeconfig Secret, which every routed release reads, is derived from it in
+// one place: KubeconfigSecret.
+const (
+	DirectClusterRelease   = "computeplane"
+	PlatformClusterRelease = "computeplane-cluster"
+	// PlatformModuleRelease is the HelmRelease of Cozystack's computeplane
+	// tenant module, which owns the cluster under delivery: Platform.
+	PlatformModuleRelease = "computeplane"
+)
+
+// Fleet is the checked model of all inputs.
+type Fleet struct {
+	Config *api.Config
+	// Definitions by the app kind they declare.
+	Definitions map[string]*api.Definition
+	// Tenants by namespace, including the implicit root.
+	Tenants map[string]*Tenant
+	// Apps in input order; render sorts its output.
+	Apps []*App
+	// Inputs are the objects consumed as inputs (kept with keepInputs).
+	Inputs []api.Object
+	// Passthrough are the objects that are not inputs of this function.
+	Passthrough []api.Object
+}
+
+// Tenant is one node of the tenant tree.
+type Tenant struct {
+	// Object is the Tenant object; nil for the implicit root.
+	Object       *api.Tenant
+	Name         string
+	Namespace    string
+	Parent       *Tenant
+	Children     []*Tenant
+	ComputePlane bool
+	Knobs        *api.Knobs
+	// Apps are the apps in this tenant's namespace.
+	Apps []*App
+}
+
+// App is an app object with what routing it needs.
+type App struct {
+	*api.App
+	Definition *api.Definition
+	// Tenant owns the app's namespace; nil when no known tenant does.
+	Tenant    *Tenant
+	Placement api.Placement
+	// Release is the HelmRelease name: definition prefix + app name.
+	Release string
+}
+
+// ClusterRelease is the Helm release name of every ComputePlane cluster
+// under the configured delivery.
+func (f *Fleet) ClusterRelease() string {
+	if f.Config.Delivery == api.Platform {
+		return PlatformClusterRelease
+	}
+	return DirectClusterRelease
+}
+
+// KubeconfigSecret is the Secret in which apps/kubernetes (through Kamaji)
+// writes the admin kubeconfig of a cluster with the given release name.
+func KubeconfigSecret(release string) string { return release + "-admin-kubeconfig" }
+
+// KubeconfigKey is the key of that Secret that reaches the cluster's API
+// server from inside the management cluster.
+const KubeconfigKey = "super-admin.svc"
+
+// Ancestors returns the tenant's ancestors, nearest first.
+func (t *Tenant) Ancestors() []*Tenant {
+	var out []*Tenant
+	for p := t.Parent; p != nil; p = p.Parent {
+		out = append(out, p)
+	}
+	return out
+}
+
+// Descendants returns the namespaces of the tenant's descendants, sorted.
+func (t *Tenant) Descendants() []string {
+	var out []string
+	var walk func(*Tenant)
+	walk = func(n *Tenant) {
+		for _, c := range n.Children {
+			out = append(out, c.Namespace)
+			walk(c)
+		}
+	}
+	walk(t)
+	slices.Sort(out)
+	return out
+}
+
+// TenantNamespace is Cozystack's namespace for tenant name whose object lives
+// in parent: tenant-<name> under the root, <parent>-<name> below it.
+func TenantNamespace(parent, name string) string {
+	if parent == RootNamespace {
+		if name == "root" {
+			return RootNamespace
+		}
+		return "tenant-" + name
+	}
+	return parent + "-" + name
+}
+
+// SortedTenants returns the tenants ordered by namespace.
+func (f *Fleet) SortedTenants() []*Tenant {
+	out := make([]*Tenant, 0, len(f.Tenants))
+	for _, t := range f.Tenants {
+		out = append(out, t)
+	}
+	slices.SortFunc(out, func(a, b *Tenant) int { return cmp.Compare(a.Namespace, b.Namespace) })
+	return out
+}
+
+// Build indexes and checks the inputs. The objects are classified by
+// apiVersion and kind; what is not an input passes through. It returns every
+// problem found, sorted, and no fleet when there is any.
+func Build(cfg *api.Config, objects []api.Object) (*Fleet, api.Problems) {
+	f := &Fleet{Config: cfg, Definitions: map[string]*api.Definition{}, Tenants: map[string]*Tenant{}}
+	var problems api.Problems
+	var tenants []*api.Tenant
+	var knobs []*api.Knobs
+	var appObjects []api.Object
+
+	// Definitions first: they say which kinds are apps.
+	for _, o := range objects {
+		if o.APIVersion == api.DefinitionAPIVersion && o.Kind == api.DefinitionKind {
+			def, ps := api.DecodeDefinition(o)
+			problems = append(problems, ps...)
+			f.Inputs = append(f.Inputs, o)
+			if def == nil || def.Kind == "" {
+				continue
+			}
+			if prev, dup := f.Definitions[def.Kind]; dup {
+				problems = append(problems, api.Errorf(def.Ref, def.Origin, "spec.application.kind",
+					"kind %s is already declared by ApplicationDefinition %q (%s); one kind, one definition", def.Kind, prev.Ref.Name, fileOf(prev.Origin)))
+				continue
+			}
+			f.Definitions[def.Kind] = def
+		}
+	}
+	for _, o := range objects {
+		switch {
+		case o.APIVersion == api.DefinitionAPIVersion && o.Kind == api.DefinitionKind:
+		case o.APIVersion == api.ConfigAPIVersion && o.Kind == api.ConfigKind:
+			// A function config among the inputs (a folder input that holds
+			// it): it is local configuration, never output.
+		case isGenerated(o):
+			// Earlier output of this function: generated anew.
+		case o.Group() == api.AppsGroup:
+			f.Inputs = append(f.Inputs, o)
+			if o.APIVersion != api.AppsAPIVersion {
+				problems = append(problems, api.Errorf(o.Ref(), o.Origin, "apiVersion", "only %s is supported, not %s", api.AppsAPIVersion, o.APIVersion))
+				continue
+			}
+			switch o.Kind {
+			case api.TenantKind:
+				t, ps := api.DecodeTenant(o)
+				problems = append(problems, ps...)
+				if len(ps) == 0 {
+					tenants = append(tenants, t)
+				}
+			case api.ComputePlaneKind:
+				k, ps := api.DecodeKnobs(o)
+				problems = append(problems, ps...)
+				if len(ps) == 0 {
+					knobs = append(knobs, k)
+				}
+			default:
+				appObjects = append(appObjects, o)
+			}
+		default:
+			f.Passthrough = append(f.Passthrough, o)
+		}
+	}
+
+	problems = append(problems, f.checkDelivery()...)
+	problems = append(problems, f.buildTenants(tenants)...)
+	problems = append(problems, f.attachKnobs(knobs)...)
+	problems = append(problems, f.buildApps(appObjects)...)
+	if len(problems) > 0 {
+		return nil, problems.Compact()
+	}
+	return f, nil
+}
+
+func isGenerated(o api.Object) bool {
+	labels := api.NewObjectLabels(o)
+	return labels[ManagedByLabel] == ManagedByValue
+}
+
+func fileOf(o api.Origin) string {
+	if o.File == "" {
+		return "ResourceList items"
+	}
+	return o.File
+}
+
+// checkDelivery refuses a Direct delivery next to the platform's own
+// ComputePlane module: both would own HelmRelease computeplane.
+func (f *Fleet) checkDelivery() api.Problems {
+	def, ok := f.Definitions[api.ComputePlaneKind]
+	if !ok || f.Config.Delivery != api.Direct {
+		return nil
+	}
+	return api.Problems{api.Errorf(def.Ref, def.Origin, "spec.application.kind",
+		"the platform ships the ComputePlane module (this definition declares kind ComputePlane), whose HelmRelease %q would collide with the cluster that delivery: Direct emits; set spec.delivery: Platform in the function config, or leave this definition out of the inputs",
+		DirectClusterRelease)}
+}
+
+func (f *Fleet) buildTenants(tenants []*api.Tenant) api.Problems {
+	var problems api.Problems
+	root := &Tenant{Name: "root", Namespace: RootNamespace}
+	f.Tenants[RootNamespace] = root
+	// Namespaces depend only on name and parent namespace, so every
+	// namespace is known before parents are resolved.
+	byNS := map[string]*api.Tenant{}
+	for _, t := range tenants {
+		ns := TenantNamespace(t.Parent, t.Name)
+		if !api.ValidDNSLabel(ns) {
+			problems = append(problems, api.Errorf(t.Ref, t.Origin, "metadata.name",
+				"tenant namespace %q is %d characters long; Kubernetes allows at most 63", ns, len(ns)))
+			continue
+		}
+		if prev, dup := byNS[ns]; dup {
+			problems = append(problems, api.Errorf(t.Ref, t.Origin, "metadata.name",
+				"tenant %q in %s is defined twice (also in %s)", t.Name, t.Parent, fileOf(prev.Origin)))
+			continue
+		}
+		byNS[ns] = t
+		if ns == RootNamespace {
+			root.Object = t
+			root.ComputePlane = t.ComputePlane
+			continue
+		}
+		f.Tenants[ns] = &Tenant{Object: t, Name: t.Name, Namespace: ns, ComputePlane: t.ComputePlane}
+	}
+	for ns, node := range f.Tenants {
+		if ns == RootNamespace {
+			continue
+		}
+		parent, ok := f.Tenants[node.Object.Parent]
+		if !ok {
+			problems = append(problems, api.Errorf(node.Object.Ref, node.Object.Origin, "metadata.namespace",
+				"%q is not the namespace of any known tenant; a Tenant lives in its parent tenant's namespace (tenant-root for top-level tenants)", node.Object.Parent))
+			continue
+		}
+		node.Parent = parent
+		parent.Children = append(parent.Children, node)
+	}
+	for _, t := range f.Tenants {
+		slices.SortFunc(t.Children, func(a, b *Tenant) int { return cmp.Compare(a.Namespace, b.Namespace) })
+	}
+	return problems
+}
+
+func (f *Fleet) attachKnobs(knobs []*api.Knobs) api.Problems {
+	var problems api.Problems
+	for _, k := range knobs {
+		if f.Config.Delivery == api.Platform {
+			problems = append(problems, api.Errorf(k.Ref, k.Origin, "kind",
+				"ComputePlane knob objects are for delivery: Direct; under delivery: Platform the tenant sets its cluster through the platform's ComputePlane app, so remove this object from the inputs"))
+			continue
+		}
+		t, ok := f.Tenants[k.Namespace]
+		switch {
+		case !ok:
+			problems = append(problems, api.Errorf(k.Ref, k.Origin, "metadata.namespace",
+				"%q is not the namespace of any known tenant", k.Namespace))
+		case !t.ComputePlane:
+			problems = append(problems, api.Errorf(k.Ref, k.Origin, "metadata.namespace",
+				"tenant %q (%s) has no ComputePlane: set spec.computeplane: true on its Tenant object to use these knobs", t.Name, t.Namespace))
+		case t.Knobs != nil:
+			problems = append(problems, api.Errorf(k.Ref, k.Origin, "metadata.name",
+				"tenant %s already has a ComputePlane object (%s); one per tenant", t.Namespace, fileOf(t.Knobs.Origin)))
+		default:
+			t.Knobs = k
+		}
+	}
+	return problems
+}
+
+func (f *Fleet) buildApps(objects []api.Object) api.Problems {
+	var problems api.Problems
+	cluster := f.ClusterRelease()
+	for _, o := range objects {
+		def, ok := f.Definitions[o.Kind]
+		if !ok {
+			problems = append(problems, api.Errorf(o.Ref(), o.Origin, "kind",
+				"no ApplicationDefinition in the inputs declares kind %s; add its definition to the inputs (known kinds: %s)", o.Kind, f.knownKinds()))
+			continue
+		}
+		a, ps := api.DecodeApp(o)
+		problems = append(problems, ps...)
+		if len(ps) > 0 {
+			continue
+		}
+		app := &App{App: a, Definition: def, Placement: def.Placement, Release: def.Prefix + a.Name, Tenant: f.Tenants[a.Namespace]}
+		if len(app.Release) > MaxReleaseName {
+			problems = append(problems, api.Errorf(a.Ref, a.Origin, "metadata.name",
+				"release name %q (prefix %q + name) is %d characters long; Helm allows at most %d, so the name may have at most %d",
+				app.Release, def.Prefix, len(app.Release), MaxReleaseName, MaxReleaseName-len(def.Prefix)))
+			continue
+		}
+		if app.Release == cluster || (f.Config.Delivery == api.Platform && app.Release == PlatformModuleRelease) {
+			problems = append(problems, api.Errorf(a.Ref, a.Origin, "metadata.name",
+				"release name %q is reserved for the tenant's ComputePlane in every tenant namespace; rename the app", app.Release))
+			continue
+		}
+		if app.Placement == api.ComputePlane {
+			switch {
+			case app.Tenant == nil:
+				problems = append(problems, api.Errorf(a.Ref, a.Origin, "metadata.namespace",
+					"%s apps run on their tenant's ComputePlane, but %q is not the namespace of any known tenant; add its Tenant object to the inputs", a.Kind, a.Namespace))
+				continue
+			case !app.Tenant.ComputePlane:
+				problems = append(problems, api.Errorf(a.Ref, a.Origin, "metadata.namespace",
+					"%s apps run only on a ComputePlane, and tenant %q (%s) has none; set spec.computeplane: true on that Tenant (an ancestor's ComputePlane is never used)", a.Kind, app.Tenant.Name, a.Namespace))
+				continue
+			}
+		}
+		if app.Tenant != nil {
+			app.Tenant.Apps = append(app.Tenant.Apps, app)
+		}
+		f.Apps = append(f.Apps, app)
+	}
+	return problems
+}
+
+func (f *Fleet) knownKinds() string {
+	kinds := make([]string, 0, len(f.Definitions))
+	for k := range f.Definitions {
+		kinds = append(kinds, k)
+	}
+	slices.Sort(kinds)
+	if len(kinds) == 0 {
+		return "none"
+	}
+	return strings.Join(kinds, ", ")
+}
+
+// String describes the tenant for messages.
+func (t *Tenant) String() string { return fmt.Sprintf("tenant %q (%s)", t.Name, t.Namespace) }

@@ -1,0 +1,170 @@
+package render
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/computeplane-dev/computeplane-fn/pkg/api"
+	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
+	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
+)
+
+// PlatformNamespace is where the fleet-wide objects live.
+const PlatformNamespace = "cozy-system"
+
+// Object is one output object.
+type Object struct {
+	Node       *yaml.Node
+	APIVersion string
+	Kind       string
+	Namespace  string
+	Name       string
+	// Platform objects are fleet-wide and come first in the output.
+	Platform bool
+	// Generated is false for inputs kept with keepInputs and for objects
+	// that pass through.
+	Generated bool
+	// From is the input the object was made from, for messages.
+	From   api.ObjectRef
+	Origin api.Origin
+	// Tenant is the namespace of the tenant the object belongs to; empty for
+	// platform objects and objects that pass through.
+	Tenant string
+}
+
+// Path is the file an object is written to in a fleet folder and in kpt:
+// <namespace>/<kind-lowercase>-<name>.yaml. Objects without a namespace go
+// under "_cluster". Characters that could leave the folder are replaced; a
+// valid Kubernetes name never holds them.
+func (o Object) Path() string {
+	ns := o.Namespace
+	if ns == "" {
+		ns = "_cluster"
+	}
+	return safeSegment(ns) + "/" + safeSegment(strings.ToLower(o.Kind)+"-"+o.Name) + ".yaml"
+}
+
+func safeSegment(s string) string {
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			return r
+		}
+		return '_'
+	}, s)
+	if s == "" || s == "." || s == ".." {
+		return "_" + s
+	}
+	return s
+}
+
+// objectMeta is what every generated object gets in metadata.
+func managedLabels(labels map[string]string) map[string]string {
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[fleet.ManagedByLabel] = fleet.ManagedByValue
+	return labels
+}
+
+// toNode converts a typed API object to a YAML mapping in the field order of
+// its Go type, without the empty status and creationTimestamp that typed
+// objects always marshal.
+func toNode(obj any) (*yaml.Node, error) {
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("failed to marshal %T: %w", obj, err)
+	}
+	n, err := yamlnode.FromJSON(data)
+	if err != nil {
+		return nil, err
+	}
+	yamlnode.DeleteKey(n, "status")
+	if md := yamlnode.Get(n, "metadata"); md != nil {
+		yamlnode.DeleteKey(md, "creationTimestamp")
+	}
+	// Kubernetes convention: apiVersion before kind.
+	if len(n.Content) >= 4 && n.Content[0].Value == "kind" && n.Content[2].Value == "apiVersion" {
+		n.Content[0], n.Content[1], n.Content[2], n.Content[3] = n.Content[2], n.Content[3], n.Content[0], n.Content[1]
+	}
+	return n, nil
+}
+
+// id is the identity of an output object for collision checks.
+type id struct {
+	group, kind, namespace, name string
+}
+
+func idOf(o Object) id {
+	g, _, _ := strings.Cut(o.APIVersion, "/")
+	if !strings.Contains(o.APIVersion, "/") {
+		g = ""
+	}
+	return id{g, o.Kind, o.Namespace, o.Name}
+}
+
+// Compare orders objects: platform objects first, then by namespace, kind,
+// name and apiVersion.
+func Compare(a, b Object) int {
+	if a.Platform != b.Platform {
+		if a.Platform {
+			return -1
+		}
+		return 1
+	}
+	return cmp.Or(
+		cmp.Compare(a.Namespace, b.Namespace),
+		cmp.Compare(a.Kind, b.Kind),
+		cmp.Compare(a.Name, b.Name),
+		cmp.Compare(a.APIVersion, b.APIVersion),
+	)
+}
+
+// FromInput wraps an input object that is kept or passes through.
+func FromInput(o api.Object) Object {
+	return Object{Node: o.Node, APIVersion: o.APIVersion, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, From: o.Ref(), Origin: o.Origin}
+}
+
+// Assemble adds the kept inputs and the objects that pass through to the
+// generated ones, refuses two objects with one identity where one of them is
+// generated, and sorts the result.
+func Assemble(generated []Object, others []Object) ([]Object, api.Problems) {
+	out := make([]Object, 0, len(generated)+len(others))
+	out = append(out, generated...)
+	out = append(out, others...)
+	slices.SortStableFunc(out, Compare)
+	var problems api.Problems
+	for i := 1; i < len(out); i++ {
+		a, b := out[i-1], out[i]
+		if idOf(a) != idOf(b) || (!a.Generated && !b.Generated) {
+			continue
+		}
+		if !a.Generated {
+			a, b = b, a
+		}
+		what := fmt.Sprintf("%s %s/%s", b.Kind, b.Namespace, b.Name)
+		if b.Generated {
+			problems = append(problems, api.Errorf(b.From, b.Origin, "metadata.name",
+				"would produce %s, which %s (%s) produces too; two inputs must not produce the same object", what, a.From, fileOf(a.Origin)))
+		} else {
+			problems = append(problems, api.Errorf(b.From, b.Origin, "metadata.name",
+				"%s is generated from %s (%s) and must not also be among the inputs", what, a.From, fileOf(a.Origin)))
+		}
+	}
+	if len(problems) > 0 {
+		return nil, problems.Compact()
+	}
+	return out, nil
+}
+
+func fileOf(o api.Origin) string {
+	if o.File == "" {
+		return "ResourceList items"
+	}
+	return o.File
+}

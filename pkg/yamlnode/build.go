@@ -1,0 +1,254 @@
+package yamlnode
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// String returns a plain string scalar. The encoder quotes it where YAML
+// would otherwise read it as another type ("true", "5", "null").
+func String(s string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: TagString, Value: s}
+}
+
+// Int returns an integer scalar.
+func Int(i int64) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: TagInt, Value: strconv.FormatInt(i, 10)}
+}
+
+// Bool returns a boolean scalar.
+func Bool(b bool) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: TagBool, Value: strconv.FormatBool(b)}
+}
+
+// Map returns a mapping node of the given key, value pairs in that order.
+func Map(pairs ...any) *yaml.Node {
+	m := &yaml.Node{Kind: yaml.MappingNode, Tag: TagMap}
+	for i := 0; i+1 < len(pairs); i += 2 {
+		SetKey(m, pairs[i].(string), pairs[i+1].(*yaml.Node))
+	}
+	return m
+}
+
+// SetKey sets key in mapping m to v, replacing an existing value in place or
+// appending the key at the end.
+func SetKey(m *yaml.Node, key string, v *yaml.Node) {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			m.Content[i+1] = v
+			return
+		}
+	}
+	m.Content = append(m.Content, String(key), v)
+}
+
+// DeleteKey removes key from mapping m, if present.
+func DeleteKey(m *yaml.Node, key string) {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			m.Content = slices.Delete(m.Content, i, i+2)
+			return
+		}
+	}
+}
+
+// StringMap returns a mapping of string values with the keys sorted.
+func StringMap(m map[string]string) *yaml.Node {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	out := &yaml.Node{Kind: yaml.MappingNode, Tag: TagMap, Content: make([]*yaml.Node, 0, 2*len(keys))}
+	for _, k := range keys {
+		out.Content = append(out.Content, String(k), String(m[k]))
+	}
+	return out
+}
+
+// FromValue builds a node tree from JSON-like Go values, with map keys in
+// sorted order so that the output is stable. Unsupported types are an error.
+func FromValue(v any) (*yaml.Node, error) {
+	switch v := v.(type) {
+	case nil:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: TagNull, Value: "null"}, nil
+	case string:
+		return String(v), nil
+	case bool:
+		return Bool(v), nil
+	case int:
+		return Int(int64(v)), nil
+	case int64:
+		return Int(v), nil
+	case float64:
+		if v == float64(int64(v)) && v >= -1e15 && v <= 1e15 {
+			return Int(int64(v)), nil
+		}
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: TagFloat, Value: strconv.FormatFloat(v, 'g', -1, 64)}, nil
+	case json.Number:
+		if _, err := v.Int64(); err == nil {
+			return &yaml.Node{Kind: yaml.ScalarNode, Tag: TagInt, Value: v.String()}, nil
+		}
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: TagFloat, Value: v.String()}, nil
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		m := &yaml.Node{Kind: yaml.MappingNode, Tag: TagMap, Content: make([]*yaml.Node, 0, 2*len(keys))}
+		for _, k := range keys {
+			child, err := FromValue(v[k])
+			if err != nil {
+				return nil, err
+			}
+			m.Content = append(m.Content, String(k), child)
+		}
+		return m, nil
+	case []any:
+		s := &yaml.Node{Kind: yaml.SequenceNode, Tag: TagSeq, Content: make([]*yaml.Node, 0, len(v))}
+		for _, item := range v {
+			child, err := FromValue(item)
+			if err != nil {
+				return nil, err
+			}
+			s.Content = append(s.Content, child)
+		}
+		return s, nil
+	}
+	return nil, fmt.Errorf("cannot represent a %T in YAML", v)
+}
+
+// FromJSON builds a node tree from JSON, keeping the order of object keys as
+// written (encoding/json writes struct fields in declaration order, so typed
+// API objects keep the field order their authors chose).
+func FromJSON(data []byte) (*yaml.Node, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	n, err := fromJSON(dec)
+	if err != nil {
+		return nil, fmt.Errorf("failed to convert JSON to YAML: %w", err)
+	}
+	return n, nil
+}
+
+func fromJSON(dec *json.Decoder) (*yaml.Node, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '{':
+			m := &yaml.Node{Kind: yaml.MappingNode, Tag: TagMap}
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				key, ok := kt.(string)
+				if !ok {
+					return nil, fmt.Errorf("unexpected object key %v", kt)
+				}
+				v, err := fromJSON(dec)
+				if err != nil {
+					return nil, err
+				}
+				m.Content = append(m.Content, String(key), v)
+			}
+			if _, err := dec.Token(); err != nil {
+				return nil, err
+			}
+			return m, nil
+		case '[':
+			s := &yaml.Node{Kind: yaml.SequenceNode, Tag: TagSeq}
+			for dec.More() {
+				v, err := fromJSON(dec)
+				if err != nil {
+					return nil, err
+				}
+				s.Content = append(s.Content, v)
+			}
+			if _, err := dec.Token(); err != nil {
+				return nil, err
+			}
+			return s, nil
+		}
+		return nil, fmt.Errorf("unexpected delimiter %v", t)
+	default:
+		return FromValue(t)
+	}
+}
+
+// Copy returns a deep copy of n with aliases expanded and comments, anchors
+// and styles other than literal blocks dropped, so that values copied from an
+// input never carry the input's presentation into generated objects. It
+// visits at most budget nodes and nests at most MaxDepth levels.
+func Copy(n *yaml.Node, budget int) (*yaml.Node, error) {
+	c := copier{budget: budget}
+	return c.copy(n, 0, "")
+}
+
+type copier struct{ budget int }
+
+func (c *copier) copy(n *yaml.Node, depth int, path string) (*yaml.Node, error) {
+	c.budget--
+	if c.budget < 0 {
+		return nil, &PathError{Path: path, Err: ErrBudget}
+	}
+	if depth > MaxDepth {
+		return nil, &PathError{Path: path, Err: ErrDepth}
+	}
+	if n == nil {
+		return nil, nil
+	}
+	switch n.Kind {
+	case yaml.DocumentNode:
+		if len(n.Content) == 0 {
+			return &yaml.Node{Kind: yaml.ScalarNode, Tag: TagNull, Value: "null"}, nil
+		}
+		return c.copy(n.Content[0], depth+1, path)
+	case yaml.AliasNode:
+		return c.copy(n.Alias, depth+1, path)
+	case yaml.MappingNode, yaml.SequenceNode:
+		out := &yaml.Node{Kind: n.Kind, Tag: n.ShortTag(), Content: make([]*yaml.Node, 0, len(n.Content))}
+		for i, child := range n.Content {
+			p := path
+			if n.Kind == yaml.MappingNode {
+				if i%2 == 1 {
+					p = joinPath(path, n.Content[i-1].Value)
+				} else if k := Resolve(child); k == nil || k.Kind != yaml.ScalarNode {
+					return nil, &PathError{Path: path, Err: errors.New("a map key must be a string")}
+				} else if k.ShortTag() == "!!merge" {
+					return nil, &PathError{Path: path, Err: errors.New("YAML merge keys (<<) are not supported")}
+				}
+			} else {
+				p = fmt.Sprintf("%s[%d]", path, i)
+			}
+			cc, err := c.copy(child, depth+1, p)
+			if err != nil {
+				return nil, err
+			}
+			out.Content = append(out.Content, cc)
+		}
+		return out, nil
+	case yaml.ScalarNode:
+		out := &yaml.Node{Kind: yaml.ScalarNode, Tag: n.ShortTag(), Value: n.Value}
+		if n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
+			out.Style = yaml.LiteralStyle
+		}
+		return out, nil
+	}
+	return nil, &PathError{Path: path, Err: errors.New("unsupported YAML node")}
+}
