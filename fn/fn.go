@@ -57,7 +57,11 @@ func (p Processor) run(rl *framework.ResourceList) ([]*yaml.RNode, api.Problems)
 	}
 	objects := make([]api.Object, 0, len(rl.Items))
 	for _, item := range rl.Items {
-		objects = append(objects, api.NewObject(item.YNode(), originOf(item)))
+		objs, err := input.Unwrap(item.YNode(), originOf(item))
+		if err != nil {
+			return nil, api.Problems{{File: originOf(item).File, Message: err.Error()}}
+		}
+		objects = append(objects, objs...)
 	}
 	if len(cfg.Inputs) > 0 {
 		fromFiles, err := input.ReadAll(p.Dir, cfg.Inputs)

@@ -349,6 +349,11 @@ func DecodeApp(o Object) (*App, Problems) {
 	}
 	a.Labels = d.stringMap(yamlnode.Get(md, "labels"), "metadata.labels")
 	a.Annotations = d.stringMap(yamlnode.Get(md, "annotations"), "metadata.annotations")
+	for k := range a.Annotations {
+		if IsToolAnnotation(k) {
+			delete(a.Annotations, k)
+		}
+	}
 	spec := yamlnode.Get(o.Node, "spec")
 	if !yamlnode.IsNull(spec) {
 		a.Spec = d.mapping(spec, "spec")
@@ -400,4 +405,16 @@ func NewObjectLabels(o Object) map[string]string {
 		out[labels.Content[i].Value] = scalar(yamlnode.Resolve(labels.Content[i+1]))
 	}
 	return out
+}
+
+// IsToolAnnotation reports whether an annotation key is bookkeeping of kpt,
+// kustomize or the KRM function framework (where an item was read from),
+// which describes the input file rather than the app and is never copied.
+func IsToolAnnotation(key string) bool {
+	switch key {
+	case "config.kubernetes.io/path", "config.kubernetes.io/index", "config.k8s.io/id",
+		"config.kubernetes.io/local-config", "config.kubernetes.io/function":
+		return true
+	}
+	return strings.HasPrefix(key, "internal.config.kubernetes.io/") || strings.HasPrefix(key, "kustomize.config.k8s.io/")
 }

@@ -146,6 +146,11 @@ func Build(cfg *api.Config, objects []api.Object) (*Fleet, api.Problems) {
 	var knobs []*api.Knobs
 	var appObjects []api.Object
 
+	// Work in one order whatever the input order, so that messages about
+	// two objects (duplicates, collisions) read the same on every run.
+	objects = slices.Clone(objects)
+	slices.SortStableFunc(objects, compareObjects)
+
 	// Definitions first: they say which kinds are apps.
 	for _, o := range objects {
 		if o.APIVersion == api.DefinitionAPIVersion && o.Kind == api.DefinitionKind {
@@ -206,6 +211,17 @@ func Build(cfg *api.Config, objects []api.Object) (*Fleet, api.Problems) {
 		return nil, problems.Compact()
 	}
 	return f, nil
+}
+
+func compareObjects(a, b api.Object) int {
+	return cmp.Or(
+		cmp.Compare(a.APIVersion, b.APIVersion),
+		cmp.Compare(a.Kind, b.Kind),
+		cmp.Compare(a.Namespace, b.Namespace),
+		cmp.Compare(a.Name, b.Name),
+		cmp.Compare(a.Origin.File, b.Origin.File),
+		cmp.Compare(a.Origin.Index, b.Origin.Index),
+	)
 }
 
 func isGenerated(o api.Object) bool {

@@ -55,7 +55,7 @@ func Decode(data []byte, name string) ([]api.Object, error) {
 		if n.Kind != yaml.MappingNode {
 			return nil, fmt.Errorf("%s: document %d: expected an object (a YAML map), found %s", name, index+1, yamlnode.Describe(n))
 		}
-		objs, err := unwrap(n, api.Origin{File: name, Index: index})
+		objs, err := Unwrap(n, api.Origin{File: name, Index: index})
 		if err != nil {
 			return nil, err
 		}
@@ -78,8 +78,8 @@ func decodeOne(dec *yaml.Decoder, doc *yaml.Node) (err error) {
 	return dec.Decode(doc)
 }
 
-// unwrap returns the object, or the items of a v1 List.
-func unwrap(n *yaml.Node, origin api.Origin) ([]api.Object, error) {
+// Unwrap returns the object, or the items of a v1 List.
+func Unwrap(n *yaml.Node, origin api.Origin) ([]api.Object, error) {
 	o := api.NewObject(n, origin)
 	if o.APIVersion != "v1" || o.Kind != "List" {
 		return []api.Object{o}, nil

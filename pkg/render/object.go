@@ -122,6 +122,13 @@ func Compare(a, b Object) int {
 		cmp.Compare(a.Kind, b.Kind),
 		cmp.Compare(a.Name, b.Name),
 		cmp.Compare(a.APIVersion, b.APIVersion),
+		// Ties only between objects that collide: order them by what they
+		// were made from, so that the message is the same for any input order.
+		cmp.Compare(a.From.Kind, b.From.Kind),
+		cmp.Compare(a.From.Namespace, b.From.Namespace),
+		cmp.Compare(a.From.Name, b.From.Name),
+		cmp.Compare(a.Origin.File, b.Origin.File),
+		cmp.Compare(a.Origin.Index, b.Origin.Index),
 	)
 }
 

@@ -1,0 +1,44 @@
+# computeplane-fn — run `make` for the list of targets.
+SHELL := /bin/bash
+GO ?= go
+BIN := $(CURDIR)/bin
+KUSTOMIZE_VERSION := v5.8.2
+KUSTOMIZE := $(BIN)/kustomize
+FUZZTIME ?= 60s
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## Show this help
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: build
+build: ## Build bin/computeplane-fn
+	$(GO) build -o $(BIN)/computeplane-fn ./cmd/computeplane-fn
+
+$(KUSTOMIZE):
+	GOBIN=$(BIN) $(GO) install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
+
+.PHONY: tools
+tools: $(KUSTOMIZE) ## Install the tools the tests use (kustomize) into bin/
+
+.PHONY: demo
+demo: build ## Render the bundled example fleet (examples/quickstart) to stdout
+	cd examples/quickstart && $(BIN)/computeplane-fn config.yaml
+
+.PHONY: test
+test: tools build ## Run every test (unit, golden fixtures, examples, end to end, a short fuzz pass)
+	KUSTOMIZE=$(KUSTOMIZE) $(GO) test -count=1 ./...
+
+.PHONY: golden
+golden: ## Rewrite the golden files of fixtures/ and examples/ (review the diff!)
+	KUSTOMIZE=$(KUSTOMIZE) $(GO) test ./... -run 'TestFixtures$$|TestExamples' -update
+
+.PHONY: lint
+lint: ## gofmt and go vet
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
+	$(GO) vet ./...
+
+.PHONY: examples
+examples: tools build ## Run the examples and compare them with their expected output
+	KUSTOMIZE=$(KUSTOMIZE) $(GO) test -count=1 -run TestExamples ./...
