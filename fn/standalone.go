@@ -1,6 +1,7 @@
 package fn
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
@@ -12,22 +13,37 @@ import (
 // from configPath, and the inputs from the files, folders and globs of its
 // spec.inputs and of args, all relative to dir (empty: the working
 // directory).
+//
+// The config's spec.inputs must stay inside dir (input.ExpandInside); the
+// command-line inputs, which the person running it typed, may be anywhere.
+// Everything read counts against one input.Budget. At most MaxProblems
+// problems are returned.
 func Standalone(dir, configPath string, args []string) ([]render.Object, api.Problems) {
-	cfg, problems := ReadConfig(configPath)
+	objs, problems := standalone(dir, configPath, args)
+	return objs, Capped(problems)
+}
+
+func standalone(dir, configPath string, args []string) ([]render.Object, api.Problems) {
+	budget := new(input.Budget)
+	cfg, problems := readConfig(budget, configPath)
 	if len(problems) > 0 {
 		return nil, problems
 	}
 	var objects []api.Object
 	if len(cfg.Inputs) > 0 {
-		objs, err := input.ReadAll(dir, cfg.Inputs)
+		objs, err := budget.ReadAllInside(dir, cfg.Inputs)
 		if err != nil {
-			return nil, api.Problems{api.Errorf(cfg.Ref, cfg.Origin, "spec.inputs", "%v", err)}
+			return nil, problemsOf(err, cfg)
 		}
 		objects = append(objects, objs...)
 	}
 	if len(args) > 0 {
-		objs, err := input.ReadAll(dir, args)
+		objs, err := budget.ReadAll(dir, args)
 		if err != nil {
+			var ps api.Problems
+			if errors.As(err, &ps) {
+				return nil, ps
+			}
 			return nil, api.Problems{{Message: err.Error()}}
 		}
 		objects = append(objects, objs...)
@@ -37,8 +53,16 @@ func Standalone(dir, configPath string, args []string) ([]render.Object, api.Pro
 
 // ReadConfig reads the ComputePlaneGenerator from a file holding exactly one.
 func ReadConfig(path string) (*api.Config, api.Problems) {
-	objs, err := input.ReadFile(path)
+	return readConfig(new(input.Budget), path)
+}
+
+func readConfig(budget *input.Budget, path string) (*api.Config, api.Problems) {
+	objs, err := budget.ReadFile(path)
 	if err != nil {
+		var ps api.Problems
+		if errors.As(err, &ps) {
+			return nil, ps
+		}
 		return nil, api.Problems{{File: path, Message: err.Error()}}
 	}
 	if len(objs) != 1 {

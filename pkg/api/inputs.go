@@ -4,7 +4,10 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
@@ -120,7 +123,11 @@ var (
 	tenantNameRE = regexp.MustCompile(`^[a-z][a-z0-9]*$`)
 	dns1035RE    = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
 	dns1123RE    = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-	durationRE   = regexp.MustCompile(`^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$`)
+	// dns1123SubdomainRE is a DNS subdomain without its length limit.
+	dns1123SubdomainRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+	// kindRE is the shape of a Kubernetes kind: CamelCase letters and digits.
+	kindRE     = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
+	durationRE = regexp.MustCompile(`^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$`)
 )
 
 // Object is one input document, already split from its file and unwrapped
@@ -172,18 +179,99 @@ func (o Object) decoder() *decoder {
 	return &decoder{ref: o.Ref(), origin: o.Origin}
 }
 
-// metadata checks the metadata every input needs and returns it.
+// metadata checks the metadata every input needs and returns it: a name
+// (each kind checks its syntax), a namespace where namespaced, and labels
+// and annotations as the API server would admit them.
 func (d *decoder) metadata(o Object, namespaced bool) *yaml.Node {
 	md := d.mapping(yamlnode.Get(o.Node, "metadata"), "metadata")
 	if md == nil {
-		d.fail("metadata", "is required")
+		if yamlnode.IsNull(yamlnode.Get(o.Node, "metadata")) {
+			d.fail("metadata", "is required")
+		}
 		return nil
 	}
 	d.requiredStr(yamlnode.Get(md, "name"), "metadata.name")
 	if namespaced {
 		d.requiredStr(yamlnode.Get(md, "namespace"), "metadata.namespace")
 	}
+	d.commonMetadata(md)
 	return md
+}
+
+// commonMetadata checks what the API server checks in the metadata of every
+// object: the namespace is a DNS label, labels and annotations are maps of
+// strings with valid keys (and label values), and the annotations are not
+// larger than 256 KiB.
+func (d *decoder) commonMetadata(md *yaml.Node) {
+	if ns := d.str(yamlnode.Get(md, "namespace"), "metadata.namespace"); ns != "" && !ValidDNSLabel(ns) {
+		d.fail("metadata.namespace", "%q is not a valid namespace name (a DNS label: at most 63 lowercase letters, digits and dashes)", ns)
+	}
+	for k, v := range d.stringMap(yamlnode.Get(md, "labels"), "metadata.labels") {
+		field := joinField("metadata.labels", k)
+		if msgs := content.IsLabelKey(k); len(msgs) > 0 {
+			d.fail(field, "%q is not a valid label key: %s", clip(k), msgs[0])
+		}
+		if msgs := content.IsLabelValue(v); len(msgs) > 0 {
+			d.fail(field, "%q is not a valid label value: %s", clip(v), msgs[0])
+		}
+	}
+	size := 0
+	for k, v := range d.stringMap(yamlnode.Get(md, "annotations"), "metadata.annotations") {
+		size += len(k) + len(v)
+		if msgs := content.IsLabelKey(k); len(msgs) > 0 {
+			d.fail(joinField("metadata.annotations", k), "%q is not a valid annotation key: %s", clip(k), msgs[0])
+		}
+	}
+	if size > MaxAnnotationBytes {
+		d.fail("metadata.annotations", "hold %d bytes; the API server admits at most %d (256 KiB)", size, MaxAnnotationBytes)
+	}
+}
+
+// MaxAnnotationBytes is the API server's limit on all annotations of one
+// object together.
+const MaxAnnotationBytes = 256 << 10
+
+// objectName checks a name the way the API server checks the name of every
+// object (it becomes a segment of a URL path), and refuses control
+// characters, which no Kubernetes name holds and which garble messages.
+func (d *decoder) objectName(name string) {
+	if name == "" {
+		return
+	}
+	if msgs := content.IsPathSegmentName(name); len(msgs) > 0 {
+		d.fail("metadata.name", "%q is not a valid object name: %s", clip(name), msgs[0])
+		return
+	}
+	if strings.ContainsFunc(name, func(r rune) bool { return unicode.IsControl(r) || unicode.IsSpace(r) || r == utf8.RuneError }) {
+		d.fail("metadata.name", "%q is not a valid object name: it holds spaces or control characters", clip(name))
+	}
+}
+
+// CheckObject checks an object that passes through (no input of this
+// function) for what every Kubernetes object needs: a string apiVersion and
+// kind, and metadata as the API server would admit it. kpt and kustomize
+// would refuse it further down the line; refusing it here names the file.
+func CheckObject(o Object) Problems {
+	d := o.decoder()
+	for _, f := range []string{"apiVersion", "kind"} {
+		if n := yamlnode.Get(o.Node, f); yamlnode.IsNull(n) {
+			d.fail(f, "is required: every input must be a Kubernetes object")
+		} else if d.str(n, f) == "" {
+			d.fail(f, "must not be empty")
+		}
+	}
+	if md := d.mapping(yamlnode.Get(o.Node, "metadata"), "metadata"); md != nil {
+		d.objectName(d.str(yamlnode.Get(md, "name"), "metadata.name"))
+		d.commonMetadata(md)
+	}
+	return d.problems
+}
+
+func clip(s string) string {
+	if len(s) > 60 {
+		return s[:60] + "..."
+	}
+	return s
 }
 
 // DecodeDefinition reads an ApplicationDefinition.
@@ -191,9 +279,14 @@ func DecodeDefinition(o Object) (*Definition, Problems) {
 	d := o.decoder()
 	def := &Definition{Ref: o.Ref(), Origin: o.Origin, InstallTimeout: DefaultReleaseTimeout, UpgradeTimeout: DefaultReleaseTimeout}
 	md := d.metadata(o, false)
+	if name := d.str(yamlnode.Get(md, "name"), "metadata.name"); name != "" && !dns1123SubdomainRE.MatchString(name) || len(name) > 253 {
+		d.fail("metadata.name", "%q is not a valid ApplicationDefinition name (a DNS subdomain: lowercase letters, digits, dashes and dots)", clip(name))
+	}
 	spec := d.mapping(yamlnode.Get(o.Node, "spec"), "spec")
 	if spec == nil {
-		d.fail("spec", "is required")
+		if yamlnode.IsNull(yamlnode.Get(o.Node, "spec")) {
+			d.fail("spec", "is required")
+		}
 		return nil, d.problems
 	}
 	app := d.mapping(yamlnode.Get(spec, "application"), "spec.application")
@@ -201,6 +294,10 @@ func DecodeDefinition(o Object) (*Definition, Problems) {
 		d.fail("spec.application", "is required")
 	}
 	def.Kind = d.requiredStr(yamlnode.Get(app, "kind"), "spec.application.kind")
+	if def.Kind != "" && (!kindRE.MatchString(def.Kind) || len(def.Kind) > 63) {
+		d.fail("spec.application.kind", "%q is not a valid kind: CamelCase letters and digits, starting with a capital letter", clip(def.Kind))
+		def.Kind = ""
+	}
 	def.Plural = d.str(yamlnode.Get(app, "plural"), "spec.application.plural")
 	def.Singular = d.str(yamlnode.Get(app, "singular"), "spec.application.singular")
 	d.str(yamlnode.Get(app, "openAPISchema"), "spec.application.openAPISchema")
@@ -218,6 +315,15 @@ func DecodeDefinition(o Object) (*Definition, Problems) {
 			d.fail("spec.release.prefix", "%q may hold only lowercase letters, digits and dashes", def.Prefix)
 		}
 		def.Labels = d.stringMap(yamlnode.Get(rel, "labels"), "spec.release.labels")
+		for k, v := range def.Labels {
+			field := joinField("spec.release.labels", k)
+			if msgs := content.IsLabelKey(k); len(msgs) > 0 {
+				d.fail(field, "%q is not a valid label key: %s", clip(k), msgs[0])
+			}
+			if msgs := content.IsLabelValue(v); len(msgs) > 0 {
+				d.fail(field, "%q is not a valid label value: %s", clip(v), msgs[0])
+			}
+		}
 		cr := d.mapping(yamlnode.Get(rel, "chartRef"), "spec.release.chartRef")
 		if cr == nil {
 			d.fail("spec.release.chartRef", "is required")
@@ -327,7 +433,7 @@ func DecodeTenant(o Object) (*Tenant, Problems) {
 	t.Name = d.str(yamlnode.Get(md, "name"), "metadata.name")
 	t.Parent = d.str(yamlnode.Get(md, "namespace"), "metadata.namespace")
 	if t.Name != "" && !tenantNameRE.MatchString(t.Name) {
-		d.fail("metadata.name", "tenant name %q must start with a lowercase letter and hold only lowercase letters and digits (^[a-z][a-z0-9]*$); dashes are not allowed", t.Name)
+		d.fail("metadata.name", "tenant name %q must start with a lowercase letter and hold only lowercase letters and digits (^[a-z][a-z0-9]*$); dashes are not allowed", clip(t.Name))
 	}
 	spec := d.mapping(yamlnode.Get(o.Node, "spec"), "spec")
 	t.ComputePlane = d.boolean(yamlnode.Get(spec, "computeplane"), "spec.computeplane", false)
@@ -342,10 +448,7 @@ func DecodeApp(o Object) (*App, Problems) {
 	a.Name = d.str(yamlnode.Get(md, "name"), "metadata.name")
 	a.Namespace = d.str(yamlnode.Get(md, "namespace"), "metadata.namespace")
 	if a.Name != "" && !dns1035RE.MatchString(a.Name) {
-		d.fail("metadata.name", "%q must be a DNS-1035 label: lowercase letters, digits and dashes, starting with a letter", a.Name)
-	}
-	if a.Namespace != "" && (len(a.Namespace) > 63 || !dns1123RE.MatchString(a.Namespace)) {
-		d.fail("metadata.namespace", "%q is not a valid namespace name", a.Namespace)
+		d.fail("metadata.name", "%q must be a DNS-1035 label: lowercase letters, digits and dashes, starting with a letter", clip(a.Name))
 	}
 	a.Labels = d.stringMap(yamlnode.Get(md, "labels"), "metadata.labels")
 	a.Annotations = d.stringMap(yamlnode.Get(md, "annotations"), "metadata.annotations")

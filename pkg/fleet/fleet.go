@@ -199,6 +199,7 @@ func Build(cfg *api.Config, objects []api.Object) (*Fleet, api.Problems) {
 				appObjects = append(appObjects, o)
 			}
 		default:
+			problems = append(problems, api.CheckObject(o)...)
 			f.Passthrough = append(f.Passthrough, o)
 		}
 	}
@@ -258,8 +259,12 @@ func (f *Fleet) buildTenants(tenants []*api.Tenant) api.Problems {
 	for _, t := range tenants {
 		ns := TenantNamespace(t.Parent, t.Name)
 		if !api.ValidDNSLabel(ns) {
-			problems = append(problems, api.Errorf(t.Ref, t.Origin, "metadata.name",
-				"tenant namespace %q is %d characters long; Kubernetes allows at most 63", ns, len(ns)))
+			if len(ns) > 63 {
+				problems = append(problems, api.Errorf(t.Ref, t.Origin, "metadata.name",
+					"tenant namespace %q is %d characters long; Kubernetes allows at most 63", ns, len(ns)))
+			}
+			// Otherwise the name or the parent namespace is malformed,
+			// which decoding the Tenant has reported.
 			continue
 		}
 		if prev, dup := byNS[ns]; dup {

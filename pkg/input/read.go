@@ -18,27 +18,41 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
 
-// Limits bound what one run reads, so that hostile input ends in a clear
-// error instead of exhausting the machine.
-const (
-	// MaxFileBytes is the largest input file or ResourceList accepted.
-	MaxFileBytes = 512 << 20
-	// MaxObjects is the most input objects one run accepts.
-	MaxObjects = 2_000_000
-)
-
 // Decode splits YAML bytes into objects. name is used in messages and as the
 // origin file of every object. Empty documents are skipped; a v1 List is
-// unwrapped into its items.
+// unwrapped into its items. It counts against a budget of its own; use
+// Budget.Decode to share one across the inputs of a run.
 func Decode(data []byte, name string) ([]api.Object, error) {
-	if len(data) > MaxFileBytes {
-		return nil, fmt.Errorf("%s: file is larger than %d MiB", name, MaxFileBytes>>20)
+	return new(Budget).Decode(data, name)
+}
+
+// CheckBytes refuses data that is no YAML text: binary data, text that is
+// not UTF-8, and NUL bytes (which YAML does not allow and which no
+// Kubernetes object holds).
+func CheckBytes(data []byte) error {
+	if bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
+		return errors.New("not a YAML file (binary or not UTF-8)")
 	}
-	if !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0 {
-		return nil, fmt.Errorf("%s: not a YAML file (binary or not UTF-8)", name)
+	return nil
+}
+
+// Decode splits YAML bytes into objects, charging them to the budget. The
+// error is an api.Problems: every object that cannot be read safely is
+// reported, with its field, before the first problem of another kind ends
+// the file.
+func (b *Budget) Decode(data []byte, name string) ([]api.Object, error) {
+	fileProblem := func(format string, args ...any) error {
+		return api.Problems{{File: name, Message: fmt.Sprintf(format, args...)}}
+	}
+	if err := CheckBytes(data); err != nil {
+		return nil, fileProblem("%v", err)
+	}
+	if err := b.ChargeBytes(data, name); err != nil {
+		return nil, overBudget{api.Problems{{Message: err.Error()}}}
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var out []api.Object
+	var problems api.Problems
 	for index := 0; ; index++ {
 		var doc yaml.Node
 		err := decodeOne(dec, &doc)
@@ -46,29 +60,35 @@ func Decode(data []byte, name string) ([]api.Object, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: document %d: invalid YAML: %w", name, index+1, err)
+			return nil, append(problems, api.Problem{File: name, Message: fmt.Sprintf("document %d: invalid YAML: %v", index+1, err)})
 		}
-		n := yamlnode.Resolve(&doc)
-		if n == nil || yamlnode.IsNull(n) {
+		if len(doc.Content) == 0 || yamlnode.IsNull(doc.Content[0]) {
 			continue
 		}
-		if n.Kind != yaml.MappingNode {
-			return nil, fmt.Errorf("%s: document %d: expected an object (a YAML map), found %s", name, index+1, yamlnode.Describe(n))
+		root := doc.Content[0]
+		if root.Kind != yaml.MappingNode {
+			problems = append(problems, api.Problem{File: name, Message: fmt.Sprintf("document %d: expected an object (a YAML map), found %s", index+1, yamlnode.Describe(root))})
+			continue
 		}
-		objs, err := Unwrap(n, api.Origin{File: name, Index: index})
+		objs, err := b.Unwrap(root, api.Origin{File: name, Index: index})
 		if err != nil {
-			return nil, err
+			ps, fatal := asProblems(err)
+			problems = append(problems, ps...)
+			if fatal {
+				return nil, overBudget{problems}
+			}
 		}
 		out = append(out, objs...)
-		if len(out) > MaxObjects {
-			return nil, fmt.Errorf("%s: more than %d objects", name, MaxObjects)
-		}
+	}
+	if len(problems) > 0 {
+		return nil, problems
 	}
 	return out, nil
 }
 
-// decodeOne decodes a document, turning a panic of the YAML library (it has
-// had some on malformed input) into an error.
+// decodeOne decodes a document, turning a panic of the YAML library into an
+// error. go-yaml recovers its own failures; this is for the ones it may
+// still have, and no test relies on it.
 func decodeOne(dec *yaml.Decoder, doc *yaml.Node) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -78,58 +98,232 @@ func decodeOne(dec *yaml.Decoder, doc *yaml.Node) (err error) {
 	return dec.Decode(doc)
 }
 
-// Unwrap returns the object, or the items of a v1 List.
+// Unwrap returns the object, or the items of a v1 List, after checking
+// each with yamlnode.Check; it counts against a budget of its own.
 func Unwrap(n *yaml.Node, origin api.Origin) ([]api.Object, error) {
+	return new(Budget).Unwrap(n, origin)
+}
+
+// overBudget marks the problem that ends a run: a limit of the whole run,
+// after which nothing more is read.
+type overBudget struct{ api.Problems }
+
+// Unwrap lets errors.As find the problems.
+func (o overBudget) Unwrap() error { return o.Problems }
+
+func asProblems(err error) (api.Problems, bool) {
+	var ob overBudget
+	if errors.As(err, &ob) {
+		return ob.Problems, true
+	}
+	var ps api.Problems
+	if errors.As(err, &ps) {
+		return ps, false
+	}
+	return api.Problems{{Message: err.Error()}}, true
+}
+
+// Unwrap returns the object, or the items of a v1 List, each checked with
+// yamlnode.Check and charged to the budget. The error is an api.Problems
+// naming every object that cannot be read safely.
+func (b *Budget) Unwrap(n *yaml.Node, origin api.Origin) ([]api.Object, error) {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil, api.Problems{{File: origin.File, Message: fmt.Sprintf("expected an object (a YAML map), found %s", describeItem(n))}}
+	}
 	o := api.NewObject(n, origin)
 	if o.APIVersion != "v1" || o.Kind != "List" {
-		return []api.Object{o}, nil
+		obj, err := b.Object(n, origin)
+		if err != nil {
+			return nil, err
+		}
+		return []api.Object{obj}, nil
+	}
+	listProblem := func(format string, args ...any) error {
+		return api.Problems{api.Errorf(o.Ref(), origin, "items", format, args...)}
 	}
 	items := yamlnode.Get(n, "items")
 	if yamlnode.IsNull(items) {
 		return nil, nil
 	}
 	if items.Kind != yaml.SequenceNode {
-		return nil, fmt.Errorf("%s: document %d: v1 List: items must be a list, not %s", origin.File, origin.Index+1, yamlnode.Describe(items))
+		return nil, listProblem("a v1 List's items must be a list, not %s", yamlnode.Describe(items))
 	}
 	out := make([]api.Object, 0, len(items.Content))
+	var problems api.Problems
 	for i, item := range items.Content {
-		item = yamlnode.Resolve(item)
-		if item == nil || item.Kind != yaml.MappingNode {
-			return nil, fmt.Errorf("%s: document %d: v1 List: items[%d] must be an object, not %s", origin.File, origin.Index+1, i, yamlnode.Describe(item))
+		if item.Kind != yaml.MappingNode {
+			problems = append(problems, api.Errorf(o.Ref(), origin, fmt.Sprintf("items[%d]", i), "must be an object (a YAML map), not %s", describeItem(item)))
+			continue
 		}
-		out = append(out, api.NewObject(item, origin))
+		obj, err := b.Object(item, origin)
+		if err != nil {
+			ps, fatal := asProblems(err)
+			problems = append(problems, ps...)
+			if fatal {
+				return nil, overBudget{problems}
+			}
+			continue
+		}
+		out = append(out, obj)
+	}
+	if len(problems) > 0 {
+		return nil, problems
 	}
 	return out, nil
 }
 
-// ReadFile reads one YAML file.
+func describeItem(n *yaml.Node) string {
+	if n != nil && n.Kind == yaml.AliasNode {
+		return "an alias (*" + n.Value + "); every object must stand on its own"
+	}
+	return yamlnode.Describe(n)
+}
+
+// identityFields are the fields that kyaml, kpt and kustomize read without
+// following aliases; an alias there would make them see another object.
+var identityFields = []string{"apiVersion", "kind", "metadata"}
+var metadataFields = []string{"name", "namespace", "labels", "annotations"}
+
+// Object checks one object with yamlnode.Check, refuses aliases in its
+// identity and metadata, and charges it to the budget. The error is an
+// api.Problems.
+func (b *Budget) Object(n *yaml.Node, origin api.Origin) (api.Object, error) {
+	o := api.NewObject(n, origin)
+	nodes, err := yamlnode.Check(n, MaxObjectNodes)
+	if err != nil {
+		var pe *yamlnode.PathError
+		if errors.As(err, &pe) {
+			return o, api.Problems{api.Errorf(o.Ref(), origin, pe.Path, "%v", pe.Err)}
+		}
+		return o, api.Problems{api.Errorf(o.Ref(), origin, "", "%v", err)}
+	}
+	var problems api.Problems
+	noAlias := func(m *yaml.Node, field string, keys []string) {
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			if slices.Contains(keys, m.Content[i].Value) && m.Content[i+1].Kind == yaml.AliasNode {
+				problems = append(problems, api.Errorf(o.Ref(), origin, field+m.Content[i].Value,
+					"must be written out, not a YAML alias (*%s): tools that read it do not follow aliases", m.Content[i+1].Value))
+			}
+		}
+	}
+	noAlias(n, "", identityFields)
+	if md := yamlnode.Get(n, "metadata"); md != nil && md.Kind == yaml.MappingNode {
+		noAlias(md, "metadata.", metadataFields)
+	}
+	if len(problems) > 0 {
+		return o, problems
+	}
+	if err := b.chargeObject(nodes); err != nil {
+		return o, overBudget{api.Problems{{File: origin.File, Message: err.Error()}}}
+	}
+	return o, nil
+}
+
+// ReadFile reads one YAML file; it counts against a budget of its own.
 func ReadFile(path string) ([]api.Object, error) {
+	return new(Budget).ReadFile(path)
+}
+
+// ReadFile reads one YAML file, charging it to the budget. Only regular
+// files are read: a FIFO or a device would block or never end.
+func (b *Budget) ReadFile(path string) ([]api.Object, error) {
+	return b.readFile(path, filepath.ToSlash(path))
+}
+
+func (b *Budget) readFile(path, name string) ([]api.Object, error) {
+	fail := func(format string, args ...any) error {
+		return api.Problems{{File: name, Message: fmt.Sprintf(format, args...)}}
+	}
+	fatal := func(format string, args ...any) error {
+		return overBudget{api.Problems{{File: name, Message: fmt.Sprintf(format, args...)}}}
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, fail("failed to read input: %v", unwrapPathError(err))
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fail("failed to read input: not a regular file")
+	}
+	if err := b.chargeFiles(1); err != nil {
+		return nil, fatal("%v", err)
+	}
+	remaining := b.RemainingBytes()
+	if info.Size() > remaining {
+		return nil, fatal("the file is %d MiB; the inputs of one run may hold at most %d MiB together", info.Size()>>20, MaxInputBytes>>20)
+	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("failed to read input: %w", err)
+		return nil, fail("failed to read input: %v", unwrapPathError(err))
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, remaining+1))
 	if err != nil {
-		return nil, fmt.Errorf("failed to read input %s: %w", path, err)
+		return nil, fail("failed to read input: %v", unwrapPathError(err))
 	}
-	return Decode(data, filepath.ToSlash(path))
+	return b.Decode(data, name)
+}
+
+// unwrapPathError drops the path that os errors repeat, since every
+// message already names the file.
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // Expand turns paths, folders and glob patterns into the sorted list of YAML
 // files they name, relative to dir as given. A folder contributes every
-// .yaml and .yml file below it. A pattern that names nothing is an error, so
+// .yaml and .yml file below it, skipping hidden folders and not following
+// symbolic links to folders. A pattern that names nothing is an error, so
 // that a typo never silently renders an empty fleet.
 func Expand(dir string, patterns []string) ([]string, error) {
-	seen := map[string]bool{}
-	var files []string
-	add := func(p string) {
-		if !seen[p] {
-			seen[p] = true
-			files = append(files, p)
+	return expand(dir, patterns, false)
+}
+
+// ExpandInside is Expand for patterns that must stay inside dir, as those of
+// a function config do (kustomize restricts the files a kustomization loads
+// the same way): no absolute paths, no "..", and no symbolic link that
+// leads out of dir. A config from a pull request can then not read, and
+// copy into the rendered fleet, files such as a kubeconfig elsewhere on the
+// CI machine.
+func ExpandInside(dir string, patterns []string) ([]string, error) {
+	return expand(dir, patterns, true)
+}
+
+func expand(dir string, patterns []string, inside bool) ([]string, error) {
+	var root string
+	if inside {
+		var err error
+		if root, err = realPath(cmpOr(dir, ".")); err != nil {
+			return nil, fmt.Errorf("failed to resolve the working directory: %w", err)
 		}
 	}
+	seen := map[string]bool{}
+	var files []string
+	add := func(p string) error {
+		if seen[p] {
+			return nil
+		}
+		if inside {
+			if err := within(root, p); err != nil {
+				return err
+			}
+		}
+		seen[p] = true
+		files = append(files, p)
+		if len(files) > MaxFiles {
+			return fmt.Errorf("names more than %s files", yamlnode.Count(MaxFiles))
+		}
+		return nil
+	}
 	for _, pattern := range patterns {
+		if inside {
+			if err := relativeInside(pattern); err != nil {
+				return nil, fmt.Errorf("input %q: %w", pattern, err)
+			}
+		}
 		full := pattern
 		if !filepath.IsAbs(full) && dir != "" {
 			full = filepath.Join(dir, pattern)
@@ -144,11 +338,18 @@ func Expand(dir string, patterns []string) ([]string, error) {
 		for _, m := range matches {
 			info, err := os.Stat(m)
 			if err != nil {
-				return nil, fmt.Errorf("input %q: %w", pattern, err)
+				return nil, fmt.Errorf("input %q: %w", pattern, unwrapPathError(err))
 			}
 			if !info.IsDir() {
-				add(m)
+				if err := add(m); err != nil {
+					return nil, fmt.Errorf("input %q: %w", pattern, err)
+				}
 				continue
+			}
+			if inside {
+				if err := within(root, m); err != nil {
+					return nil, fmt.Errorf("input %q: %w", pattern, err)
+				}
 			}
 			err = filepath.WalkDir(m, func(p string, e fs.DirEntry, err error) error {
 				if err != nil {
@@ -158,7 +359,7 @@ func Expand(dir string, patterns []string) ([]string, error) {
 					return filepath.SkipDir
 				}
 				if !e.IsDir() && isYAML(e.Name()) {
-					add(p)
+					return add(p)
 				}
 				return nil
 			})
@@ -171,36 +372,105 @@ func Expand(dir string, patterns []string) ([]string, error) {
 	return files, nil
 }
 
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// relativeInside refuses a pattern that could name a file outside the
+// working directory.
+func relativeInside(pattern string) error {
+	if filepath.IsAbs(pattern) || strings.HasPrefix(pattern, "/") || strings.HasPrefix(pattern, `\`) || filepath.VolumeName(pattern) != "" {
+		return errors.New("must be relative to the working directory, not an absolute path")
+	}
+	clean := filepath.ToSlash(filepath.Clean(pattern))
+	if clean == ".." || strings.HasPrefix(clean, "../") {
+		return errors.New("must stay inside the working directory (no ..)")
+	}
+	return nil
+}
+
+func realPath(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(abs)
+}
+
+// within refuses a path whose real location, symbolic links followed, is
+// outside root.
+func within(root, p string) error {
+	real, err := realPath(p)
+	if err != nil {
+		return unwrapPathError(err)
+	}
+	rel, err := filepath.Rel(root, real)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return fmt.Errorf("%s leads outside the working directory (a symbolic link?)", filepath.ToSlash(p))
+	}
+	return nil
+}
+
 func isYAML(name string) bool {
 	ext := strings.ToLower(filepath.Ext(name))
 	return (ext == ".yaml" || ext == ".yml") && !strings.HasPrefix(name, ".")
 }
 
-// ReadAll expands patterns relative to dir and reads every file. Origins name
-// files relative to dir where possible, so that messages match what the user
-// wrote.
+// ReadAll expands patterns relative to dir and reads every file; it counts
+// against a budget of its own.
 func ReadAll(dir string, patterns []string) ([]api.Object, error) {
+	return new(Budget).ReadAll(dir, patterns)
+}
+
+// ReadAll expands patterns relative to dir and reads every file, charging
+// them to the budget. Origins name files relative to dir where possible, so
+// that messages match what the user wrote. The error is an api.Problems for
+// what is wrong inside files, and a plain error for a pattern that names
+// nothing.
+func (b *Budget) ReadAll(dir string, patterns []string) ([]api.Object, error) {
 	files, err := Expand(dir, patterns)
 	if err != nil {
 		return nil, err
 	}
+	return b.readFiles(dir, files)
+}
+
+// ReadAllInside is ReadAll for the patterns of a function config, which
+// must stay inside dir (see ExpandInside).
+func (b *Budget) ReadAllInside(dir string, patterns []string) ([]api.Object, error) {
+	files, err := ExpandInside(dir, patterns)
+	if err != nil {
+		return nil, err
+	}
+	return b.readFiles(dir, files)
+}
+
+func (b *Budget) readFiles(dir string, files []string) ([]api.Object, error) {
 	var out []api.Object
+	var problems api.Problems
 	for _, f := range files {
-		objs, err := ReadFile(f)
-		if err != nil {
-			return nil, err
-		}
+		name := filepath.ToSlash(f)
 		if dir != "" {
 			if rel, err := filepath.Rel(dir, f); err == nil && !strings.HasPrefix(rel, "..") {
-				for i := range objs {
-					objs[i].Origin.File = filepath.ToSlash(rel)
-				}
+				name = filepath.ToSlash(rel)
 			}
 		}
-		out = append(out, objs...)
-		if len(out) > MaxObjects {
-			return nil, fmt.Errorf("inputs hold more than %d objects", MaxObjects)
+		objs, err := b.readFile(f, name)
+		if err != nil {
+			ps, fatal := asProblems(err)
+			problems = append(problems, ps...)
+			if fatal {
+				return nil, problems
+			}
+			continue
 		}
+		out = append(out, objs...)
+	}
+	if len(problems) > 0 {
+		return nil, problems
 	}
 	return out, nil
 }

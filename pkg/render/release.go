@@ -2,12 +2,14 @@ package render
 
 import (
 	"errors"
+	"strings"
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/fluxcd/pkg/apis/kustomize"
 	"github.com/fluxcd/pkg/apis/meta"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
@@ -52,8 +54,22 @@ func RenderRelease(f *fleet.Fleet, app *fleet.App) (Object, error) {
 	for k, v := range def.Labels {
 		labels[k] = v
 	}
+	var problems api.Problems
 	for k, v := range app.Labels {
 		labels[AppLabelPrefix+k] = v
+		if msgs := content.IsLabelKey(AppLabelPrefix + k); len(msgs) > 0 {
+			problems = append(problems, api.Errorf(app.Ref, app.Origin, fieldKey("metadata.labels", k),
+				"becomes the label %q of the release, which is not a valid label key: %s; shorten the key", AppLabelPrefix+k, msgs[0]))
+		}
+	}
+	for k := range app.Annotations {
+		if msgs := content.IsLabelKey(AppLabelPrefix + k); len(msgs) > 0 {
+			problems = append(problems, api.Errorf(app.Ref, app.Origin, fieldKey("metadata.annotations", k),
+				"becomes the annotation %q of the release, which is not a valid annotation key: %s; shorten the key", AppLabelPrefix+k, msgs[0]))
+		}
+	}
+	if len(problems) > 0 {
+		return Object{}, problems.Compact()
 	}
 	if routed && !f.Config.Routing.EditableThroughAPI {
 		labels[RoutedKindLabel] = app.Kind
@@ -154,6 +170,15 @@ func RenderRelease(f *fleet.Fleet, app *fleet.App) (Object, error) {
 		Node: n, APIVersion: hr.APIVersion, Kind: hr.Kind, Namespace: hr.Namespace, Name: hr.Name,
 		Generated: true, From: app.Ref, Origin: app.Origin, Tenant: tenant,
 	}, nil
+}
+
+// fieldKey is the field path of a label or annotation key, in brackets
+// where the key holds dots or slashes.
+func fieldKey(field, key string) string {
+	if strings.ContainsAny(key, "./[] ") {
+		return field + "[" + key + "]"
+	}
+	return field + "." + key
 }
 
 // unwrapPath drops the path of a yamlnode.PathError, which the caller has
