@@ -188,13 +188,20 @@ func readResourceList(r io.Reader, budget *input.Budget, wrap *wrapping) (*frame
 
 	rl := &framework.ResourceList{}
 	if items := fields["items"]; !yamlnode.IsNull(items) {
-		if items.Kind != yaml.SequenceNode {
+		switch {
+		case items.Kind != yaml.SequenceNode:
 			problem("items", "must be a list of objects, not %s", yamlnode.Describe(items))
-		} else {
+		case len(items.Content) > input.MaxObjects:
+			problem("items", "holds %s objects; the inputs of one run may hold at most %s objects", yamlnode.Count(len(items.Content)), yamlnode.Count(input.MaxObjects))
+		default:
 			rl.Items = make([]*yaml.RNode, 0, len(items.Content))
 			for i, item := range items.Content {
 				if item.Kind != yaml.MappingNode {
 					problem(fmt.Sprintf("items[%d]", i), "must be an object (a YAML map), not %s", describeNode(item))
+					continue
+				}
+				if ps := checkMetadata(item); len(ps) > 0 {
+					problems = append(problems, ps...)
 					continue
 				}
 				rl.Items = append(rl.Items, yaml.NewRNode(item))
@@ -204,6 +211,8 @@ func readResourceList(r io.Reader, budget *input.Budget, wrap *wrapping) (*frame
 	if fc := fields["functionConfig"]; !yamlnode.IsNull(fc) {
 		if fc.Kind != yaml.MappingNode {
 			problem("functionConfig", "must be a %s object, not %s", api.ConfigKind, describeNode(fc))
+		} else if ps := checkMetadata(fc); len(ps) > 0 {
+			problems = append(problems, ps...)
 		} else {
 			rl.FunctionConfig = yaml.NewRNode(fc)
 		}
@@ -226,4 +235,41 @@ func describeNode(n *yaml.Node) string {
 		return "a YAML alias (*" + n.Value + "); every object must stand on its own"
 	}
 	return yamlnode.Describe(n)
+}
+
+// checkMetadata refuses an item whose metadata or annotations kyaml cannot
+// set annotations in (it does for every item, before and after the
+// processor runs): they must be maps, written out rather than aliases.
+func checkMetadata(n *yaml.Node) api.Problems {
+	o := api.NewObject(n, api.Origin{})
+	var problems api.Problems
+	check := func(v *yaml.Node, field string) bool {
+		switch {
+		case v == nil || (v.Kind == yaml.ScalarNode && v.ShortTag() == yamlnode.TagNull):
+			return false
+		case v.Kind == yaml.AliasNode:
+			problems = append(problems, api.Errorf(o.Ref(), o.Origin, field, "must be written out, not a YAML alias (*%s): tools that read it do not follow aliases", v.Value))
+		case v.Kind != yaml.MappingNode:
+			problems = append(problems, api.Errorf(o.Ref(), o.Origin, field, "must be a map, not %s", yamlnode.Describe(v)))
+		default:
+			return true
+		}
+		return false
+	}
+	if md := field(n, "metadata"); check(md, "metadata") {
+		check(field(md, "annotations"), "metadata.annotations")
+	}
+	return problems
+}
+
+// field returns the value of key in mapping m as written, aliases not
+// followed; the last of two equal keys, as kyaml reads them.
+func field(m *yaml.Node, key string) *yaml.Node {
+	var v *yaml.Node
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			v = m.Content[i+1]
+		}
+	}
+	return v
 }

@@ -126,6 +126,9 @@ func (p Processor) run(rl *framework.ResourceList) ([]*yaml.RNode, api.Problems)
 		objs, err := budget.Unwrap(item.YNode(), originOf(item))
 		if err != nil {
 			problems = append(problems, problemsOf(err, cfg)...)
+			if input.IsOverBudget(err) {
+				return nil, problems
+			}
 			continue
 		}
 		objects = append(objects, objs...)

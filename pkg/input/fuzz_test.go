@@ -76,6 +76,7 @@ func FuzzDecode(f *testing.F) {
 				t.Fatalf("reading and checking %d bytes took %v", len(data), d)
 			}
 		}()
+		checkEstimate(t, data)
 		objs, err := input.Decode(data, "fuzz.yaml")
 		if err != nil {
 			if objs != nil {
@@ -131,8 +132,36 @@ func encode(t *testing.T, n *yaml.Node) []byte {
 }
 
 // slow is how long reading n bytes may take in a fuzz run before it counts
-// as a hang: far more than a linear reader needs, and little enough that a
-// superlinear path shows up on the small inputs the fuzzer makes.
+// as a hang: far more than a linear reader needs even on a busy machine, and
+// little enough that a hang shows up.
 func slow(n int) time.Duration {
-	return time.Second + time.Duration(n)*time.Microsecond
+	return 10*time.Second + time.Duration(n)*50*time.Microsecond
+}
+
+// checkEstimate asserts that EstimateNodes is an upper bound of the nodes
+// go-yaml makes of data, documents included and aliases not followed, for
+// whatever part of data parses.
+func checkEstimate(t *testing.T, data []byte) {
+	t.Helper()
+	estimate := input.EstimateNodes(data)
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	nodes := 0
+	for {
+		var doc yaml.Node
+		if err := dec.Decode(&doc); err != nil {
+			break
+		}
+		nodes += countNodes(&doc)
+	}
+	if nodes > estimate {
+		t.Fatalf("EstimateNodes says %d, go-yaml made %d nodes of:\n%q", estimate, nodes, data)
+	}
+}
+
+func countNodes(n *yaml.Node) int {
+	c := 1
+	for _, child := range n.Content {
+		c += countNodes(child)
+	}
+	return c
 }

@@ -111,6 +111,13 @@ type overBudget struct{ api.Problems }
 // Unwrap lets errors.As find the problems.
 func (o overBudget) Unwrap() error { return o.Problems }
 
+// IsOverBudget reports whether err says that a limit of the whole run was
+// hit, after which reading more is pointless.
+func IsOverBudget(err error) bool {
+	var ob overBudget
+	return errors.As(err, &ob)
+}
+
 func asProblems(err error) (api.Problems, bool) {
 	var ob overBudget
 	if errors.As(err, &ob) {
