@@ -296,8 +296,8 @@ func hostileCases() []hostileCase {
 		{name: "definition named /etc/passwd", stdin: resourceList(baseConfig, strings.Replace(baseDefinition, "name: postgres\n", "name: /etc/passwd\n", 1)), want: []string{`metadata.name: "/etc/passwd" is not a valid ApplicationDefinition name`}},
 		{name: "passing object named ../../etc/passwd", stdin: krm(baseApp, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ../../etc/passwd\n  namespace: tenant-acme\n"), want: []string{`ConfigMap tenant-acme/../../etc/passwd: metadata.name: "../../etc/passwd" is not a valid object name: may not contain '/'`}},
 		{name: "passing object named with a newline", stdin: krm(baseApp, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: \"a\\nb\"\n"), want: []string{`metadata.name: "a\nb" is not a valid object name: it holds spaces or control characters`}},
-		{name: "input pattern outside the folder", stdin: resourceList(baseConfig+"  inputs: [../x]\n"), want: []string{`spec.inputs: input "../x": must stay inside the working directory`}},
-		{name: "absolute input pattern", stdin: resourceList(baseConfig+"  inputs: [/etc/*.yaml]\n"), want: []string{`spec.inputs: input "/etc/*.yaml": must be relative to the working directory`}},
+		{name: "input pattern outside the folder", stdin: resourceList(baseConfig + "  inputs: [../x]\n"), want: []string{`spec.inputs: input "../x": must stay inside the working directory`}},
+		{name: "absolute input pattern", stdin: resourceList(baseConfig + "  inputs: [/etc/*.yaml]\n"), want: []string{`spec.inputs: input "/etc/*.yaml": must be relative to the working directory`}},
 		{name: "input through a symbolic link out of the folder", stdin: resourceList(baseConfig + "  inputs: [link/]\n"),
 			prepare: func(t *testing.T, dir string) {
 				if err := os.Symlink(t.TempDir(), filepath.Join(dir, "link")); err != nil {
