@@ -249,6 +249,9 @@ func hostileCases() []hostileCase {
 		{name: "too many objects", long: true, stdin: "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nfunctionConfig:\n" + indent(baseConfig, "  ") + "items: [" + strings.Repeat("{kind: A, apiVersion: v1},", 1_000_001) + "{}]\n", want: []string{"the inputs of one run may hold at most 1,000,000 objects"}, maxRSS: 2048},
 		{name: "one object too large", stdin: krm(app("list: [" + strings.Repeat("1,", 1_100_000) + "1]\n")), want: []string{appRef + ": spec.list[999", "expands to more than 1,000,000 YAML nodes"}},
 
+		{name: "config values copied into many clusters", stdin: resourceList(baseConfig+"  cluster:\n    values:\n      list: ["+strings.Repeat("1,", 200_000)+"1]\n", manyTenants(200)...), want: []string{"ComputePlaneGenerator fleet: spec.cluster.values: the output would hold more than 32,000,000 YAML nodes: each of the 200 ComputePlane clusters copies these values (200,004 nodes)"}},
+		{name: "definition labels copied into many releases", long: true, stdin: resourceList(baseConfig, manyApps(strings.Replace(baseDefinition, "  release:\n", "  release:\n    labels:\n"+manyLabels(1000), 1), 20_000)...), want: []string{"ApplicationDefinition postgres: spec.release: the output would hold more than 32,000,000 YAML nodes: each of the 20000 releases of kind Postgres copies the labels and health checks of this definition (2,000 nodes)"}},
+
 		// Wrong types.
 		{name: "computeplane is a string", stdin: krm(strings.Replace(baseTenant, "computeplane: true", `computeplane: "yes"`, 1)), want: []string{`Tenant tenant-root/acme: spec.computeplane: must be true or false, not the string "yes"`}},
 		{name: "labels is a list", stdin: krm(appWithMetadata("name: db\nnamespace: tenant-acme\nlabels: [a, b]\n")), want: []string{appRef + ": metadata.labels: must be a map, not a list"}},
@@ -349,6 +352,33 @@ func aliasChain(n int) string {
 	b.WriteString("a0: &a0 x\n")
 	for i := 1; i < n; i++ {
 		fmt.Fprintf(&b, "a%d: &a%d [*a%d]\n", i, i, i-1)
+	}
+	return b.String()
+}
+
+// manyTenants is n tenants with a ComputePlane.
+func manyTenants(n int) []string {
+	docs := make([]string, n)
+	for i := range docs {
+		docs[i] = strings.Replace(baseTenant, "name: acme", fmt.Sprintf("name: t%d", i), 1)
+	}
+	return docs
+}
+
+// manyApps is a definition and n apps of its kind in the root tenant.
+func manyApps(definition string, n int) []string {
+	docs := []string{definition}
+	for i := 0; i < n; i++ {
+		docs = append(docs, strings.Replace(strings.Replace(baseApp, "name: db", fmt.Sprintf("name: db%d", i), 1), "tenant-acme", "tenant-root", 1))
+	}
+	return docs
+}
+
+// manyLabels is n labels, indented for spec.release.labels.
+func manyLabels(n int) string {
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "      l%d: v\n", i)
 	}
 	return b.String()
 }

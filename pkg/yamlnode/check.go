@@ -231,6 +231,24 @@ func (c *checker) walk(n *yaml.Node, depth int) (int, *checkError) {
 	return height, nil
 }
 
+// Size returns the number of nodes below n and the bytes of their scalar
+// values, counting an alias as one node: what writing n costs.
+func Size(n *yaml.Node) (nodes, bytes int) {
+	if n == nil {
+		return 0, 0
+	}
+	nodes, bytes = 1, len(n.Value)
+	if n.Kind == yaml.AliasNode {
+		return nodes, bytes
+	}
+	for _, c := range n.Content {
+		cn, cb := Size(c)
+		nodes += cn
+		bytes += cb
+	}
+	return nodes, bytes
+}
+
 // checkScalar refuses a scalar that Kubernetes tools cannot turn into JSON:
 // a value its explicit tag does not fit (!!int abc, !!binary that is not
 // base64) and floats JSON has no number for (.nan, .inf).
