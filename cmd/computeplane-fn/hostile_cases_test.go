@@ -212,6 +212,20 @@ func hostileCases() []hostileCase {
 		{name: "a document that is a list", files: files("- a\n- b\n"), args: standaloneArgs, want: []string{"apps.yaml: document 1: expected an object (a YAML map), found a list"}},
 		{name: "CRLF line endings render", stdin: strings.ReplaceAll(krm(), "\n", "\r\n"), render: []string{"name: postgres-db"}},
 
+		{name: "no config file", args: []string{"missing.yaml"}, want: []string{"missing.yaml: failed to read input: no such file or directory"}},
+		{name: "config is a folder", args: []string{"conf"}, files: map[string]string{"conf/x.yaml": baseConfig}, want: []string{"conf: failed to read input: not a regular file"}},
+		{name: "empty config file", args: []string{"config.yaml"}, files: map[string]string{"config.yaml": ""}, want: []string{"config.yaml: the config file must hold exactly one ComputePlaneGenerator, found 0 objects"}},
+		{name: "input pattern that names nothing", args: []string{"config.yaml", "nothing/*.yaml"}, files: map[string]string{"config.yaml": baseConfig}, want: []string{`input "nothing/*.yaml": no such file or folder`}},
+		{name: "bad input pattern", args: []string{"config.yaml", "[.yaml"}, files: map[string]string{"config.yaml": baseConfig}, want: []string{`input "[.yaml": bad pattern`}},
+		{name: "a FIFO in an input folder", stdin: resourceList(baseConfig + "  inputs: [apps/]\n"), files: map[string]string{"apps/db.yaml": baseApp},
+			prepare: func(t *testing.T, dir string) {
+				if err := syscall.Mkfifo(filepath.Join(dir, "apps", "pipe.yaml"), 0o644); err != nil {
+					t.Skip("no FIFOs:", err)
+				}
+			}, want: []string{"apps/pipe.yaml: failed to read input: not a regular file"}},
+		{name: "a million empty documents", long: true, files: files(strings.Repeat("---\n", 1_000_000) + baseApp), args: standaloneArgs, render: []string{"name: postgres-db"}},
+		{name: "thousands of problems", stdin: krm(brokenApps(3000)...), want: []string{"metadata.namespace: \"Tenant-X\" is not a valid namespace name", "... and 2000 more problems"}},
+
 		// Alias bombs and aliases.
 		{name: "alias bomb in an app spec", stdin: krm(app(billionLaughs(10, 10))), want: []string{appRef + ": spec.l", "expands to more than 1,000,000 YAML nodes with its aliases followed (a YAML alias bomb?)"}},
 		{name: "alias bomb in labels", stdin: krm(appWithMetadata("name: db\nnamespace: tenant-acme\nlabels:\n" + indent(billionLaughs(10, 10), "  "))), want: []string{appRef + ": metadata.labels.l", "YAML alias bomb"}},
@@ -381,4 +395,13 @@ func manyLabels(n int) string {
 		fmt.Fprintf(&b, "      l%d: v\n", i)
 	}
 	return b.String()
+}
+
+// brokenApps is n apps with an invalid namespace each.
+func brokenApps(n int) []string {
+	docs := make([]string, n)
+	for i := range docs {
+		docs[i] = strings.Replace(strings.Replace(baseApp, "name: db", fmt.Sprintf("name: db%d", i), 1), "tenant-acme", "Tenant-X", 1)
+	}
+	return docs
 }
