@@ -186,6 +186,15 @@ func describeItem(n *yaml.Node) string {
 	return yamlnode.Describe(n)
 }
 
+// joinKey appends a map key to a field path, in brackets when it holds
+// dots or slashes, as label and annotation keys do.
+func joinKey(field, key string) string {
+	if strings.ContainsAny(key, "./[] ") {
+		return field + "[" + key + "]"
+	}
+	return field + "." + key
+}
+
 // identityFields are the fields that kyaml, kpt and kustomize read without
 // following aliases; an alias there would make them see another object.
 var identityFields = []string{"apiVersion", "kind", "metadata"}
@@ -216,6 +225,21 @@ func (b *Budget) Object(n *yaml.Node, origin api.Origin) (api.Object, error) {
 	noAlias(n, "", identityFields)
 	if md := yamlnode.Get(n, "metadata"); md != nil && md.Kind == yaml.MappingNode {
 		noAlias(md, "metadata.", metadataFields)
+		// kyaml, kpt and kustomize rewrite annotations (the path and
+		// index of an item); an anchor there would go missing.
+		if ann := yamlnode.Get(md, "annotations"); ann != nil && ann.Kind == yaml.MappingNode {
+			for i, c := range ann.Content {
+				if c.Anchor != "" || c.Kind == yaml.AliasNode {
+					field := "metadata.annotations"
+					if i%2 == 1 {
+						field = joinKey(field, ann.Content[i-1].Value)
+					}
+					problems = append(problems, api.Errorf(o.Ref(), origin, field,
+						"must be written out, without YAML anchors or aliases: tools rewrite annotations and would drop an anchor"))
+					break
+				}
+			}
+		}
 	}
 	if len(problems) > 0 {
 		return o, problems
