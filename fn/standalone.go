@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
+	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
 	"github.com/computeplane-dev/computeplane-fn/pkg/input"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 )
@@ -13,26 +14,34 @@ import (
 // spec.inputs and of args, all relative to dir (empty: the working
 // directory).
 func Standalone(dir, configPath string, args []string) ([]render.Object, api.Problems) {
+	_, objs, problems := StandaloneFleet(dir, configPath, args)
+	return objs, problems
+}
+
+// StandaloneFleet is Standalone that also returns the checked fleet the
+// objects were rendered from, for the fleet-repo summary. On any problem it
+// returns neither.
+func StandaloneFleet(dir, configPath string, args []string) (*fleet.Fleet, []render.Object, api.Problems) {
 	cfg, problems := ReadConfig(configPath)
 	if len(problems) > 0 {
-		return nil, problems
+		return nil, nil, problems
 	}
 	var objects []api.Object
 	if len(cfg.Inputs) > 0 {
 		objs, err := input.ReadAll(dir, cfg.Inputs)
 		if err != nil {
-			return nil, api.Problems{api.Errorf(cfg.Ref, cfg.Origin, "spec.inputs", "%v", err)}
+			return nil, nil, api.Problems{api.Errorf(cfg.Ref, cfg.Origin, "spec.inputs", "%v", err)}
 		}
 		objects = append(objects, objs...)
 	}
 	if len(args) > 0 {
 		objs, err := input.ReadAll(dir, args)
 		if err != nil {
-			return nil, api.Problems{{Message: err.Error()}}
+			return nil, nil, api.Problems{{Message: err.Error()}}
 		}
 		objects = append(objects, objs...)
 	}
-	return render.Run(cfg, objects)
+	return render.RunFleet(cfg, objects)
 }
 
 // ReadConfig reads the ComputePlaneGenerator from a file holding exactly one.

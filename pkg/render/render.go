@@ -12,13 +12,21 @@ import (
 // objects, renders every output, adds the kept inputs and the objects that
 // pass through, and orders the result. On any problem it returns no objects.
 func Run(cfg *api.Config, objects []api.Object) ([]Object, api.Problems) {
+	_, out, problems := RunFleet(cfg, objects)
+	return out, problems
+}
+
+// RunFleet is Run that also returns the checked fleet the objects were
+// rendered from, for reports about a run (the pull-request summary). On any
+// problem it returns neither.
+func RunFleet(cfg *api.Config, objects []api.Object) (*fleet.Fleet, []Object, api.Problems) {
 	f, problems := fleet.Build(cfg, objects)
 	if len(problems) > 0 {
-		return nil, problems
+		return nil, nil, problems
 	}
 	generated, problems := Render(f)
 	if len(problems) > 0 {
-		return nil, problems
+		return nil, nil, problems
 	}
 	others := make([]Object, 0, len(f.Passthrough)+len(f.Inputs))
 	for _, o := range f.Passthrough {
@@ -29,7 +37,11 @@ func Run(cfg *api.Config, objects []api.Object) ([]Object, api.Problems) {
 			others = append(others, FromInput(o))
 		}
 	}
-	return Assemble(generated, others)
+	out, problems := Assemble(generated, others)
+	if len(problems) > 0 {
+		return nil, nil, problems
+	}
+	return f, out, nil
 }
 
 // Render builds every generated object of a checked fleet, unordered.
