@@ -39,8 +39,9 @@ type Object struct {
 
 // Path is the file an object is written to in a fleet folder and in kpt:
 // <namespace>/<kind-lowercase>-<name>.yaml. Objects without a namespace go
-// under "_cluster". Characters that could leave the folder are replaced; a
-// valid Kubernetes name never holds them.
+// under "_cluster". Characters that could leave the folder are replaced, and
+// a leading dot too (a segment like ".git" or ".." would reach places no
+// writer should touch); a valid Kubernetes name never holds them.
 func (o Object) Path() string {
 	ns := o.Namespace
 	if ns == "" {
@@ -57,7 +58,7 @@ func safeSegment(s string) string {
 		}
 		return '_'
 	}, s)
-	if s == "" || s == "." || s == ".." {
+	if s == "" || strings.HasPrefix(s, ".") {
 		return "_" + s
 	}
 	return s
