@@ -31,8 +31,8 @@ test: tools build ## Run every test (unit, golden fixtures, examples, end to end
 	KUSTOMIZE=$(KUSTOMIZE) $(GO) test -count=1 ./...
 
 .PHONY: golden
-golden: ## Rewrite the golden files of fixtures/ and examples/ (review the diff!)
-	KUSTOMIZE=$(KUSTOMIZE) $(GO) test ./... -run 'TestFixtures$$|TestExamples' -update
+golden: ## Rewrite the golden files of fixtures/, examples/ and the summaries (review the diff!)
+	KUSTOMIZE=$(KUSTOMIZE) $(GO) test ./fn/ ./examples/ ./pkg/summary/ -run 'TestFixtures$$|TestExamples|TestSummary' -update
 
 .PHONY: lint
 lint: ## gofmt and go vet
@@ -41,4 +41,4 @@ lint: ## gofmt and go vet
 
 .PHONY: examples
 examples: tools build ## Run the examples and compare them with their expected output
-	KUSTOMIZE=$(KUSTOMIZE) $(GO) test -count=1 -run TestExamples ./...
+	KUSTOMIZE=$(KUSTOMIZE) $(GO) test -count=1 ./examples/

@@ -172,8 +172,12 @@ func Build(cfg *api.Config, objects []api.Object) (*Fleet, api.Problems) {
 		switch {
 		case o.APIVersion == api.DefinitionAPIVersion && o.Kind == api.DefinitionKind:
 		case o.APIVersion == api.ConfigAPIVersion && o.Kind == api.ConfigKind:
-			// A function config among the inputs (a folder input that holds
-			// it): it is local configuration, never output.
+			// A function config among the inputs (kpt sends the file at
+			// configPath as an item too; a folder input may hold it): it is
+			// local configuration, an input like the others, kept only with
+			// keepInputs. kpt in place deletes the files of items a function
+			// drops, so there keepInputs must keep it.
+			f.Inputs = append(f.Inputs, o)
 		case isGenerated(o):
 			// Earlier output of this function: generated anew.
 		case o.Group() == api.AppsGroup:

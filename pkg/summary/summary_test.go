@@ -57,11 +57,11 @@ func quickstart(t *testing.T) summary.Report {
 	return summary.Report{Fleet: f}
 }
 
-func TestSmallFleet(t *testing.T) {
+func TestSummarySmallFleet(t *testing.T) {
 	golden(t, "small-fleet", write(t, quickstart(t)))
 }
 
-func TestSmallFleetWithChanges(t *testing.T) {
+func TestSummarySmallFleetWithChanges(t *testing.T) {
 	r := quickstart(t)
 	r.Dir = "clusters/fleet"
 	r.Check = true
@@ -73,7 +73,7 @@ func TestSmallFleetWithChanges(t *testing.T) {
 	golden(t, "small-fleet-changes", write(t, r))
 }
 
-func TestUpToDate(t *testing.T) {
+func TestSummaryUpToDate(t *testing.T) {
 	r := quickstart(t)
 	r.Dir = "fleet"
 	got := write(t, r)
@@ -82,7 +82,7 @@ func TestUpToDate(t *testing.T) {
 	}
 }
 
-func TestRefused(t *testing.T) {
+func TestSummaryRefused(t *testing.T) {
 	var problems api.Problems
 	for i := range 25 {
 		problems = append(problems, api.Problem{File: "apps.yaml", Object: api.ObjectRef{Kind: "JupyterHub", Namespace: "tenant-x", Name: fmt.Sprint("lab", i)}, Field: "metadata.namespace", Message: "JupyterHub apps run only on a ComputePlane, and tenant \"x\" has none"})
@@ -90,10 +90,10 @@ func TestRefused(t *testing.T) {
 	golden(t, "refused", write(t, summary.Report{Problems: problems, Dir: "fleet"}))
 }
 
-// TestLargeFleet renders 600 tenants with 10 apps each, changes a few and
+// TestSummaryLargeFleet renders 600 tenants with 10 apps each, changes a few and
 // removes one: the summary folds, names the touched tenants and stays far
 // below GitHub's comment limit.
-func TestLargeFleet(t *testing.T) {
+func TestSummaryLargeFleet(t *testing.T) {
 	dir := t.TempDir()
 	defs, err := filepath.Glob("../../examples/quickstart/definitions/*.yaml")
 	if err != nil || len(defs) == 0 {
