@@ -11,8 +11,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 )
@@ -32,7 +34,7 @@ type File struct {
 // without the managed-by label could never be pruned. Two objects that would
 // share a file are an error.
 func Files(objs []render.Object) ([]File, error) {
-	out := make([]File, 0, len(objs))
+	var gen []render.Object
 	seen := make(map[string]render.Object, len(objs))
 	for _, o := range objs {
 		if !o.Generated {
@@ -44,11 +46,28 @@ func Files(objs []render.Object) ([]File, error) {
 				prev.Kind, prev.Namespace, prev.Name, o.Kind, o.Namespace, o.Name, p)
 		}
 		seen[p] = o
-		data, err := EncodeOne(o)
+		gen = append(gen, o)
+	}
+	// Encoding is most of the work for a large fleet: spread it over the
+	// cores. The encoder only reads the nodes.
+	out := make([]File, len(gen))
+	errs := make([]error, len(gen))
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(gen)/256))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(gen); i += workers {
+				data, err := EncodeOne(gen[i])
+				out[i], errs[i] = File{Path: gen[i].Path(), Data: data}, err
+			}
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
 		if err != nil {
+			o := gen[i]
 			return nil, fmt.Errorf("failed to encode %s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
 		}
-		out = append(out, File{Path: p, Data: data})
 	}
 	return out, nil
 }
@@ -255,11 +274,50 @@ func plan(dir string, files []File) (*folderPlan, error) {
 		return nil, fmt.Errorf("refusing to write output folder %s:\n  %s", dir, strings.Join(capLines(conflicts, 20), "\n  "))
 	}
 	slices.SortFunc(p.changes, func(a, b Change) int { return cmp.Compare(a.Path, b.Path) })
+	if err := checkManaged(p.changes); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
-// checkFiles refuses file lists that could leave the folder, clash with
-// themselves or write something the writer could never prune.
+// checkManaged refuses to write a file that a later run could not tell from
+// a foreign one (see IsManaged), which it could then never prune. Only the
+// files to add or change are parsed, in parallel: an unchanged file is
+// byte-identical to what is on disk already, and parsing 100,000 files on
+// every run would be most of the cost of an up-to-date check.
+func checkManaged(changes Changes) error {
+	var todo []int
+	for i, c := range changes {
+		if c.Op != Removed {
+			todo = append(todo, i)
+		}
+	}
+	bad := make([]bool, len(todo))
+	workers := min(runtime.GOMAXPROCS(0), len(todo))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for j := w; j < len(todo); j += workers {
+				bad[j] = !IsManaged(changes[todo[j]].New)
+			}
+		})
+	}
+	wg.Wait()
+	var problems []string
+	for j, b := range bad {
+		if b {
+			problems = append(problems, fmt.Sprintf("%s: not every document carries the label app.kubernetes.io/managed-by: computeplane-fn, so a later run could not tell it from a foreign file", changes[todo[j]].Path))
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("refusing to write the fleet folder:\n  %s", strings.Join(capLines(problems, 20), "\n  "))
+	}
+	return nil
+}
+
+// checkFiles refuses file lists that could leave the folder or clash with
+// themselves. Whether the files are recognisably generated is checked later,
+// only for the files a run writes (see checkManaged).
 func checkFiles(files []File) (map[string][]byte, error) {
 	want := make(map[string][]byte, len(files))
 	var problems []string
@@ -280,14 +338,6 @@ func checkFiles(files []File) (map[string][]byte, error) {
 			if _, clash := want[parent]; clash {
 				problems = append(problems, fmt.Sprintf("%s: is a file and the folder of %s", parent, p))
 				break
-			}
-		}
-	}
-	if len(problems) == 0 {
-		// Parsing every file is the costly part: only when the paths are fine.
-		for _, f := range files {
-			if !IsManaged(f.Data) {
-				problems = append(problems, fmt.Sprintf("%s: not every document carries the label app.kubernetes.io/managed-by: computeplane-fn, so a later run could not tell it from a foreign file", f.Path))
 			}
 		}
 	}
