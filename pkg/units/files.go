@@ -2,10 +2,13 @@ package units
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,34 +37,21 @@ type File struct {
 // that the folder writer recognises all of them as its own. The files are
 // sorted by path.
 func (p *Plan) Files() ([]File, error) {
+	perUnit, err := p.unitFiles()
+	if err != nil {
+		return nil, err
+	}
 	var out []File
-	for _, u := range p.Units {
-		for i, o := range u.Objects {
-			data, err := output.EncodeOne(o)
-			if err != nil {
-				return nil, fmt.Errorf("failed to encode %s %s/%s for unit %s: %w", o.Kind, o.Namespace, o.Name, u.Name, err)
-			}
-			out = append(out, File{Path: path.Join(u.Folder, u.Files[i]), Data: data})
-		}
-		f, err := kustomizeFile(u.Folder, u.Name, u.Files)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, f)
+	for _, fs := range perUnit {
+		out = append(out, fs...)
 	}
 
 	wiring := p.Fleet.WiringPath
 	groupFiles := make([]string, 0, len(p.Groups))
 	for _, g := range p.Groups {
-		var unitFiles []string
+		unitFiles := make([]string, 0, len(g.Units))
 		for _, u := range g.Units {
-			name := "kustomization-" + u.Name + ".yaml"
-			data, err := encode(p.UnitKustomization(u))
-			if err != nil {
-				return nil, fmt.Errorf("failed to encode the Kustomization of unit %s: %w", u.Name, err)
-			}
-			out = append(out, File{Path: path.Join(g.Folder, name), Data: data})
-			unitFiles = append(unitFiles, name)
+			unitFiles = append(unitFiles, wiringFile(u.Name))
 		}
 		f, err := kustomizeFile(g.Folder, g.Name, unitFiles)
 		if err != nil {
@@ -69,13 +59,12 @@ func (p *Plan) Files() ([]File, error) {
 		}
 		out = append(out, f)
 
-		name := "kustomization-" + g.Name + ".yaml"
 		data, err := encode(p.GroupKustomization(g))
 		if err != nil {
 			return nil, fmt.Errorf("failed to encode the Kustomization of wiring group %s: %w", g.Name, err)
 		}
-		out = append(out, File{Path: path.Join(wiring, name), Data: data})
-		groupFiles = append(groupFiles, name)
+		out = append(out, File{Path: path.Join(wiring, wiringFile(g.Name)), Data: data})
+		groupFiles = append(groupFiles, wiringFile(g.Name))
 	}
 	f, err := kustomizeFile(wiring, NamePrefix+"wiring", groupFiles)
 	if err != nil {
@@ -90,6 +79,60 @@ func (p *Plan) Files() ([]File, error) {
 		}
 	}
 	return out, nil
+}
+
+// wiringFile is the file of a Kustomization in the wiring, named like every
+// other object's file: <kind-lowercase>-<name>.yaml.
+func wiringFile(name string) string { return "kustomization-" + name + ".yaml" }
+
+// unitFiles encodes, for every unit, its objects, its kustomization.yaml and
+// its Kustomization in the wiring, on all processors: encoding is most of a
+// layout's time, and each file depends on its unit only, so the result is
+// the same however the work is spread.
+func (p *Plan) unitFiles() ([][]File, error) {
+	out := make([][]File, len(p.Units))
+	errs := make([]error, len(p.Units))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range max(1, runtime.GOMAXPROCS(0)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ui := range next {
+				out[ui], errs[ui] = p.filesOfUnit(p.Units[ui])
+			}
+		}()
+	}
+	for ui := range p.Units {
+		next <- ui
+	}
+	close(next)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (p *Plan) filesOfUnit(u *Unit) ([]File, error) {
+	files := make([]File, 0, len(u.Objects)+2)
+	for i, o := range u.Objects {
+		data, err := output.EncodeOne(o)
+		if err != nil {
+			return nil, fmt.Errorf("failed to encode %s %s/%s for unit %s: %w", o.Kind, o.Namespace, o.Name, u.Name, err)
+		}
+		files = append(files, File{Path: path.Join(u.Folder, u.Files[i]), Data: data})
+	}
+	f, err := kustomizeFile(u.Folder, u.Name, u.Files)
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, f)
+	data, err := encode(p.UnitKustomization(u))
+	if err != nil {
+		return nil, fmt.Errorf("failed to encode the Kustomization of unit %s: %w", u.Name, err)
+	}
+	return append(files, File{Path: path.Join(p.Groups[u.Group].Folder, wiringFile(u.Name)), Data: data}), nil
 }
 
 // UnitKustomization is the Flux Kustomization that reconciles a unit:
