@@ -200,7 +200,7 @@ func TestWiringOrder(t *testing.T) {
 // unit.
 func TestAddingATenantMovesNothing(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
-	for run := range 200 {
+	for run := range 100 {
 		shards := 1 + rng.IntN(12)
 		groups := 1 + rng.IntN(40)
 		cfg := fleetConfig(func(fc *api.FleetConfig) { fc.Shards = shards; fc.WiringGroups = groups })
