@@ -72,9 +72,9 @@ func managedLabels(labels map[string]string) map[string]string {
 	return labels
 }
 
-// toNode converts a typed API object to a YAML mapping in the field order of
-// its Go type, without the empty status and creationTimestamp that typed
-// objects always marshal.
+// toNode converts a typed API object to a YAML mapping with sorted keys,
+// without the empty status and creationTimestamp that typed objects always
+// marshal.
 func toNode(obj any) (*yaml.Node, error) {
 	data, err := json.Marshal(obj)
 	if err != nil {
@@ -87,10 +87,6 @@ func toNode(obj any) (*yaml.Node, error) {
 	yamlnode.DeleteKey(n, "status")
 	if md := yamlnode.Get(n, "metadata"); md != nil {
 		yamlnode.DeleteKey(md, "creationTimestamp")
-	}
-	// Kubernetes convention: apiVersion before kind.
-	if len(n.Content) >= 4 && n.Content[0].Value == "kind" && n.Content[2].Value == "apiVersion" {
-		n.Content[0], n.Content[1], n.Content[2], n.Content[3] = n.Content[2], n.Content[3], n.Content[0], n.Content[1]
 	}
 	return n, nil
 }
