@@ -27,6 +27,7 @@ var objectMetaFields = map[string]bool{
 // alphanumeric, annotation keys qualified names and all annotations together
 // at most 256 KiB. ObjectMeta has no other fields than the API server's. A
 // rendered object must carry its name, so generateName alone is not enough.
+// The violations are sorted by path and message.
 func ValidateMetadata(metadata any, namespaced bool) []schema.Violation {
 	var vs []schema.Violation
 	add := func(path, msg string) { vs = append(vs, schema.Violation{Path: path, Message: msg}) }
@@ -92,11 +93,11 @@ func ValidateMetadata(metadata any, namespaced bool) []schema.Violation {
 			add("metadata.annotations", err.Error())
 		}
 	}
-	return vs
+	return sortViolations(vs)
 }
 
-// stringMap returns meta[field] as a map of strings, reporting through add
-// when it is something else.
+// stringMap returns the string entries of meta[field], reporting through
+// add the entries, or the field, that are something else.
 func stringMap(meta map[string]any, field string, add func(path, msg string)) (map[string]string, bool) {
 	raw, ok := meta[field]
 	if !ok || raw == nil {
@@ -111,15 +112,13 @@ func stringMap(meta map[string]any, field string, add func(path, msg string)) (m
 		return nil, false
 	}
 	out := make(map[string]string, len(m))
-	valid := true
 	for k, v := range m {
 		s, ok := v.(string)
 		if !ok {
 			add(schema.ChildPath("metadata."+field, k), "must be a string")
-			valid = false
 			continue
 		}
 		out[k] = s
 	}
-	return out, valid
+	return out, true
 }

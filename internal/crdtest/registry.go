@@ -245,6 +245,10 @@ func (r *Registry) Validate(obj map[string]any) []schema.Violation {
 	vs = append(vs, v.schema.Validate(body)...)
 	r.record(apiVersion, kind, v.schema.SkippedRules(body))
 
+	return sortViolations(vs)
+}
+
+func sortViolations(vs []schema.Violation) []schema.Violation {
 	slices.SortFunc(vs, func(a, b schema.Violation) int {
 		return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.Message, b.Message))
 	})
