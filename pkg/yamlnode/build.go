@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"slices"
+	"sort"
 	"strconv"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
