@@ -338,3 +338,25 @@ func exitCode(err error) int {
 	}
 	return -1
 }
+
+// TestReadmeShowsRealOutput keeps the release the README shows identical to
+// a document of the quickstart's real output.
+func TestReadmeShowsRealOutput(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(readme), "A routed app's release")
+	if !ok {
+		t.Fatal("README lost its routed release example")
+	}
+	_, block, _ := strings.Cut(after, "```yaml\n")
+	block, _, _ = strings.Cut(block, "```")
+	got := standalone(t, copyExample(t, "quickstart"))
+	for _, doc := range strings.Split(got, "---\n") {
+		if doc == block {
+			return
+		}
+	}
+	t.Errorf("the README's routed release is not in the quickstart output; update the README:\n%s", block)
+}
