@@ -257,7 +257,12 @@ func (f *Fleet) buildTenants(tenants []*api.Tenant) api.Problems {
 	byNS := map[string]*api.Tenant{}
 	for _, t := range tenants {
 		ns := TenantNamespace(t.Parent, t.Name)
-		if !api.ValidDNSLabel(ns) {
+		if t.Parent != RootNamespace && !api.ValidDNSLabel(t.Parent) {
+			problems = append(problems, api.Errorf(t.Ref, t.Origin, "metadata.namespace",
+				"%q is not a valid namespace name", t.Parent))
+			continue
+		}
+		if len(ns) > 63 {
 			problems = append(problems, api.Errorf(t.Ref, t.Origin, "metadata.name",
 				"tenant namespace %q is %d characters long; Kubernetes allows at most 63", ns, len(ns)))
 			continue
