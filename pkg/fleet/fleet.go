@@ -162,7 +162,7 @@ func Build(cfg *api.Config, objects []api.Object) (*Fleet, api.Problems) {
 			}
 			if prev, dup := f.Definitions[def.Kind]; dup {
 				problems = append(problems, api.Errorf(def.Ref, def.Origin, "spec.application.kind",
-					"kind %s is already declared by ApplicationDefinition %q (%s); one kind, one definition", def.Kind, prev.Ref.Name, fileOf(prev.Origin)))
+					"kind %s is already declared by ApplicationDefinition %q (%s); one kind, one definition", def.Kind, prev.Ref.Name, prev.Origin.Describe()))
 				continue
 			}
 			f.Definitions[def.Kind] = def
@@ -229,13 +229,6 @@ func isGenerated(o api.Object) bool {
 	return labels[ManagedByLabel] == ManagedByValue
 }
 
-func fileOf(o api.Origin) string {
-	if o.File == "" {
-		return "ResourceList items"
-	}
-	return o.File
-}
-
 // checkDelivery refuses a Direct delivery next to the platform's own
 // ComputePlane module: both would own HelmRelease computeplane.
 func (f *Fleet) checkDelivery() api.Problems {
@@ -269,7 +262,7 @@ func (f *Fleet) buildTenants(tenants []*api.Tenant) api.Problems {
 		}
 		if prev, dup := byNS[ns]; dup {
 			problems = append(problems, api.Errorf(t.Ref, t.Origin, "metadata.name",
-				"tenant %q in %s is defined twice (also in %s)", t.Name, t.Parent, fileOf(prev.Origin)))
+				"tenant %q in %s is defined twice (also in %s)", t.Name, t.Parent, prev.Origin.Describe()))
 			continue
 		}
 		byNS[ns] = t
@@ -317,7 +310,7 @@ func (f *Fleet) attachKnobs(knobs []*api.Knobs) api.Problems {
 				"tenant %q (%s) has no ComputePlane: set spec.computeplane: true on its Tenant object to use these knobs", t.Name, t.Namespace))
 		case t.Knobs != nil:
 			problems = append(problems, api.Errorf(k.Ref, k.Origin, "metadata.name",
-				"tenant %s already has a ComputePlane object (%s); one per tenant", t.Namespace, fileOf(t.Knobs.Origin)))
+				"tenant %s already has a ComputePlane object (%s); one per tenant", t.Namespace, t.Knobs.Origin.Describe()))
 		default:
 			t.Knobs = k
 		}
