@@ -152,6 +152,7 @@ func Build(cfg *api.Config, objects []api.Object) (*Fleet, api.Problems) {
 	slices.SortStableFunc(objects, compareObjects)
 
 	// Definitions first: they say which kinds are apps.
+	byName := map[string]*api.Definition{}
 	for _, o := range objects {
 		if o.APIVersion == api.DefinitionAPIVersion && o.Kind == api.DefinitionKind {
 			def, ps := api.DecodeDefinition(o)
@@ -160,6 +161,12 @@ func Build(cfg *api.Config, objects []api.Object) (*Fleet, api.Problems) {
 			if def == nil || def.Kind == "" {
 				continue
 			}
+			if prev, dup := byName[def.Ref.Name]; dup {
+				problems = append(problems, api.Errorf(def.Ref, def.Origin, "metadata.name",
+					"ApplicationDefinition %q is defined twice (also in %s); one name, one definition", def.Ref.Name, prev.Origin.Describe()))
+				continue
+			}
+			byName[def.Ref.Name] = def
 			if prev, dup := f.Definitions[def.Kind]; dup {
 				problems = append(problems, api.Errorf(def.Ref, def.Origin, "spec.application.kind",
 					"kind %s is already declared by ApplicationDefinition %q (%s); one kind, one definition", def.Kind, prev.Ref.Name, prev.Origin.Describe()))
