@@ -213,9 +213,9 @@ func kustomizeFile(folder, name string, resources []string) (File, error) {
 	return File{Path: path.Join(folder, KustomizationFile), Data: data}, nil
 }
 
-// encode writes a typed object as YAML in the field order of its Go type,
-// apiVersion first, without the empty status and creationTimestamp typed
-// objects marshal, in the style of the rest of the output.
+// encode writes a typed object as YAML with sorted keys, without the empty
+// status and creationTimestamp typed objects marshal, in the style of the
+// rest of the output (and of kustomize and the API server).
 func encode(obj any) ([]byte, error) {
 	data, err := json.Marshal(obj)
 	if err != nil {
@@ -228,9 +228,6 @@ func encode(obj any) ([]byte, error) {
 	yamlnode.DeleteKey(n, "status")
 	if md := yamlnode.Get(n, "metadata"); md != nil {
 		yamlnode.DeleteKey(md, "creationTimestamp")
-	}
-	if len(n.Content) >= 4 && n.Content[0].Value == "kind" && n.Content[2].Value == "apiVersion" {
-		n.Content[0], n.Content[1], n.Content[2], n.Content[3] = n.Content[2], n.Content[3], n.Content[0], n.Content[1]
 	}
 	return yaml.Marshal(n)
 }
