@@ -108,13 +108,21 @@ func (p *ClusterPlan) Values(t *fleet.Tenant) (map[string]any, api.Problems) {
 	for _, v := range p.knobs.Validate(k.Values) {
 		problems = append(problems, api.Errorf(k.Ref, k.Origin, fieldPath("spec", v.Path), "%s", v.Message))
 	}
+	reported := map[string]bool{}
 	for _, path := range leafPaths(k.Values, nil) {
 		for _, fixed := range p.fixedPaths {
-			if overlaps(path, fixed) {
-				problems = append(problems, api.Errorf(k.Ref, k.Origin, fieldPath("spec", strings.Join(path, ".")),
-					"is fixed by the operator (%s) and cannot be set by a tenant; remove it from this ComputePlane object", strings.Join(fixed, ".")))
-				break
+			if !overlaps(path, fixed) {
+				continue
 			}
+			// Report the shorter of the two paths, once: below a path the
+			// operator owns whole, every leaf is the same mistake.
+			field := fieldPath("spec", joinPath(path[:min(len(path), len(fixed))]))
+			if !reported[field] {
+				reported[field] = true
+				problems = append(problems, api.Errorf(k.Ref, k.Origin, field,
+					"is fixed by the operator (%s) and cannot be set by a tenant; remove it from this ComputePlane object", joinPath(fixed)))
+			}
+			break
 		}
 	}
 	if len(problems) > 0 {
@@ -287,6 +295,15 @@ func walkLeaves(v map[string]any, prefix []string, whole func([]string) bool) []
 			continue
 		}
 		out = append(out, p)
+	}
+	return out
+}
+
+// joinPath writes a values path the way schema violations are written.
+func joinPath(path []string) string {
+	out := ""
+	for _, k := range path {
+		out = schema.ChildPath(out, k)
 	}
 	return out
 }

@@ -136,11 +136,12 @@ nodeGroups:
 		{"addons: null", "spec.addons"},
 		{"addons: off", "spec.addons"},
 		{"addons: [certManager]", "spec.addons"},
-		{"addons: {ingressNginx: {valuesOverride: {ingress-nginx: {controller: {hostNetwork: true}}}}}", "spec.addons.ingressNginx.valuesOverride.ingress-nginx.controller.hostNetwork"},
+		{"addons: {ingressNginx: {valuesOverride: {ingress-nginx: {controller: {hostNetwork: true}}}}}", "spec.addons.ingressNginx.valuesOverride"},
+		{"addons: {certManager: {enabled: {really: false}}}", "spec.addons.certManager.enabled"},
 		{"addons: {ingressNginx: {valuesOverride: {}}}", "spec.addons.ingressNginx.valuesOverride"},
 		{"controlPlane: {apiServer: {extraArgs: [--enable-admission-plugins=AlwaysAdmit]}}", "spec.controlPlane.apiServer.extraArgs"},
 		{"controlPlane: {apiServer: {extraArgs: []}}", "spec.controlPlane.apiServer.extraArgs"},
-		{"controlPlane: {apiServer: {extraArgs: {\"0\": --admission-control-config-file=/dev/null}}}", "spec.controlPlane.apiServer.extraArgs.0"},
+		{"controlPlane: {apiServer: {extraArgs: {\"0\": --admission-control-config-file=/dev/null}}}", "spec.controlPlane.apiServer.extraArgs"},
 		{"controlPlane: {apiServer: {extraArgs: null}}", "spec.controlPlane.apiServer.extraArgs"},
 		{"controlPlane: {apiServer: {extraVolumes: [{name: computeplane-admission, configMap: {name: mine}}]}}", "spec.controlPlane.apiServer.extraVolumes"},
 		{"controlPlane: {apiServer: {extraVolumeMounts: []}}", "spec.controlPlane.apiServer.extraVolumeMounts"},
@@ -149,8 +150,8 @@ nodeGroups:
 		{"controlPlane: {}", "spec.controlPlane"},
 		{"controlPlane: null", "spec.controlPlane"},
 		{"controlPlane: 1", "spec.controlPlane"},
-		{"nodeGroups: {md0: {maxReplicas: 100}}", "spec.nodeGroups.md0.maxReplicas"},
-		{"nodeGroups: {md1: {minReplicas: 1, maxReplicas: 3, instanceType: u1.large, diskSize: 50Gi}}", "spec.nodeGroups.md1.diskSize"},
+		{"nodeGroups: {md0: {maxReplicas: 100}}", "spec.nodeGroups"},
+		{"nodeGroups: {md1: {minReplicas: 1, maxReplicas: 3, instanceType: u1.large, diskSize: 50Gi}}", "spec.nodeGroups"},
 		{"nodeGroups: {}", "spec.nodeGroups"},
 		{"nodeGroups: null", "spec.nodeGroups"},
 	}
@@ -162,6 +163,9 @@ nodeGroups:
 			}
 			if len(problems) == 0 {
 				t.Fatal("not refused")
+			}
+			if len(problems) != 1 {
+				t.Errorf("%d problems for one mistake: %v", len(problems), problems)
 			}
 			got := problems[0]
 			if got.Field != tt.field || !strings.Contains(got.Message, "is fixed by the operator") || got.File != "knobs.yaml" || got.Object.Kind != api.ComputePlaneKind {
