@@ -1,6 +1,7 @@
 package render_test
 
 import (
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -265,4 +266,25 @@ func TestAdmissionWiringConflicts(t *testing.T) {
 			t.Errorf("problems = %v", problems)
 		}
 	})
+}
+
+// TestSecurityDocsListEveryAddonNamespace keeps docs/security.md honest: every
+// addon namespace is named there, as exempt or as never exempt.
+func TestSecurityDocsListEveryAddonNamespace(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/security.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range render.AddonNamespaces {
+		row := "| `" + a.Namespace + "` |"
+		if a.Needs == api.PodSecurityRestricted {
+			if a.Namespace != "cozy-monitoring" && a.Namespace != "cozy-ouroboros" && !strings.Contains(string(doc), "`"+a.Namespace+"`") {
+				t.Errorf("docs/security.md does not name %s among the namespaces never exempt", a.Namespace)
+			}
+			continue
+		}
+		if !strings.Contains(string(doc), row) {
+			t.Errorf("docs/security.md has no row for %s (%s)", a.Namespace, a.Addon)
+		}
+	}
 }
