@@ -153,21 +153,14 @@ func Assemble(generated []Object, others []Object) ([]Object, api.Problems) {
 		what := fmt.Sprintf("%s %s/%s", b.Kind, b.Namespace, b.Name)
 		if b.Generated {
 			problems = append(problems, api.Errorf(b.From, b.Origin, "metadata.name",
-				"would produce %s, which %s (%s) produces too; two inputs must not produce the same object", what, a.From, fileOf(a.Origin)))
+				"would produce %s, which %s (%s) produces too; two inputs must not produce the same object", what, a.From, a.Origin.Describe()))
 		} else {
 			problems = append(problems, api.Errorf(b.From, b.Origin, "metadata.name",
-				"%s is generated from %s (%s) and must not also be among the inputs", what, a.From, fileOf(a.Origin)))
+				"%s is generated from %s (%s) and must not also be among the inputs", what, a.From, a.Origin.Describe()))
 		}
 	}
 	if len(problems) > 0 {
 		return nil, problems.Compact()
 	}
 	return out, nil
-}
-
-func fileOf(o api.Origin) string {
-	if o.File == "" {
-		return "ResourceList items"
-	}
-	return o.File
 }
