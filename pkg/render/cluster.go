@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -96,8 +97,9 @@ func fixedValues(cfg *api.Config) (map[string]any, *Admission, api.Problems) {
 }
 
 // Values validates a tenant's knobs and merges the fixed values over them.
-// A knob outside the schema, or one that touches a path the operator fixed,
-// is refused with the path; fixed values are never silently overridden.
+// A knob outside the schema, one that touches a path the operator fixed, or
+// a top-level key starting with '_' (the platform's own values) is refused
+// with the path; fixed values are never silently overridden.
 // Node groups a tenant gives must leave the pinned ingress addon a node.
 func (p *ClusterPlan) Values(t *fleet.Tenant) (map[string]any, api.Problems) {
 	if t.Knobs == nil || len(t.Knobs.Values) == 0 {
@@ -109,6 +111,16 @@ func (p *ClusterPlan) Values(t *fleet.Tenant) (map[string]any, api.Problems) {
 		problems = append(problems, api.Errorf(k.Ref, k.Origin, fieldPath("spec", v.Path), "%s", v.Message))
 	}
 	reported := map[string]bool{}
+	for _, key := range slices.Sorted(maps.Keys(k.Values)) {
+		// The platform's cozystack-values Secret sets these (_namespace.etcd
+		// names the datastore), and spec.values would win over it.
+		if strings.HasPrefix(key, "_") {
+			field := fieldPath("spec", joinPath([]string{key}))
+			reported[field] = true
+			problems = append(problems, api.Errorf(k.Ref, k.Origin, field,
+				"values key %q is reserved: Cozystack sets top-level keys starting with '_' for the platform, and a tenant must not override them", key))
+		}
+	}
 	for _, path := range leafPaths(k.Values, nil) {
 		for _, fixed := range p.fixedPaths {
 			if !overlaps(path, fixed) {

@@ -174,6 +174,18 @@ nodeGroups:
 		})
 	}
 
+	t.Run("the platform's own values", func(t *testing.T) {
+		for knobs, field := range map[string]string{
+			"_namespace: {etcd: tenant-other}":    "spec._namespace",
+			"_cluster: {root-host: evil.example}": "spec._cluster",
+		} {
+			merged, problems := p.Values(knobTenant(values(t, knobs)))
+			if merged != nil || len(problems) != 1 || problems[0].Field != field || !strings.Contains(problems[0].Message, "reserved") {
+				t.Errorf("%s: problems = %v; want one at %s", knobs, problems, field)
+			}
+		}
+	})
+
 	t.Run("paths the operator did not fix stay open to a permissive schema", func(t *testing.T) {
 		for _, knobs := range []string{
 			"controlPlane: {replicas: 3}",
