@@ -98,7 +98,7 @@ func TestNeverExemptsTenantNamespaces(t *testing.T) {
 			t.Errorf("exemption %+v does not say why", e)
 		}
 	}
-	for _, a := range render.AddonNamespaces {
+	for _, a := range render.AddonNamespaces() {
 		if !strings.HasPrefix(a.Namespace, "cozy-") && a.Namespace != "kube-system" {
 			t.Errorf("addon namespace %s is not a platform namespace", a.Namespace)
 		}
@@ -275,7 +275,7 @@ func TestSecurityDocsListEveryAddonNamespace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, a := range render.AddonNamespaces {
+	for _, a := range render.AddonNamespaces() {
 		row := "| `" + a.Namespace + "` |"
 		if a.Needs == api.PodSecurityRestricted {
 			if a.Namespace != "cozy-monitoring" && a.Namespace != "cozy-ouroboros" && !strings.Contains(string(doc), "`"+a.Namespace+"`") {

@@ -178,6 +178,10 @@ func ingressNodesProblem(values map[string]any) string {
 		switch n := group["maxReplicas"].(type) {
 		case nil:
 			return ""
+		case int:
+			if n >= 1 {
+				return ""
+			}
 		case int64:
 			if n >= 1 {
 				return ""

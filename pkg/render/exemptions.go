@@ -23,12 +23,12 @@ type AddonNamespace struct {
 	on func(values map[string]any) bool
 }
 
-// AddonNamespaces is every namespace the addon set of apps/kubernetes
+// addonNamespaces is every namespace the addon set of apps/kubernetes
 // (Cozystack at 3c780acd, templates/helmreleases/*.yaml, with the pods of
 // packages/system/*) installs pods or CRDs into, and what its pods need.
 // Routed apps land in their tenant's namespace (tenant-...), which is none
 // of these, and is never exempted.
-var AddonNamespaces = []AddonNamespace{
+var addonNamespaces = []AddonNamespace{
 	{Namespace: "kube-system", Addon: "always (Kamaji addons, coredns)", Needs: api.PodSecurityPrivileged, on: always,
 		Reason: "the cluster's own system namespace: Kamaji's konnectivity-agent DaemonSet and CoreDNS run there, and they do not meet restricted"},
 	{Namespace: "cozy-cilium", Addon: "cilium (always)", Needs: api.PodSecurityPrivileged, on: always,
@@ -62,12 +62,16 @@ var AddonNamespaces = []AddonNamespace{
 		Reason: "the /etc/hosts DaemonSet uses the host network and writes a host path"},
 }
 
+// AddonNamespaces returns every namespace the addon set of apps/kubernetes
+// installs into, with the level its pods need and why, exempt or not.
+func AddonNamespaces() []AddonNamespace { return slices.Clone(addonNamespaces) }
+
 // PodSecurityExemptions returns the addon namespaces that the fixed values
 // install and whose pods need more than level allows, one entry per
 // namespace (the most demanding addon), sorted by namespace.
 func PodSecurityExemptions(level string, fixed map[string]any) []AddonNamespace {
 	byNS := map[string]AddonNamespace{}
-	for _, a := range AddonNamespaces {
+	for _, a := range addonNamespaces {
 		if !a.on(fixed) || levelRank(a.Needs) <= levelRank(level) {
 			continue
 		}
