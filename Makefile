@@ -32,7 +32,7 @@ test: tools build ## Run every test (unit, golden fixtures, examples, end to end
 
 .PHONY: golden
 golden: ## Rewrite the golden files of fixtures/ and examples/ (review the diff!)
-	KUSTOMIZE=$(KUSTOMIZE) $(GO) test ./... -run 'TestFixtures$$|TestExamples' -update
+	KUSTOMIZE=$(KUSTOMIZE) $(GO) test ./fn ./e2e -run 'TestFixtures$$|TestQuickstartGolden' -update
 
 .PHONY: lint
 lint: ## gofmt and go vet

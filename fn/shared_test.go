@@ -117,7 +117,12 @@ func TestRealDefinitionsValidateAgainstCRDs(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, viol := range registry.Validate(v.(map[string]any)) {
+				violations := registry.Validate(v.(map[string]any))
+				if o.APIVersion == "v1" {
+					// A core kind has no CRD; its metadata obeys the same rules.
+					violations = crdtest.ValidateMetadata(v.(map[string]any)["metadata"], true)
+				}
+				for _, viol := range violations {
 					t.Errorf("%s %s/%s: %s", o.Kind, o.Namespace, o.Name, viol)
 				}
 				for _, msg := range helmReleaseRules(v.(map[string]any)) {
@@ -129,6 +134,12 @@ func TestRealDefinitionsValidateAgainstCRDs(t *testing.T) {
 			}
 			if tc.delivery == api.Direct && kinds["ArtifactGenerator"] != 1 {
 				t.Errorf("expected one ArtifactGenerator, got %v", kinds)
+			}
+			// Three tenants have a ComputePlane: each gets its hardening
+			// under delivery: Direct, none under Platform.
+			wantHardening := map[api.Delivery]int{api.Direct: 3, api.Platform: 0}[tc.delivery]
+			if kinds["CiliumNetworkPolicy"] != wantHardening || kinds["ConfigMap"] != wantHardening {
+				t.Errorf("expected %d egress policies and admission ConfigMaps, got %v", wantHardening, kinds)
 			}
 		})
 	}
