@@ -143,6 +143,9 @@ func RenderAdmission(a *Admission, t *fleet.Tenant) (Object, error) {
 			Name:      AdmissionConfigMapName,
 			Namespace: t.Namespace,
 			Labels:    managedLabels(nil),
+			// Kept with the cluster it protects: when a ComputePlane
+			// leaves Git, Flux keeps the live cluster, and so this too.
+			Annotations: map[string]string{PruneAnnotation: PruneDisabled},
 		},
 		Data: map[string]string{a.FileName: a.Config},
 	}

@@ -117,6 +117,9 @@ func RenderEgress(f *fleet.Fleet, t *fleet.Tenant) (Object, error) {
 			Name:      EgressPolicyName,
 			Namespace: t.Namespace,
 			Labels:    managedLabels(nil),
+			// Kept with the cluster it protects: when a ComputePlane
+			// leaves Git, Flux keeps the live cluster, and so this too.
+			Annotations: map[string]string{PruneAnnotation: PruneDisabled},
 		},
 		Spec: ciliumRule{
 			// Short: kustomize folds long strings, and the output must
