@@ -32,7 +32,7 @@ test: tools build ## Run every test (unit, golden fixtures, examples, end to end
 
 .PHONY: golden
 golden: ## Rewrite the golden files of fixtures/, examples/ and the summaries (review the diff!)
-	KUSTOMIZE=$(KUSTOMIZE) $(GO) test ./fn/ ./examples/ ./pkg/summary/ -run 'TestFixtures$$|TestExamples|TestSummary' -update
+	KUSTOMIZE=$(KUSTOMIZE) $(GO) test ./fn/ ./e2e/ ./examples/ ./pkg/summary/ -run 'TestFixtures$$|TestQuickstartGolden|TestExamples|TestSummary' -update
 
 .PHONY: lint
 lint: ## gofmt and go vet

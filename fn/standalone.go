@@ -14,34 +14,49 @@ import (
 // spec.inputs and of args, all relative to dir (empty: the working
 // directory).
 func Standalone(dir, configPath string, args []string) ([]render.Object, api.Problems) {
-	_, objs, problems := StandaloneFleet(dir, configPath, args)
-	return objs, problems
+	r, problems := StandaloneRun(dir, configPath, args)
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	return r.Objects, nil
 }
 
-// StandaloneFleet is Standalone that also returns the checked fleet the
-// objects were rendered from, for the fleet-repo summary. On any problem it
-// returns neither.
-func StandaloneFleet(dir, configPath string, args []string) (*fleet.Fleet, []render.Object, api.Problems) {
+// Run is a whole standalone run: what the fleet-repo mode needs besides the
+// objects, the config (its spec.fleet lays out the folder) and the checked
+// fleet (the summary reports on it).
+type Run struct {
+	Config  *api.Config
+	Fleet   *fleet.Fleet
+	Objects []render.Object
+}
+
+// StandaloneRun is Standalone that returns the whole run. On any problem it
+// returns no run.
+func StandaloneRun(dir, configPath string, args []string) (*Run, api.Problems) {
 	cfg, problems := ReadConfig(configPath)
 	if len(problems) > 0 {
-		return nil, nil, problems
+		return nil, problems
 	}
 	var objects []api.Object
 	if len(cfg.Inputs) > 0 {
 		objs, err := input.ReadAll(dir, cfg.Inputs)
 		if err != nil {
-			return nil, nil, api.Problems{api.Errorf(cfg.Ref, cfg.Origin, "spec.inputs", "%v", err)}
+			return nil, api.Problems{api.Errorf(cfg.Ref, cfg.Origin, "spec.inputs", "%v", err)}
 		}
 		objects = append(objects, objs...)
 	}
 	if len(args) > 0 {
 		objs, err := input.ReadAll(dir, args)
 		if err != nil {
-			return nil, nil, api.Problems{{Message: err.Error()}}
+			return nil, api.Problems{{Message: err.Error()}}
 		}
 		objects = append(objects, objs...)
 	}
-	return render.RunFleet(cfg, objects)
+	f, objs, problems := render.RunFleet(cfg, objects)
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	return &Run{Config: cfg, Fleet: f, Objects: objs}, nil
 }
 
 // ReadConfig reads the ComputePlaneGenerator from a file holding exactly one.

@@ -20,7 +20,6 @@ import (
 
 	"github.com/computeplane-dev/computeplane-fn/fn"
 	"github.com/computeplane-dev/computeplane-fn/pkg/output"
-	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 	"github.com/computeplane-dev/computeplane-fn/pkg/summary"
 )
 
@@ -91,20 +90,22 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	if *check && *outputDir == "" {
 		return usageError("--check needs --output-dir")
 	}
-	f, objs, problems := fn.StandaloneFleet("", flags.Arg(0), flags.Args()[1:])
-	report := summary.Report{Fleet: f, Problems: problems, Dir: *outputDir, Check: *check}
+	r, problems := fn.StandaloneRun("", flags.Arg(0), flags.Args()[1:])
+	report := summary.Report{Problems: problems, Dir: *outputDir, Check: *check}
 	status := 0
 	switch {
 	case len(problems) > 0:
 		fmt.Fprintln(stderr, problems.Error())
 		status = 1
 	case *outputDir == "":
-		if err := output.Encode(stdout, objs); err != nil {
+		report.Fleet = r.Fleet
+		if err := output.Encode(stdout, r.Objects); err != nil {
 			fmt.Fprintf(stderr, "computeplane-fn: %v\n", err)
 			return 1
 		}
 	default:
-		changes, err := runFolder(*outputDir, *check, objs, stdout, stderr)
+		report.Fleet = r.Fleet
+		changes, err := runFolder(*outputDir, *check, r, stdout, stderr)
 		report.Changes, report.Failure = changes, err
 		switch {
 		case err != nil:
@@ -132,13 +133,19 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 
 // runFolder writes the fleet folder, or with check compares it and prints
 // the diff, and returns the changes.
-func runFolder(dir string, check bool, objs []render.Object, stdout, stderr io.Writer) (output.Changes, error) {
-	files, err := output.Files(objs)
-	if err != nil {
-		return nil, err
+func runFolder(dir string, check bool, r *fn.Run, stdout, stderr io.Writer) (output.Changes, error) {
+	files, problems := fn.OutputFiles(r)
+	if len(problems) > 0 {
+		return nil, problems
 	}
-	if n := len(objs) - len(files); n > 0 {
-		fmt.Fprintf(stderr, "computeplane-fn: note: %d objects that are not generated (kept inputs, objects passing through) are not written to %s; they stay in their own files\n", n, dir)
+	notWritten := 0
+	for _, o := range r.Objects {
+		if !o.Generated {
+			notWritten++
+		}
+	}
+	if notWritten > 0 {
+		fmt.Fprintf(stderr, "computeplane-fn: note: %d objects that are not generated (kept inputs, objects passing through) are not written to %s; they stay in their own files\n", notWritten, dir)
 	}
 	if check {
 		changes, err := output.CheckDir(dir, files)

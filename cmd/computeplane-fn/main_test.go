@@ -92,7 +92,7 @@ func TestFleetRepoLifecycle(t *testing.T) {
 
 	// First render: every object in its file.
 	r := cli(t, "--output-dir", "fleet", "config.yaml")
-	if r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "wrote fleet: 6 added, 0 changed, 0 removed") {
+	if r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "wrote fleet: 8 added, 0 changed, 0 removed") {
 		t.Fatalf("render: %+v", r)
 	}
 	stream := cli(t, "config.yaml")
@@ -107,7 +107,7 @@ func TestFleetRepoLifecycle(t *testing.T) {
 			t.Errorf("%s is not a document of the rendered stream", p)
 		}
 	}
-	if len(files) != 6 {
+	if len(files) != 8 {
 		t.Errorf("files: %v", files)
 	}
 
@@ -122,15 +122,15 @@ func TestFleetRepoLifecycle(t *testing.T) {
 	r = cli(t, "--output-dir", "fleet", "--check", "config.yaml")
 	wantDiff := `--- a/tenant-acme/helmrelease-jupyterhub-research.yaml
 +++ b/tenant-acme/helmrelease-jupyterhub-research.yaml
-@@ -14,7 +14,7 @@
-     kind: ExternalArtifact
-     name: cozystack-jupyterhub-application-default-jupyterhub
-     namespace: cozy-system
+@@ -22,7 +22,7 @@
+       name: RetryOnFailure
+       retryInterval: 30s
+     timeout: 10m0s
 -  interval: 1m0s
 +  interval: 5m0s
    kubeConfig:
      secretRef:
-       name: computeplane-admin-kubeconfig
+       key: super-admin.svc
 `
 	if r.code != 1 || !strings.Contains(r.stderr, "fleet is out of date: 0 added, 1 changed, 0 removed") {
 		t.Errorf("check of a hand-edited folder: %+v", r)
@@ -177,13 +177,13 @@ func TestFleetRepoLifecycle(t *testing.T) {
 	}
 	sum, err := os.ReadFile("summary.md")
 	must(t, err)
-	for _, want := range []string{"would remove 1 file", "`tenant-acme-dev/helmrelease-redis-cache.yaml`", "| `tenant-acme-dev` | removed |"} {
+	for _, want := range []string{"and remove 1.", "`tenant-acme-dev/helmrelease-redis-cache.yaml`", "| `tenant-acme-dev` | removed |"} {
 		if !strings.Contains(string(sum), want) {
 			t.Errorf("summary lacks %q:\n%s", want, sum)
 		}
 	}
 	r = cli(t, "--output-dir", "fleet", "config.yaml")
-	if r.code != 0 || !strings.Contains(r.stderr, "0 added, 0 changed, 1 removed") {
+	if r.code != 0 || !strings.Contains(r.stderr, "0 added, 1 changed, 1 removed") { // acme's egress policy no longer names the child
 		t.Errorf("write after removing a tenant: %+v", r)
 	}
 	if _, err := os.Stat("fleet/tenant-acme-dev"); err == nil {
@@ -283,5 +283,58 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestFleetRepoUnits writes the Flux unit layout of spec.fleet: the
+// kustomization.yaml files and the wiring are the writer's own files too, so
+// removing a tenant prunes its unit folder and its Kustomization, and an
+// unchanged run writes nothing.
+func TestFleetRepoUnits(t *testing.T) {
+	repo := fleetRepo(t)
+	cfg, err := os.ReadFile("config.yaml")
+	must(t, err)
+	cfg = append(cfg, "  fleet:\n    sourceRef: {kind: GitRepository, name: fleet, namespace: flux-system}\n    path: ./clusters/fleet\n    wiringGroups: 1\n"...)
+	must(t, os.WriteFile("config.yaml", cfg, 0o644))
+	must(t, os.WriteFile("README.md", []byte("# fleet repo\n"), 0o644))
+
+	r := cli(t, "--output-dir", ".", "config.yaml")
+	if r.code != 0 {
+		t.Fatalf("render: %+v", r)
+	}
+	for _, p := range []string{"_platform/kustomization.yaml", "tenant-acme/kustomization.yaml", "tenant-acme-dev/kustomization.yaml",
+		"_flux/kustomization.yaml", "_flux/0-of-1/kustomization-computeplane-tenant-acme-dev.yaml"} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	before := tree(t, repo)
+	if r := cli(t, "--output-dir", ".", "config.yaml"); r.code != 0 || !strings.Contains(r.stderr, "nothing written") {
+		t.Errorf("unchanged run: %+v", r)
+	}
+	if diff := cmp.Diff(before, tree(t, repo)); diff != "" {
+		t.Errorf("an unchanged run touched the repo (-before +after):\n%s", diff)
+	}
+
+	dropDocument(t, "tenants/tenants.yaml", "name: dev\n")
+	dropDocument(t, "apps/acme.yaml", "namespace: tenant-acme-dev\n")
+	r = cli(t, "--output-dir", ".", "--check", "config.yaml")
+	for _, want := range []string{"--- a/tenant-acme-dev/kustomization.yaml\n+++ /dev/null\n", "--- a/_flux/0-of-1/kustomization-computeplane-tenant-acme-dev.yaml\n+++ /dev/null\n"} {
+		if r.code != 1 || !strings.Contains(r.stdout, want) {
+			t.Errorf("check after removing a tenant lacks %q: %+v", want, r)
+		}
+	}
+	if r := cli(t, "--output-dir", ".", "config.yaml"); r.code != 0 {
+		t.Fatalf("write: %+v", r)
+	}
+	for _, gone := range []string{"tenant-acme-dev", "_flux/0-of-1/kustomization-computeplane-tenant-acme-dev.yaml"} {
+		if _, err := os.Stat(gone); err == nil {
+			t.Errorf("%s was not pruned", gone)
+		}
+	}
+	for _, kept := range []string{"README.md", "config.yaml", "tenants/tenants.yaml", "apps/acme.yaml", "definitions/jupyterhub.yaml"} {
+		if _, err := os.Stat(kept); err != nil {
+			t.Errorf("the foreign file %s did not survive: %v", kept, err)
+		}
 	}
 }

@@ -98,11 +98,25 @@ func Render(f *fleet.Fleet) ([]Object, api.Problems) {
 }
 
 // RenderComputePlane builds everything one tenant's ComputePlane needs under
-// delivery: Direct: the cluster HelmRelease and the hardening around it.
+// delivery: Direct: the cluster HelmRelease and the hardening around it, the
+// Pod Security ConfigMap its API server loads (not under podSecurity:
+// privileged) and the egress policy of its VMs.
 func RenderComputePlane(f *fleet.Fleet, plan *ClusterPlan, t *fleet.Tenant) ([]Object, api.Problems) {
 	cluster, problems := RenderCluster(f, plan, t)
 	if len(problems) > 0 {
 		return nil, problems
 	}
-	return []Object{cluster}, nil
+	out := []Object{cluster}
+	if a := plan.Admission(); a != nil {
+		cm, err := RenderAdmission(a, t)
+		if err != nil {
+			return nil, api.Problems{problemOf(t, err)}
+		}
+		out = append(out, cm)
+	}
+	egress, err := RenderEgress(f, t)
+	if err != nil {
+		return nil, api.Problems{problemOf(t, err)}
+	}
+	return append(out, egress), nil
 }

@@ -50,11 +50,11 @@ func write(t *testing.T, r summary.Report) string {
 func quickstart(t *testing.T) summary.Report {
 	t.Helper()
 	dir := "../../examples/quickstart"
-	f, _, problems := fn.StandaloneFleet(dir, filepath.Join(dir, "config.yaml"), nil)
+	r, problems := fn.StandaloneRun(dir, filepath.Join(dir, "config.yaml"), nil)
 	if len(problems) > 0 {
 		t.Fatal(problems)
 	}
-	return summary.Report{Fleet: f}
+	return summary.Report{Fleet: r.Fleet}
 }
 
 func TestSummarySmallFleet(t *testing.T) {
@@ -127,18 +127,18 @@ func TestSummaryLargeFleet(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	f, objs, problems := fn.StandaloneFleet(dir, filepath.Join(dir, "config.yaml"), nil)
+	r, problems := fn.StandaloneRun(dir, filepath.Join(dir, "config.yaml"), nil)
 	if len(problems) > 0 {
 		t.Fatal(problems)
 	}
 	var changes output.Changes
-	for _, o := range objs[:3] {
+	for _, o := range r.Objects[:3] {
 		changes = append(changes, output.Change{Op: output.Changed, Path: o.Path(), Old: []byte("a\n"), New: []byte("b\n")})
 	}
 	for i := range 120 {
 		changes = append(changes, output.Change{Op: output.Removed, Path: fmt.Sprintf("tenant-gone/helmrelease-app%03d.yaml", i), Old: []byte("x\n")})
 	}
-	got := write(t, summary.Report{Fleet: f, Dir: "fleet", Changes: changes})
+	got := write(t, summary.Report{Fleet: r.Fleet, Dir: "fleet", Changes: changes})
 	if len(got) > 40_000 {
 		t.Errorf("the summary of a large fleet is %d bytes long", len(got))
 	}
