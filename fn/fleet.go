@@ -14,7 +14,7 @@ import (
 // as files sorted by path for the fleet-folder writer. It returns nil and no
 // problems when the config has no spec.fleet, so that the caller writes its
 // default layout instead.
-func FleetFiles(cfg *api.Config, objs []render.Object) ([]units.File, api.Problems) {
+func FleetFiles(cfg *api.Config, objs []render.Object) ([]output.File, api.Problems) {
 	if cfg == nil || cfg.Fleet == nil {
 		return nil, nil
 	}
@@ -27,25 +27,6 @@ func FleetFiles(cfg *api.Config, objs []render.Object) ([]units.File, api.Proble
 		return nil, api.Problems{api.Errorf(cfg.Ref, cfg.Origin, "spec.fleet", "failed to lay out the fleet: %v", err)}
 	}
 	return files, nil
-}
-
-// StandaloneFleet is Standalone followed by FleetFiles: it renders the
-// config's inputs and args and lays them out as the fleet folder of its
-// spec.fleet. laidOut is false, with no files, when the config has no
-// spec.fleet.
-func StandaloneFleet(dir, configPath string, args []string) (files []units.File, laidOut bool, problems api.Problems) {
-	r, problems := StandaloneRun(dir, configPath, args)
-	if len(problems) > 0 {
-		return nil, false, problems
-	}
-	if r.Config.Fleet == nil {
-		return nil, false, nil
-	}
-	files, problems = FleetFiles(r.Config, r.Objects)
-	if len(problems) > 0 {
-		return nil, false, problems
-	}
-	return files, true, nil
 }
 
 // OutputFiles lays a run out as the files the fleet-folder writer writes
@@ -72,9 +53,5 @@ func OutputFiles(r *Run) ([]output.File, api.Problems) {
 	if len(problems) > 0 {
 		return nil, problems
 	}
-	files := make([]output.File, len(laidOut))
-	for i, f := range laidOut {
-		files[i] = output.File(f)
-	}
-	return files, nil
+	return laidOut, nil
 }

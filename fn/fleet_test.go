@@ -43,9 +43,13 @@ func TestStandaloneFleet(t *testing.T) {
 	if len(problems) > 0 {
 		t.Fatal(problems)
 	}
-	files, laidOut, problems := fn.StandaloneFleet("../examples/quickstart", cfgPath, nil)
-	if len(problems) > 0 || !laidOut {
-		t.Fatalf("laid out %v: %v", laidOut, problems)
+	run, problems := fn.StandaloneRun("../examples/quickstart", cfgPath, nil)
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	files, problems := fn.OutputFiles(run)
+	if len(problems) > 0 {
+		t.Fatal(problems)
 	}
 	out := filepath.Join(tmp, "fleet")
 	var dirs []string
@@ -115,10 +119,13 @@ func TestStandaloneFleet(t *testing.T) {
 	}
 }
 
-// TestStandaloneFleetWithoutFleet: without spec.fleet there is no layout.
-func TestStandaloneFleetWithoutFleet(t *testing.T) {
-	files, laidOut, problems := fn.StandaloneFleet("../examples/quickstart", "../examples/quickstart/config.yaml", nil)
-	if len(problems) > 0 || laidOut || files != nil {
-		t.Fatalf("got %d files, laid out %v, problems %v", len(files), laidOut, problems)
+// TestFleetFilesWithoutFleet: without spec.fleet there is no layout.
+func TestFleetFilesWithoutFleet(t *testing.T) {
+	run, problems := fn.StandaloneRun("../examples/quickstart", "../examples/quickstart/config.yaml", nil)
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	if files, problems := fn.FleetFiles(run.Config, run.Objects); len(problems) > 0 || files != nil {
+		t.Fatalf("got %d files, problems %v", len(files), problems)
 	}
 }

@@ -20,13 +20,8 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
 
-// File is one file of the fleet folder: a path relative to the folder,
-// always with '/', and its content. It has the fields of the fleet-folder
-// writer's file, so that one converts to the other.
-type File struct {
-	Path string
-	Data []byte
-}
+// File is one file of the fleet folder, the fleet-folder writer's own type.
+type File = output.File
 
 // Files renders the plan: for each unit its objects, one file each, and a
 // kustomization.yaml listing them; the wiring folder with one Kustomization
