@@ -44,8 +44,8 @@ fuzz: ## Run every fuzz target for $(FUZZTIME) (default 60s); findings land in t
 	done
 
 .PHONY: golden
-golden: ## Rewrite the golden files of fixtures/ and examples/ (review the diff!)
-	KUSTOMIZE=$(KUSTOMIZE) $(GO) test ./... -run 'TestFixtures$$|TestExamples' -update
+golden: ## Rewrite the golden files of fixtures/, examples/ and the summaries (review the diff!)
+	KUSTOMIZE=$(KUSTOMIZE) $(GO) test ./fn/ ./e2e/ ./examples/ ./pkg/summary/ -run 'TestFixtures$$|TestQuickstartGolden|TestExamples|TestSummary' -update
 
 .PHONY: lint
 lint: ## gofmt and go vet
@@ -54,4 +54,4 @@ lint: ## gofmt and go vet
 
 .PHONY: examples
 examples: tools build ## Run the examples and compare them with their expected output
-	KUSTOMIZE=$(KUSTOMIZE) $(GO) test -count=1 -run TestExamples ./...
+	KUSTOMIZE=$(KUSTOMIZE) $(GO) test -count=1 ./examples/

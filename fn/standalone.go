@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
+	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
 	"github.com/computeplane-dev/computeplane-fn/pkg/input"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 )
@@ -19,11 +20,30 @@ import (
 // Everything read counts against one input.Budget. At most MaxProblems
 // problems are returned.
 func Standalone(dir, configPath string, args []string) ([]render.Object, api.Problems) {
-	objs, problems := standalone(dir, configPath, args)
-	return objs, Capped(problems)
+	r, problems := StandaloneRun(dir, configPath, args)
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	return r.Objects, nil
 }
 
-func standalone(dir, configPath string, args []string) ([]render.Object, api.Problems) {
+// Run is a whole standalone run: what the fleet-repo mode needs besides the
+// objects, the config (its spec.fleet lays out the folder) and the checked
+// fleet (the summary reports on it).
+type Run struct {
+	Config  *api.Config
+	Fleet   *fleet.Fleet
+	Objects []render.Object
+}
+
+// StandaloneRun is Standalone that returns the whole run. On any problem it
+// returns no run, and at most MaxProblems problems.
+func StandaloneRun(dir, configPath string, args []string) (*Run, api.Problems) {
+	r, problems := standaloneRun(dir, configPath, args)
+	return r, Capped(problems)
+}
+
+func standaloneRun(dir, configPath string, args []string) (*Run, api.Problems) {
 	budget := new(input.Budget)
 	cfg, problems := readConfig(budget, configPath)
 	if len(problems) > 0 {
@@ -48,7 +68,11 @@ func standalone(dir, configPath string, args []string) ([]render.Object, api.Pro
 		}
 		objects = append(objects, objs...)
 	}
-	return render.Run(cfg, objects)
+	f, objs, problems := render.RunFleet(cfg, objects)
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	return &Run{Config: cfg, Fleet: f, Objects: objs}, nil
 }
 
 // ReadConfig reads the ComputePlaneGenerator from a file holding exactly one.

@@ -330,6 +330,18 @@ func hostileCases() []hostileCase {
 				}
 			}, want: []string{"fifo.yaml: failed to read input: not a regular file"}},
 
+		{name: "fleet folder: renders inside it", files: files(baseApp), args: append([]string{"--output-dir", "out"}, standaloneArgs...), writes: "out"},
+		{name: "fleet folder: a refusal writes nothing", files: files(appWithMetadata("name: ../../x\nnamespace: tenant-acme\n")), args: append([]string{"--output-dir", "out"}, standaloneArgs...), want: []string{`metadata.name: "../../x" must be a DNS-1035 label`}},
+		{name: "fleet folder: a link in it", files: files(baseApp), args: append([]string{"--output-dir", "out"}, standaloneArgs...),
+			prepare: func(t *testing.T, dir string) {
+				if err := os.MkdirAll(filepath.Join(dir, "out"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(filepath.Join(dir, "..", ".."), filepath.Join(dir, "out", "tenant-acme")); err != nil {
+					t.Skip("no symbolic links:", err)
+				}
+			}, want: []string{"tenant-acme: is a symbolic link", "computeplane-fn never writes through links"}},
+
 		// Keys, merge keys and tags.
 		{name: "duplicate key in an app spec", stdin: krm(app("a: 1\na: 2\n")), want: []string{appRef + ": spec.a: is set twice in this map (duplicate key)"}},
 		{name: "duplicate spec", stdin: krm(baseApp + "spec: {}\n"), want: []string{appRef + ": spec: is set twice in this map (duplicate key)"}},

@@ -105,6 +105,10 @@ type App struct {
 	Namespace   string
 	Labels      map[string]string
 	Annotations map[string]string
+	// Reachable is true when the annotation ReachableAnnotation is "true":
+	// the tenant opens this app to the VMs of its own ComputePlane (see the
+	// egress policy in package render).
+	Reachable bool
 	// Spec is spec as written, the Helm values of the release; nil when the
 	// object has no spec.
 	Spec *yaml.Node
@@ -123,8 +127,6 @@ var (
 	tenantNameRE = regexp.MustCompile(`^[a-z][a-z0-9]*$`)
 	dns1035RE    = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
 	dns1123RE    = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-	// dns1123SubdomainRE is a DNS subdomain without its length limit.
-	dns1123SubdomainRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
 	// kindRE is the shape of a Kubernetes kind: CamelCase letters and digits.
 	kindRE     = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
 	durationRE = regexp.MustCompile(`^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$`)
@@ -455,6 +457,17 @@ func DecodeApp(o Object) (*App, Problems) {
 	for k := range a.Annotations {
 		if IsToolAnnotation(k) {
 			delete(a.Annotations, k)
+		}
+	}
+	if v, ok := a.Annotations[ReachableAnnotation]; ok {
+		// A misspelt opt-in must not silently leave the app closed, nor an
+		// unclear one open it: only the two words are accepted.
+		switch v {
+		case "true":
+			a.Reachable = true
+		case "false":
+		default:
+			d.fail(joinField("metadata.annotations", ReachableAnnotation), "must be \"true\" or \"false\", not %q", v)
 		}
 	}
 	spec := yamlnode.Get(o.Node, "spec")

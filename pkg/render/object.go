@@ -39,8 +39,9 @@ type Object struct {
 
 // Path is the file an object is written to in a fleet folder and in kpt:
 // <namespace>/<kind-lowercase>-<name>.yaml. Objects without a namespace go
-// under "_cluster". Characters that could leave the folder are replaced; a
-// valid Kubernetes name never holds them.
+// under "_cluster". Characters that could leave the folder are replaced, and
+// a leading dot too (a segment like ".git" or ".." would reach places no
+// writer should touch); a valid Kubernetes name never holds them.
 func (o Object) Path() string {
 	ns := o.Namespace
 	if ns == "" {
@@ -57,7 +58,7 @@ func safeSegment(s string) string {
 		}
 		return '_'
 	}, s)
-	if s == "" || s == "." || s == ".." {
+	if s == "" || strings.HasPrefix(s, ".") {
 		return "_" + s
 	}
 	return s
@@ -72,9 +73,9 @@ func managedLabels(labels map[string]string) map[string]string {
 	return labels
 }
 
-// toNode converts a typed API object to a YAML mapping in the field order of
-// its Go type, without the empty status and creationTimestamp that typed
-// objects always marshal.
+// toNode converts a typed API object to a YAML mapping with sorted keys,
+// without the empty status and creationTimestamp that typed objects always
+// marshal.
 func toNode(obj any) (*yaml.Node, error) {
 	data, err := json.Marshal(obj)
 	if err != nil {
@@ -87,10 +88,6 @@ func toNode(obj any) (*yaml.Node, error) {
 	yamlnode.DeleteKey(n, "status")
 	if md := yamlnode.Get(n, "metadata"); md != nil {
 		yamlnode.DeleteKey(md, "creationTimestamp")
-	}
-	// Kubernetes convention: apiVersion before kind.
-	if len(n.Content) >= 4 && n.Content[0].Value == "kind" && n.Content[2].Value == "apiVersion" {
-		n.Content[0], n.Content[1], n.Content[2], n.Content[3] = n.Content[2], n.Content[3], n.Content[0], n.Content[1]
 	}
 	return n, nil
 }
@@ -157,21 +154,14 @@ func Assemble(generated []Object, others []Object) ([]Object, api.Problems) {
 		what := fmt.Sprintf("%s %s/%s", b.Kind, b.Namespace, b.Name)
 		if b.Generated {
 			problems = append(problems, api.Errorf(b.From, b.Origin, "metadata.name",
-				"would produce %s, which %s (%s) produces too; two inputs must not produce the same object", what, a.From, fileOf(a.Origin)))
+				"would produce %s, which %s (%s) produces too; two inputs must not produce the same object", what, a.From, a.Origin.Describe()))
 		} else {
 			problems = append(problems, api.Errorf(b.From, b.Origin, "metadata.name",
-				"%s is generated from %s (%s) and must not also be among the inputs", what, a.From, fileOf(a.Origin)))
+				"%s is generated from %s (%s) and must not also be among the inputs", what, a.From, a.Origin.Describe()))
 		}
 	}
 	if len(problems) > 0 {
 		return nil, problems.Compact()
 	}
 	return out, nil
-}
-
-func fileOf(o api.Origin) string {
-	if o.File == "" {
-		return "ResourceList items"
-	}
-	return o.File
 }

@@ -13,13 +13,21 @@ import (
 // objects, renders every output, adds the kept inputs and the objects that
 // pass through, and orders the result. On any problem it returns no objects.
 func Run(cfg *api.Config, objects []api.Object) ([]Object, api.Problems) {
+	_, out, problems := RunFleet(cfg, objects)
+	return out, problems
+}
+
+// RunFleet is Run that also returns the checked fleet the objects were
+// rendered from, for reports about a run (the pull-request summary). On any
+// problem it returns neither.
+func RunFleet(cfg *api.Config, objects []api.Object) (*fleet.Fleet, []Object, api.Problems) {
 	f, problems := fleet.Build(cfg, objects)
 	if len(problems) > 0 {
-		return nil, problems
+		return nil, nil, problems
 	}
 	generated, problems := Render(f)
 	if len(problems) > 0 {
-		return nil, problems
+		return nil, nil, problems
 	}
 	others := make([]Object, 0, len(f.Passthrough)+len(f.Inputs))
 	for _, o := range f.Passthrough {
@@ -30,7 +38,11 @@ func Run(cfg *api.Config, objects []api.Object) ([]Object, api.Problems) {
 			others = append(others, FromInput(o))
 		}
 	}
-	return Assemble(generated, others)
+	out, problems := Assemble(generated, others)
+	if len(problems) > 0 {
+		return nil, nil, problems
+	}
+	return f, out, nil
 }
 
 // Render builds every generated object of a checked fleet, unordered.
@@ -97,13 +109,27 @@ func Render(f *fleet.Fleet) ([]Object, api.Problems) {
 }
 
 // RenderComputePlane builds everything one tenant's ComputePlane needs under
-// delivery: Direct: the cluster HelmRelease and the hardening around it.
+// delivery: Direct: the cluster HelmRelease and the hardening around it, the
+// Pod Security ConfigMap its API server loads (not under podSecurity:
+// privileged) and the egress policy of its VMs.
 func RenderComputePlane(f *fleet.Fleet, plan *ClusterPlan, t *fleet.Tenant) ([]Object, api.Problems) {
 	cluster, problems := RenderCluster(f, plan, t)
 	if len(problems) > 0 {
 		return nil, problems
 	}
-	return []Object{cluster}, nil
+	out := []Object{cluster}
+	if a := plan.Admission(); a != nil {
+		cm, err := RenderAdmission(a, t)
+		if err != nil {
+			return nil, api.Problems{problemOf(t, err)}
+		}
+		out = append(out, cm)
+	}
+	egress, err := RenderEgress(f, t)
+	if err != nil {
+		return nil, api.Problems{problemOf(t, err)}
+	}
+	return append(out, egress), nil
 }
 
 // Limits of the generated output. What every cluster copies (the config's

@@ -11,7 +11,7 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
 
-func parse(t *testing.T, src string) *yaml.Node {
+func parseDoc(t *testing.T, src string) *yaml.Node {
 	t.Helper()
 	var doc yaml.Node
 	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
@@ -53,7 +53,7 @@ func TestCheck(t *testing.T) {
 			if max == 0 {
 				max = 1_000_000
 			}
-			nodes, err := yamlnode.Check(parse(t, tt.src), max)
+			nodes, err := yamlnode.Check(parseDoc(t, tt.src), max)
 			if tt.path == "" && tt.err == "" && tt.is == nil {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
@@ -83,7 +83,7 @@ func TestCheck(t *testing.T) {
 // TestCheckOutside refuses an alias to an anchor outside the checked tree,
 // which items of one list can have.
 func TestCheckOutside(t *testing.T) {
-	list := parse(t, "- &a {x: 1}\n- {y: *a}\n")
+	list := parseDoc(t, "- &a {x: 1}\n- {y: *a}\n")
 	if _, err := yamlnode.Check(list.Content[0], 100); err != nil {
 		t.Fatalf("the first item stands on its own: %v", err)
 	}
