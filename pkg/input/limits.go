@@ -181,6 +181,10 @@ func EstimateNodes(data []byte) int {
 				n++
 			}
 			startable = false
+			// Most bytes are letters and digits: skip them in a tight loop.
+			for i+1 < len(data) && byteClass[data[i+1]] == classOther {
+				i++
+			}
 			continue
 		case classBlank:
 			startable = true

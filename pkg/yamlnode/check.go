@@ -202,8 +202,11 @@ func (c *checker) walk(n *yaml.Node, depth int) (int, *checkError) {
 		}
 		for i := 0; i < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
-			// Keys are nodes too (an anchored key can be aliased).
-			if _, err := c.walk(k, depth+1); err != nil {
+			// Keys are nodes too (an anchored key can be aliased). A
+			// plain key, the common case, is counted without a call.
+			if k.Anchor == "" && k.Style&yaml.TaggedStyle == 0 && k.Tag != TagFloat {
+				c.nodes++
+			} else if _, err := c.walk(k, depth+1); err != nil {
 				return 0, err.in(keySegment(k.Value))
 			}
 			h, err := c.walk(v, depth+1)
