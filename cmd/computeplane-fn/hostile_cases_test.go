@@ -54,6 +54,10 @@ spec:
 `
 )
 
+// keepInputsConfig keeps the inputs in the output, so that a run on the
+// output (kpt in place) has them all again.
+const keepInputsConfig = baseConfig + "  keepInputs: true\n"
+
 // app is the base app with another spec (YAML, indented below spec:).
 func app(spec string) string {
 	return strings.Replace(baseApp, "spec:\n  replicas: 2\n", "spec:\n"+indent(spec, "  "), 1)
@@ -240,6 +244,11 @@ func hostileCases() []hostileCase {
 		{name: "metadata is an alias", stdin: krm("apiVersion: v1\nkind: ConfigMap\ndata: &m {name: x}\nmetadata: *m\n"), want: []string{"ConfigMap x: metadata: must be written out, not a YAML alias (*m)"}},
 		{name: "an anchor in annotations", stdin: krm(baseApp, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  annotations:\n    config.kubernetes.io/index: &i '0'\ndata: {i: *i}\n"), want: []string{"ConfigMap x: metadata.annotations[config.kubernetes.io/index]: must be written out, without YAML anchors or aliases"}},
 		{name: "anchored labels used again pass through", stdin: krm(baseApp, "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: tenant-acme\n  labels: &l {app: web}\nspec:\n  selector:\n    matchLabels: *l\n"), render: []string{"labels: &l", "matchLabels: *l"}},
+		// Found by FuzzProcessor: go-yaml writes an empty null in a flow
+		// collection or as a key as '', a string on the next run.
+		{name: "empty nulls in flow collections stay null", stdin: resourceList(keepInputsConfig, baseDefinition, baseTenant, app("{backup, users: [{name: app, password}]}\n"), "apiVersion: example.com/v1\nkind: Thing\nmetadata: {name: t, namespace: tenant-acme, labels}\nspec: {flag, list: [{a}]}\n"),
+			render: []string{"metadata: {name: t, namespace: tenant-acme, labels: null}", "spec: {flag: null, list: [{a: null}]}", "      backup: null\n", "      - name: app\n        password: null\n"}, stable: true},
+		{name: "an empty key stays null", files: map[string]string{"config.yaml": keepInputsConfig, "defs.yaml": baseDefinition, "tenants.yaml": baseTenant, "apps.yaml": app("? \n: empty-key\n")}, args: standaloneArgs, render: []string{"    null: empty-key\n"}, stable: true},
 		{name: "aliases inside an app render expanded", stdin: krm(app("a: &a {x: 1}\nb: *a\n")), render: []string{"      b:\n        x: 1\n"}},
 
 		// Deep nesting.

@@ -87,6 +87,9 @@ type hostileCase struct {
 	// writes is the folder, relative to the working directory, that the
 	// run may write into (--output-dir); nothing else may change.
 	writes string
+	// stable asks that a render, run again on its own output (the KRM
+	// function on the ResourceList, the CLI on the stream), writes the same.
+	stable bool
 	// maxRSS bounds the binary's peak memory in MiB (default 1024).
 	maxRSS int64
 	// long cases are skipped with -short.
@@ -214,8 +217,11 @@ func (c hostileCase) check(t *testing.T, code int, stdout []byte, stderr string,
 		}
 		for _, w := range c.render {
 			if !bytes.Contains(stdout, []byte(w)) {
-				t.Errorf("the output lacks %q", w)
+				t.Errorf("the output lacks %q:\n%s", w, clipText(string(stdout), 4000))
 			}
+		}
+		if c.stable {
+			c.checkStable(t, stdout)
 		}
 		return
 	}
@@ -242,6 +248,33 @@ func (c hostileCase) check(t *testing.T, code int, stdout []byte, stderr string,
 	}
 	if results := rl.Field("results"); results == nil || len(results.Value.Content()) == 0 {
 		t.Errorf("a refusal wrote no results:\n%s", clipText(string(stdout), 2000))
+	}
+}
+
+// checkStable runs the CLI again on its own output, as kpt does in place:
+// the KRM function on the ResourceList it wrote, the standalone CLI on the
+// stream it wrote with the same config. The case's config keeps its
+// inputs, so the output must come back the same.
+func (c hostileCase) checkStable(t *testing.T, first []byte) {
+	t.Helper()
+	var args []string
+	if c.standalone() {
+		dir := t.TempDir()
+		cfg, out := filepath.Join(dir, "config.yaml"), filepath.Join(dir, "out.yaml")
+		if err := os.WriteFile(cfg, []byte(c.files["config.yaml"]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(out, first, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args = []string{cfg, out}
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run(args, bytes.NewReader(first), &stdout, &stderr); code != 0 {
+		t.Fatalf("the run on its own output failed (exit %d):\n%s", code, clipText(stderr.String(), 4000))
+	}
+	if !bytes.Equal(first, stdout.Bytes()) {
+		t.Errorf("the run on its own output wrote another output:\n%s\n---- second ----\n%s", clipText(string(first), 4000), clipText(stdout.String(), 4000))
 	}
 }
 

@@ -10,7 +10,9 @@ import (
 )
 
 // Check walks the tree below n once, following aliases, and refuses what
-// would make a later walk unsafe or the written output unreadable:
+// would make a later walk unsafe or the written output unreadable (it also
+// spells empty nulls that go-yaml could not write back as such, see
+// spellNull):
 //
 //   - an alias to an anchor outside the tree (an object of a v1 List or a
 //     ResourceList that refers to another one: objects are written
@@ -187,6 +189,9 @@ func (c *checker) walk(n *yaml.Node, depth int) (int, *checkError) {
 	switch n.Kind {
 	case yaml.SequenceNode:
 		for i, child := range n.Content {
+			if n.Style&yaml.FlowStyle != 0 {
+				spellNull(child)
+			}
 			h, err := c.walk(child, depth+1)
 			if err != nil {
 				return 0, err.in("[" + strconv.Itoa(i) + "]")
@@ -202,6 +207,10 @@ func (c *checker) walk(n *yaml.Node, depth int) (int, *checkError) {
 		}
 		for i := 0; i < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
+			spellNull(k)
+			if n.Style&yaml.FlowStyle != 0 {
+				spellNull(v)
+			}
 			// Keys are nodes too (an anchored key can be aliased). A
 			// plain key, the common case, is counted without a call.
 			if k.Anchor == "" && k.Style&yaml.TaggedStyle == 0 && k.Tag != TagFloat {
@@ -250,6 +259,17 @@ func Size(n *yaml.Node) (nodes, bytes int) {
 		bytes += cb
 	}
 	return nodes, bytes
+}
+
+// spellNull writes an empty null, such as the value of m in {m} or the key
+// of `? ` with nothing after it, as null. go-yaml writes an empty scalar in a
+// flow collection or as a key as '', which reads back as an empty string: the
+// object would change its meaning on the next run. This is the one change
+// Check makes to a tree, and it keeps the meaning.
+func spellNull(n *yaml.Node) {
+	if n.Kind == yaml.ScalarNode && n.Value == "" && n.Tag == TagNull && n.Style&yaml.TaggedStyle == 0 {
+		n.Value = "null"
+	}
 }
 
 // checkScalar refuses a scalar that Kubernetes tools cannot turn into JSON:
