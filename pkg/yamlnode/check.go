@@ -263,10 +263,9 @@ func Size(n *yaml.Node) (nodes, bytes int) {
 
 // spellNull writes an empty null, such as the value of m in {m} or the key
 // of `? ` with nothing after it, as null. go-yaml writes an empty scalar in a
-// flow collection or as a key as a quoted empty string, which reads back as a
-// string: the
-// object would change its meaning on the next run. This is the one change
-// Check makes to a tree, and it keeps the meaning.
+// flow collection or as a key as a quoted empty string, which reads back as
+// a string: the object would change its meaning on the next run. This is the
+// one change Check makes to a tree, and it keeps the meaning.
 func spellNull(n *yaml.Node) {
 	if n.Kind == yaml.ScalarNode && n.Value == "" && n.Tag == TagNull && n.Style&yaml.TaggedStyle == 0 {
 		n.Value = "null"
