@@ -49,6 +49,9 @@ func (p Processor) Process(rl *framework.ResourceList) (err error) {
 			err = refuse(rl, api.Problems{{Message: fmt.Sprintf("%s: %v", BugMessage, r)}})
 		}
 	}()
+	if panicForTest != nil {
+		panicForTest()
+	}
 	out, problems := p.run(rl)
 	if len(problems) > 0 {
 		return refuse(rl, problems)
@@ -56,6 +59,10 @@ func (p Processor) Process(rl *framework.ResourceList) (err error) {
 	rl.Items = out
 	return nil
 }
+
+// panicForTest, set by a test, makes Process panic, to check that a panic
+// ends as a refusal; no input can.
+var panicForTest func()
 
 // BugMessage starts the message of a refusal that is a bug of this function.
 const BugMessage = "internal error (this is a bug in computeplane-fn; please report it with the input that caused it)"
