@@ -195,6 +195,30 @@ func joinKey(field, key string) string {
 	return field + "." + key
 }
 
+// pathAnnotations name the file an item is written to by kpt, in its
+// current and legacy spellings.
+var pathAnnotations = map[string]bool{
+	"internal.config.kubernetes.io/path": true,
+	"config.kubernetes.io/path":          true,
+}
+
+// insidePath reports whether p is a relative path that stays inside the
+// folder it is relative to.
+func insidePath(p string) bool {
+	if p == "" {
+		return true
+	}
+	if strings.HasPrefix(p, "/") || strings.HasPrefix(p, `\`) || strings.Contains(p, "\x00") || filepath.VolumeName(p) != "" {
+		return false
+	}
+	for _, seg := range strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '\\' }) {
+		if seg == ".." {
+			return false
+		}
+	}
+	return true
+}
+
 // identityFields are the fields that kyaml, kpt and kustomize read without
 // following aliases; an alias there would make them see another object.
 var identityFields = []string{"apiVersion", "kind", "metadata"}
@@ -228,6 +252,13 @@ func (b *Budget) Object(n *yaml.Node, origin api.Origin) (api.Object, error) {
 		// kyaml, kpt and kustomize rewrite annotations (the path and
 		// index of an item); an anchor there would go missing.
 		if ann := yamlnode.Get(md, "annotations"); ann != nil && ann.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(ann.Content); i += 2 {
+				k, v := ann.Content[i].Value, ann.Content[i+1]
+				if pathAnnotations[k] && v.Kind == yaml.ScalarNode && !insidePath(v.Value) {
+					problems = append(problems, api.Errorf(o.Ref(), origin, joinKey("metadata.annotations", k),
+						"%q leads outside the package: the path of an item must be relative and stay inside it", v.Value))
+				}
+			}
 			for i, c := range ann.Content {
 				if c.Anchor != "" || c.Kind == yaml.AliasNode {
 					field := "metadata.annotations"
