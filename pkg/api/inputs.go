@@ -208,25 +208,73 @@ func (d *decoder) commonMetadata(md *yaml.Node) {
 	if ns := d.str(yamlnode.Get(md, "namespace"), "metadata.namespace"); ns != "" && !ValidDNSLabel(ns) {
 		d.fail("metadata.namespace", "%q is not a valid namespace name (a DNS label: at most 63 lowercase letters, digits and dashes)", ns)
 	}
-	for k, v := range d.stringMap(yamlnode.Get(md, "labels"), "metadata.labels") {
-		field := joinField("metadata.labels", k)
-		if msgs := content.IsLabelKey(k); len(msgs) > 0 {
-			d.fail(field, "%q is not a valid label key: %s", clip(k), msgs[0])
-		}
-		if msgs := content.IsLabelValue(v); len(msgs) > 0 {
-			d.fail(field, "%q is not a valid label value: %s", clip(v), msgs[0])
-		}
+	d.labels = d.stringMap(yamlnode.Get(md, "labels"), "metadata.labels")
+	for k, v := range d.labels {
+		d.labelKey(joinField("metadata.labels", k), k)
+		d.labelValue(joinField("metadata.labels", k), v)
 	}
+	d.annotations = d.stringMap(yamlnode.Get(md, "annotations"), "metadata.annotations")
 	size := 0
-	for k, v := range d.stringMap(yamlnode.Get(md, "annotations"), "metadata.annotations") {
+	for k, v := range d.annotations {
 		size += len(k) + len(v)
-		if msgs := content.IsLabelKey(k); len(msgs) > 0 {
-			d.fail(joinField("metadata.annotations", k), "%q is not a valid annotation key: %s", clip(k), msgs[0])
+		if !ValidLabelKey(k) {
+			d.fail(joinField("metadata.annotations", k), "%q is not a valid annotation key: %s", clip(k), content.IsLabelKey(k)[0])
 		}
 	}
 	if size > MaxAnnotationBytes {
 		d.fail("metadata.annotations", "hold %d bytes; the API server admits at most %d (256 KiB)", size, MaxAnnotationBytes)
 	}
+}
+
+// labelKey and labelValue check a label the way the API server does,
+// reporting the first of its reasons.
+func (d *decoder) labelKey(field, k string) {
+	if !ValidLabelKey(k) {
+		d.fail(field, "%q is not a valid label key: %s", clip(k), content.IsLabelKey(k)[0])
+	}
+}
+
+func (d *decoder) labelValue(field, v string) {
+	if !ValidLabelValue(v) {
+		d.fail(field, "%q is not a valid label value: %s", clip(v), content.IsLabelValue(v)[0])
+	}
+}
+
+// ValidLabelValue is content.IsLabelValue without its regular expression
+// and allocations, for the hundreds of thousands of labels of a large fleet:
+// at most 63 characters, alphanumerics, '-', '_' and '.', starting and
+// ending with an alphanumeric.
+func ValidLabelValue(v string) bool {
+	if len(v) > 63 {
+		return false
+	}
+	return v == "" || validName(v)
+}
+
+// ValidLabelKey is content.IsLabelKey (a qualified name) the same way: a
+// name as ValidLabelValue but not empty, after an optional DNS subdomain
+// prefix and '/'.
+func ValidLabelKey(k string) bool {
+	prefix, name, found := strings.Cut(k, "/")
+	if !found {
+		prefix, name = "", k
+	} else if prefix == "" || len(prefix) > 253 || !dns1123SubdomainRE.MatchString(prefix) {
+		return false
+	}
+	return name != "" && len(name) <= 63 && validName(name)
+}
+
+func validName(s string) bool {
+	alnum := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' }
+	if !alnum(s[0]) || !alnum(s[len(s)-1]) {
+		return false
+	}
+	for i := 1; i < len(s)-1; i++ {
+		if c := s[i]; !alnum(c) && c != '-' && c != '_' && c != '.' {
+			return false
+		}
+	}
+	return true
 }
 
 // MaxAnnotationBytes is the API server's limit on all annotations of one
@@ -318,13 +366,8 @@ func DecodeDefinition(o Object) (*Definition, Problems) {
 		}
 		def.Labels = d.stringMap(yamlnode.Get(rel, "labels"), "spec.release.labels")
 		for k, v := range def.Labels {
-			field := joinField("spec.release.labels", k)
-			if msgs := content.IsLabelKey(k); len(msgs) > 0 {
-				d.fail(field, "%q is not a valid label key: %s", clip(k), msgs[0])
-			}
-			if msgs := content.IsLabelValue(v); len(msgs) > 0 {
-				d.fail(field, "%q is not a valid label value: %s", clip(v), msgs[0])
-			}
+			d.labelKey(joinField("spec.release.labels", k), k)
+			d.labelValue(joinField("spec.release.labels", k), v)
 		}
 		cr := d.mapping(yamlnode.Get(rel, "chartRef"), "spec.release.chartRef")
 		if cr == nil {
@@ -343,7 +386,7 @@ func DecodeDefinition(o Object) (*Definition, Problems) {
 		}
 	}
 
-	ann := d.stringMap(yamlnode.Get(md, "annotations"), "metadata.annotations")
+	ann := d.annotations
 	if v, ok := ann[InstallTimeoutAnnotation]; ok && v != "" {
 		if t, ok := d.timeout(v, joinField("metadata.annotations", InstallTimeoutAnnotation)); ok {
 			def.InstallTimeout, def.UpgradeTimeout = t, t
@@ -452,8 +495,7 @@ func DecodeApp(o Object) (*App, Problems) {
 	if a.Name != "" && !dns1035RE.MatchString(a.Name) {
 		d.fail("metadata.name", "%q must be a DNS-1035 label: lowercase letters, digits and dashes, starting with a letter", clip(a.Name))
 	}
-	a.Labels = d.stringMap(yamlnode.Get(md, "labels"), "metadata.labels")
-	a.Annotations = d.stringMap(yamlnode.Get(md, "annotations"), "metadata.annotations")
+	a.Labels, a.Annotations = d.labels, d.annotations
 	for k := range a.Annotations {
 		if IsToolAnnotation(k) {
 			delete(a.Annotations, k)

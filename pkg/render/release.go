@@ -57,15 +57,15 @@ func RenderRelease(f *fleet.Fleet, app *fleet.App) (Object, error) {
 	var problems api.Problems
 	for k, v := range app.Labels {
 		labels[AppLabelPrefix+k] = v
-		if msgs := content.IsLabelKey(AppLabelPrefix + k); len(msgs) > 0 {
+		if !api.ValidLabelKey(AppLabelPrefix + k) {
 			problems = append(problems, api.Errorf(app.Ref, app.Origin, fieldKey("metadata.labels", k),
-				"becomes the label %q of the release, which is not a valid label key: %s; shorten the key", AppLabelPrefix+k, msgs[0]))
+				"becomes the label %q of the release, which is not a valid label key: %s; shorten the key", AppLabelPrefix+k, content.IsLabelKey(AppLabelPrefix + k)[0]))
 		}
 	}
 	for k := range app.Annotations {
-		if msgs := content.IsLabelKey(AppLabelPrefix + k); len(msgs) > 0 {
+		if !api.ValidLabelKey(AppLabelPrefix + k) {
 			problems = append(problems, api.Errorf(app.Ref, app.Origin, fieldKey("metadata.annotations", k),
-				"becomes the annotation %q of the release, which is not a valid annotation key: %s; shorten the key", AppLabelPrefix+k, msgs[0]))
+				"becomes the annotation %q of the release, which is not a valid annotation key: %s; shorten the key", AppLabelPrefix+k, content.IsLabelKey(AppLabelPrefix + k)[0]))
 		}
 	}
 	if len(problems) > 0 {
