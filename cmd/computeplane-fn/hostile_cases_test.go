@@ -58,6 +58,10 @@ spec:
 // output (kpt in place) has them all again.
 const keepInputsConfig = baseConfig + "  keepInputs: true\n"
 
+// commentedLast is an object with a comment after an empty last entry that
+// sorts after every other object.
+const commentedLast = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: zz\n  namespace: tenant-zz\ndata:\n  a:\n  # b: \"2\"\n"
+
 // app is the base app with another spec (YAML, indented below spec:).
 func app(spec string) string {
 	return strings.Replace(baseApp, "spec:\n  replicas: 2\n", "spec:\n"+indent(spec, "  "), 1)
@@ -249,6 +253,14 @@ func hostileCases() []hostileCase {
 		{name: "empty nulls in flow collections stay null", stdin: resourceList(keepInputsConfig, baseDefinition, baseTenant, app("{backup, users: [{name: app, password}]}\n"), "apiVersion: example.com/v1\nkind: Thing\nmetadata: {name: t, namespace: tenant-acme, labels}\nspec: {flag, list: [{a}]}\n"),
 			render: []string{"metadata: {name: t, namespace: tenant-acme, labels: null}", "spec: {flag: null, list: [{a: null}]}", "      backup: null\n", "      - name: app\n        password: null\n"}, stable: true},
 		{name: "an empty key stays null", files: map[string]string{"config.yaml": keepInputsConfig, "defs.yaml": baseDefinition, "tenants.yaml": baseTenant, "apps.yaml": app("? \n: empty-key\n")}, args: standaloneArgs, render: []string{"    null: empty-key\n"}, stable: true},
+		// Found by FuzzDecode: go-yaml attaches a comment after an empty
+		// last entry of a nested map to the entry when another document
+		// follows, and to the document (which is not part of the object) at
+		// the end of the stream. zz comes first here and last in the output.
+		{name: "a comment after an empty last entry passes through stably", files: map[string]string{"config.yaml": keepInputsConfig, "defs.yaml": baseDefinition, "tenants.yaml": baseTenant, "apps.yaml": commentedLast + "---\n" + baseApp},
+			args: standaloneArgs, render: []string{"name: zz"}, stable: true},
+		{name: "a comment after an empty last entry passes through stably in a ResourceList", stdin: resourceList(keepInputsConfig, commentedLast, baseDefinition, baseTenant, baseApp),
+			render: []string{"name: zz"}, stable: true},
 		{name: "aliases inside an app render expanded", stdin: krm(app("a: &a {x: 1}\nb: *a\n")), render: []string{"      b:\n        x: 1\n"}},
 
 		// Deep nesting.
