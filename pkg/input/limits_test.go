@@ -58,3 +58,32 @@ func TestEstimateDensity(t *testing.T) {
 		}
 	}
 }
+
+func TestCountDocuments(t *testing.T) {
+	for src, want := range map[string]int{
+		"":                      1,
+		"a: 1\n":                1,
+		"---\na: 1\n":           2,
+		"a: 1\n---\nb: 1\n":     2,
+		"a: 1\n--- \nb: 1\n---": 3,
+		"a: |\n  x\n---\nb\n":   2,
+		"a: ---\n":              1,
+		"a:\n---x\n":            1,
+	} {
+		if got := input.CountDocuments([]byte(src)); got != want {
+			t.Errorf("CountDocuments(%q) = %d, want %d", src, got, want)
+		}
+		docs := 0
+		dec := yaml.NewDecoder(bytes.NewReader([]byte(src)))
+		for {
+			var doc yaml.Node
+			if dec.Decode(&doc) != nil {
+				break
+			}
+			docs++
+		}
+		if docs > want {
+			t.Errorf("%q: go-yaml reads %d documents, more than the count %d", src, docs, want)
+		}
+	}
+}
