@@ -51,10 +51,17 @@ var (
 	ErrDuplicateKey = errors.New("is set twice in this map (duplicate key)")
 )
 
-// budgetError is ErrBudget with the limit that was hit.
-type budgetError struct{ max int }
+// budgetError is ErrBudget with the limit that was hit and whether aliases
+// took the tree there.
+type budgetError struct {
+	max     int
+	aliased bool
+}
 
 func (e budgetError) Error() string {
+	if !e.aliased {
+		return fmt.Sprintf("holds more than %s YAML nodes; no Kubernetes object is that large", Count(e.max))
+	}
 	return fmt.Sprintf("expands to more than %s YAML nodes with its aliases followed (a YAML alias bomb?)", Count(e.max))
 }
 
@@ -84,6 +91,7 @@ type measure struct {
 
 type checker struct {
 	max, nodes int
+	aliased    bool // an alias was followed
 	// anchors holds the anchored nodes met so far in document order; a
 	// measure that is not done belongs to a node being walked.
 	anchors map[*yaml.Node]*measure
@@ -164,8 +172,9 @@ func (c *checker) walk(n *yaml.Node, depth int) (int, *checkError) {
 			return 0, c.fail(fmt.Errorf("alias *%s %w", clip(n.Value), ErrAliasCycle))
 		}
 		c.nodes += m.nodes
+		c.aliased = true
 		if c.nodes > c.max {
-			return 0, c.fail(budgetError{c.max})
+			return 0, c.fail(budgetError{c.max, true})
 		}
 		if depth-1+m.height > MaxDepth {
 			return 0, c.fail(ErrDepth)
@@ -174,7 +183,7 @@ func (c *checker) walk(n *yaml.Node, depth int) (int, *checkError) {
 	}
 	c.nodes++
 	if c.nodes > c.max {
-		return 0, c.fail(budgetError{c.max})
+		return 0, c.fail(budgetError{c.max, c.aliased})
 	}
 	var own *measure
 	start := c.nodes - 1
