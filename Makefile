@@ -34,6 +34,14 @@ test: tools build ## Run every test (unit, golden fixtures, examples, end to end
 golden: ## Rewrite the golden files of fixtures/ and examples/ (review the diff!)
 	KUSTOMIZE=$(KUSTOMIZE) $(GO) test ./... -run 'TestFixtures$$|TestExamples' -update
 
+BENCHFLAGS ?=
+
+.PHONY: bench
+bench: build ## Benchmark: stage benchmarks, then render 1,000 and 10,000 generated tenants through the CLI and check the scale targets
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/bench/
+	$(GO) build -o $(BIN)/fleetbench ./internal/bench/cmd/fleetbench
+	$(BIN)/fleetbench -bin $(BIN)/computeplane-fn -work $(CURDIR)/.work/bench $(BENCHFLAGS)
+
 .PHONY: lint
 lint: ## gofmt and go vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
