@@ -4,7 +4,9 @@ import (
 	"fmt"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
+	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
 	"github.com/computeplane-dev/computeplane-fn/pkg/input"
+	"github.com/computeplane-dev/computeplane-fn/pkg/output"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 )
 
@@ -12,27 +14,54 @@ import (
 // from configPath, and the inputs from the files, folders and globs of its
 // spec.inputs and of args, all relative to dir (empty: the working
 // directory).
+//
+// It is built for fleets of any size: files are decoded on all cores, each
+// app object is boiled down while its file is read (decoded, and its values
+// encoded as the text of its release, see prepareApp), and the app releases
+// are returned unrendered (render.RunLazy): output.Encode renders each one
+// just before writing it. Every problem is found before anything is
+// returned; the output is byte for byte the KRM function's.
 func Standalone(dir, configPath string, args []string) ([]render.Object, api.Problems) {
 	cfg, problems := ReadConfig(configPath)
 	if len(problems) > 0 {
 		return nil, problems
 	}
+	// Kept inputs are written as they were read: their nodes must stay.
+	prepare := prepareApp
+	if cfg.KeepInputs {
+		prepare = nil
+	}
 	var objects []api.Object
 	if len(cfg.Inputs) > 0 {
-		objs, err := input.ReadAll(dir, cfg.Inputs)
+		objs, err := input.Read(dir, cfg.Inputs, prepare)
 		if err != nil {
 			return nil, api.Problems{api.Errorf(cfg.Ref, cfg.Origin, "spec.inputs", "%v", err)}
 		}
 		objects = append(objects, objs...)
 	}
 	if len(args) > 0 {
-		objs, err := input.ReadAll(dir, args)
+		objs, err := input.Read(dir, args, prepare)
 		if err != nil {
 			return nil, api.Problems{{Message: err.Error()}}
 		}
 		objects = append(objects, objs...)
 	}
-	return render.Run(cfg, objects)
+	return render.RunLazy(cfg, objects)
+}
+
+// prepareApp decodes an app object as indexing would and encodes its values
+// as they will read in its release, then drops the object's node tree: from
+// here on the object is a few strings and the text of its values.
+func prepareApp(o *api.Object) {
+	if !fleet.IsApp(*o) {
+		return
+	}
+	app, problems := api.DecodeApp(*o)
+	if app.Spec != nil {
+		app.Values = output.EncodeValues(app.Spec)
+		app.Spec = nil
+	}
+	o.App, o.AppProblems, o.Node = app, problems, nil
 }
 
 // ReadConfig reads the ComputePlaneGenerator from a file holding exactly one.

@@ -103,8 +103,12 @@ type App struct {
 	Labels      map[string]string
 	Annotations map[string]string
 	// Spec is spec as written, the Helm values of the release; nil when the
-	// object has no spec.
+	// object has no spec, or when Values holds it.
 	Spec *yaml.Node
+	// Values is spec already encoded as the values of the app's HelmRelease,
+	// when the reader did that ahead of indexing (the standalone pipeline
+	// does, to hold text rather than node trees for large fleets).
+	Values *yamlnode.Encoded
 }
 
 // Knobs is a ComputePlane object: what a tenant sets for its own cluster.
@@ -126,12 +130,18 @@ var (
 // Object is one input document, already split from its file and unwrapped
 // from a List, with its identity read.
 type Object struct {
-	Node       *yaml.Node // the mapping node of the object
+	// Node is the mapping node of the object; nil for an app object whose
+	// reader decoded it ahead (App is set then).
+	Node       *yaml.Node
 	Origin     Origin
 	APIVersion string
 	Kind       string
 	Name       string
 	Namespace  string
+	// App and AppProblems are what DecodeApp made of the object, when the
+	// reader decoded it ahead; indexing then uses them instead of Node.
+	App         *App
+	AppProblems Problems
 }
 
 // Ref returns the object's reference for messages.

@@ -224,6 +224,14 @@ func compareObjects(a, b api.Object) int {
 	)
 }
 
+// IsApp reports whether Build reads o as an app object: an object of the
+// apps.cozystack.io/v1alpha1 API that is neither a Tenant nor ComputePlane
+// knobs nor earlier output. Whether a definition declares its kind is
+// checked by Build.
+func IsApp(o api.Object) bool {
+	return o.APIVersion == api.AppsAPIVersion && o.Kind != api.TenantKind && o.Kind != api.ComputePlaneKind && !isGenerated(o)
+}
+
 func isGenerated(o api.Object) bool {
 	labels := api.NewObjectLabels(o)
 	return labels[ManagedByLabel] == ManagedByValue
@@ -330,7 +338,10 @@ func (f *Fleet) buildApps(objects []api.Object) api.Problems {
 				"no ApplicationDefinition in the inputs declares kind %s; add its definition to the inputs (known kinds: %s)", o.Kind, f.knownKinds()))
 			continue
 		}
-		a, ps := api.DecodeApp(o)
+		a, ps := o.App, o.AppProblems
+		if a == nil {
+			a, ps = api.DecodeApp(o)
+		}
 		problems = append(problems, ps...)
 		if len(ps) > 0 {
 			continue

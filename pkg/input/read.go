@@ -14,6 +14,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/computeplane-dev/computeplane-fn/internal/parallel"
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
@@ -180,27 +181,52 @@ func isYAML(name string) bool {
 // files relative to dir where possible, so that messages match what the user
 // wrote.
 func ReadAll(dir string, patterns []string) ([]api.Object, error) {
+	return Read(dir, patterns, nil)
+}
+
+// Read is ReadAll with a step, prepare (may be nil), that runs on every
+// object of a file right after the file is decoded. Files are read and
+// decoded on all cores, and the objects come back in the order of the
+// files, as ReadAll returns them; prepare runs on the goroutine that decoded
+// the file. The standalone pipeline uses it to boil app objects down to what
+// rendering needs while reading, so that the node trees of all files are
+// never held at once.
+func Read(dir string, patterns []string, prepare func(*api.Object)) ([]api.Object, error) {
 	files, err := Expand(dir, patterns)
 	if err != nil {
 		return nil, err
 	}
 	var out []api.Object
-	for _, f := range files {
-		objs, err := ReadFile(f)
-		if err != nil {
-			return nil, err
-		}
-		if dir != "" {
-			if rel, err := filepath.Rel(dir, f); err == nil && !strings.HasPrefix(rel, "..") {
-				for i := range objs {
-					objs[i].Origin.File = filepath.ToSlash(rel)
+	err = parallel.Ordered(len(files), parallel.Workers(),
+		func(i int) ([]api.Object, error) {
+			f := files[i]
+			objs, err := ReadFile(f)
+			if err != nil {
+				return nil, err
+			}
+			if dir != "" {
+				if rel, err := filepath.Rel(dir, f); err == nil && !strings.HasPrefix(rel, "..") {
+					for i := range objs {
+						objs[i].Origin.File = filepath.ToSlash(rel)
+					}
 				}
 			}
-		}
-		out = append(out, objs...)
-		if len(out) > MaxObjects {
-			return nil, fmt.Errorf("inputs hold more than %d objects", MaxObjects)
-		}
+			if prepare != nil {
+				for i := range objs {
+					prepare(&objs[i])
+				}
+			}
+			return objs, nil
+		},
+		func(_ int, objs []api.Object) error {
+			out = append(out, objs...)
+			if len(out) > MaxObjects {
+				return fmt.Errorf("inputs hold more than %d objects", MaxObjects)
+			}
+			return nil
+		})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

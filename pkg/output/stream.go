@@ -2,12 +2,9 @@ package output
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"sync"
-
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/computeplane-dev/computeplane-fn/internal/parallel"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
@@ -25,31 +22,33 @@ const docSeparator = "---\n"
 // that the three ways of running produce the same text.
 //
 // Chunks of objects are encoded on all cores and written in order as soon as
-// they are ready, so that only a few chunks are ever held as text. Each chunk
-// gets an encoder of its own: the library's encoder keeps every event it has
-// written, so one encoder over a long stream grows without bound and slows
-// down with every document.
+// they are ready, so that only a few chunks are ever held as text. Documents
+// are written by yamlemit (byte for byte what the library writes), or one by
+// one by the library: its encoder keeps every event it has written, so one
+// encoder over a long stream grows without bound and slows down with every
+// document.
 func Encode(w io.Writer, objs []render.Object) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	chunks := (len(objs) + chunkSize - 1) / chunkSize
 	err := parallel.Ordered(chunks, parallel.Workers(),
-		func(c int) (*bytes.Buffer, error) {
+		func(c int) (*[]byte, error) {
 			buf := getBuffer()
 			lo, hi := c*chunkSize, min((c+1)*chunkSize, len(objs))
-			if err := encodeChunk(buf, objs[lo:hi]); err != nil {
-				putBuffer(buf)
-				return nil, err
+			for i, o := range objs[lo:hi] {
+				if c > 0 || i > 0 {
+					*buf = append(*buf, docSeparator...)
+				}
+				var err error
+				if *buf, err = appendDocument(*buf, o); err != nil {
+					putBuffer(buf)
+					return nil, err
+				}
 			}
 			return buf, nil
 		},
-		func(c int, buf *bytes.Buffer) error {
+		func(c int, buf *[]byte) error {
 			defer putBuffer(buf)
-			if c > 0 {
-				if _, err := bw.WriteString(docSeparator); err != nil {
-					return err
-				}
-			}
-			_, err := bw.Write(buf.Bytes())
+			_, err := bw.Write(*buf)
 			return err
 		})
 	if err != nil {
@@ -58,32 +57,40 @@ func Encode(w io.Writer, objs []render.Object) error {
 	return bw.Flush()
 }
 
-func encodeChunk(buf *bytes.Buffer, objs []render.Object) error {
-	enc := yaml.NewEncoder(buf)
-	for _, o := range objs {
-		if err := enc.Encode(o.Node); err != nil {
-			return fmt.Errorf("failed to encode %s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
+// appendDocument appends o as one document, rendering it first if it was
+// put off (render.RunLazy) and splicing in its encoded values.
+func appendDocument(buf []byte, o render.Object) ([]byte, error) {
+	built, err := o.Build()
+	if err != nil {
+		return buf, fmt.Errorf("failed to render %s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
+	}
+	o = built
+	start := len(buf)
+	out, err := encodeNode(buf, o.Node)
+	if err != nil {
+		return buf, fmt.Errorf("failed to encode %s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
+	}
+	if o.Values != nil {
+		if out, err = spliceValues(out, start, o.Values); err != nil {
+			return buf[:start], fmt.Errorf("failed to encode %s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
 		}
 	}
-	if err := enc.Close(); err != nil {
-		return fmt.Errorf("failed to encode output: %w", err)
-	}
-	return nil
+	return out, nil
 }
 
-var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+var buffers = sync.Pool{New: func() any { return new([]byte) }}
 
-func getBuffer() *bytes.Buffer { return buffers.Get().(*bytes.Buffer) }
+func getBuffer() *[]byte { return buffers.Get().(*[]byte) }
 
-func putBuffer(b *bytes.Buffer) {
-	if b.Cap() > 4<<20 {
-		return // one huge object: let it go rather than pin its memory
+func putBuffer(b *[]byte) {
+	if cap(*b) > 4<<20 {
+		return // a huge object: let it go rather than pin its memory
 	}
-	b.Reset()
+	*b = (*b)[:0]
 	buffers.Put(b)
 }
 
 // EncodeOne returns one object as a YAML document.
 func EncodeOne(o render.Object) ([]byte, error) {
-	return yaml.Marshal(o.Node)
+	return appendDocument(nil, o)
 }

@@ -19,6 +19,7 @@ const PlatformNamespace = "cozy-system"
 
 // Object is one output object.
 type Object struct {
+	// Node is the object; nil until Build for the releases RunLazy puts off.
 	Node       *yaml.Node
 	APIVersion string
 	Kind       string
@@ -35,6 +36,30 @@ type Object struct {
 	// Tenant is the namespace of the tenant the object belongs to; empty for
 	// platform objects and objects that pass through.
 	Tenant string
+	// Values, when set, is the encoded value that replaces the node of
+	// yamlnode.Placeholder in Node (spec.values of an app release) when the
+	// object is written.
+	Values *yamlnode.Encoded
+
+	pending *pendingRelease
+}
+
+// pendingRelease is what Build needs to render a release put off by
+// PlanRelease.
+type pendingRelease struct {
+	fleet *fleet.Fleet
+	app   *fleet.App
+}
+
+// Build returns the object with its Node: a release that RunLazy put off is
+// rendered now; any other object is returned as it is. Writers call it for
+// each object just before writing it, so that a large fleet never holds the
+// nodes of all its releases at once.
+func (o Object) Build() (Object, error) {
+	if o.pending == nil {
+		return o, nil
+	}
+	return RenderRelease(o.pending.fleet, o.pending.app)
 }
 
 // Path is the file an object is written to in a fleet folder and in kpt:

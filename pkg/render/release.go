@@ -125,7 +125,7 @@ func RenderRelease(f *fleet.Fleet, app *fleet.App) (Object, error) {
 		hr.Spec.Install.CreateNamespace = true
 		hr.Spec.DependsOn = []helmv2.DependencyReference{{Name: cluster}}
 	}
-	if app.Spec != nil {
+	if app.Spec != nil || app.Values != nil {
 		// A placeholder keeps the field's place; the app's spec is copied
 		// in as written below.
 		hr.Spec.Values = &apiextensionsv1.JSON{Raw: []byte("{}")}
@@ -135,25 +135,61 @@ func RenderRelease(f *fleet.Fleet, app *fleet.App) (Object, error) {
 	if err != nil {
 		return Object{}, err
 	}
-	if app.Spec != nil {
+	o := releaseObject(app)
+	switch {
+	case app.Values != nil:
+		if app.Values.Err != nil {
+			return Object{}, valuesProblem(app.App, app.Values.Err)
+		}
+		yamlnode.SetKey(yamlnode.Get(n, "spec"), "values", yamlnode.Placeholder())
+		o.Values = app.Values
+	case app.Spec != nil:
 		values, err := yamlnode.Copy(app.Spec, yamlnode.DefaultBudget)
 		if err != nil {
-			field := "spec"
-			if pe, ok := err.(*yamlnode.PathError); ok && pe.Path != "" {
-				field += "." + pe.Path
-			}
-			return Object{}, api.Errorf(app.Ref, app.Origin, field, "%v", unwrapPath(err))
+			return Object{}, valuesProblem(app.App, err)
 		}
 		yamlnode.SetKey(yamlnode.Get(n, "spec"), "values", values)
 	}
+	o.Node = n
+	return o, nil
+}
+
+// releaseObject is the identity of an app's HelmRelease, without its node.
+func releaseObject(app *fleet.App) Object {
 	tenant := ""
 	if app.Tenant != nil {
 		tenant = app.Tenant.Namespace
 	}
 	return Object{
-		Node: n, APIVersion: hr.APIVersion, Kind: hr.Kind, Namespace: hr.Namespace, Name: hr.Name,
+		APIVersion: helmv2.GroupVersion.String(), Kind: helmv2.HelmReleaseKind, Namespace: app.Namespace, Name: app.Release,
 		Generated: true, From: app.Ref, Origin: app.Origin, Tenant: tenant,
-	}, nil
+	}
+}
+
+// PlanRelease is RenderRelease put off until the release is written: it
+// returns the release's identity, with what Object.Build needs to render it.
+// Only apps whose values were encoded ahead (App.Values) are put off, since
+// rendering them can then fail on nothing the user wrote; the problem of
+// values that could not be encoded is returned here.
+func PlanRelease(f *fleet.Fleet, app *fleet.App) (Object, error) {
+	if app.Values == nil {
+		return RenderRelease(f, app)
+	}
+	if app.Values.Err != nil {
+		return Object{}, valuesProblem(app.App, app.Values.Err)
+	}
+	o := releaseObject(app)
+	o.pending = &pendingRelease{fleet: f, app: app}
+	return o, nil
+}
+
+// valuesProblem reports why an app's spec cannot be copied into its release.
+func valuesProblem(app *api.App, err error) api.Problem {
+	field := "spec"
+	if pe, ok := err.(*yamlnode.PathError); ok && pe.Path != "" {
+		field += "." + pe.Path
+	}
+	return api.Errorf(app.Ref, app.Origin, field, "%v", unwrapPath(err))
 }
 
 // unwrapPath drops the path of a yamlnode.PathError, which the caller has

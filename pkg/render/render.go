@@ -12,11 +12,23 @@ import (
 // objects, renders every output, adds the kept inputs and the objects that
 // pass through, and orders the result. On any problem it returns no objects.
 func Run(cfg *api.Config, objects []api.Object) ([]Object, api.Problems) {
+	return run(cfg, objects, false)
+}
+
+// RunLazy is Run for large fleets: the releases of apps whose values were
+// encoded ahead (api.App.Values) are checked and ordered but rendered only
+// by Object.Build, when they are written. Every problem is still found
+// before anything is returned.
+func RunLazy(cfg *api.Config, objects []api.Object) ([]Object, api.Problems) {
+	return run(cfg, objects, true)
+}
+
+func run(cfg *api.Config, objects []api.Object, lazy bool) ([]Object, api.Problems) {
 	f, problems := fleet.Build(cfg, objects)
 	if len(problems) > 0 {
 		return nil, problems
 	}
-	generated, problems := Render(f)
+	generated, problems := render(f, lazy)
 	if len(problems) > 0 {
 		return nil, problems
 	}
@@ -34,6 +46,10 @@ func Run(cfg *api.Config, objects []api.Object) ([]Object, api.Problems) {
 
 // Render builds every generated object of a checked fleet, unordered.
 func Render(f *fleet.Fleet) ([]Object, api.Problems) {
+	return render(f, false)
+}
+
+func render(f *fleet.Fleet, lazy bool) ([]Object, api.Problems) {
 	var out []Object
 	var problems api.Problems
 	fail := func(err error) {
@@ -71,8 +87,12 @@ func Render(f *fleet.Fleet) ([]Object, api.Problems) {
 			out = append(out, objs...)
 		}
 	}
+	renderRelease := RenderRelease
+	if lazy {
+		renderRelease = PlanRelease
+	}
 	for _, app := range f.Apps {
-		o, err := RenderRelease(f, app)
+		o, err := renderRelease(f, app)
 		if err != nil {
 			fail(err)
 			continue

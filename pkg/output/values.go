@@ -1,0 +1,79 @@
+package output
+
+import (
+	"bytes"
+	"fmt"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/computeplane-dev/computeplane-fn/internal/yamlemit"
+	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
+)
+
+// valuesContext is how a HelmRelease document reads up to its values: the
+// values are encoded inside it, so that their text is exactly what the
+// encoder writes at that place of a release (the same indentation, the same
+// state), and then cut out.
+const valuesContext = "spec:\n  values:"
+
+// placeholderLine is the line of a release that holds the placeholder of
+// encoded values: spec.values, two spaces in, since no other mapping at that
+// depth of a release has a key named values.
+var placeholderLine = []byte("\n  values: " + yamlnode.PlaceholderValue + "\n")
+
+// EncodeValues encodes an app's spec ahead of time as the values of its
+// HelmRelease, normalised as render copies them (yamlnode.Copy: aliases
+// expanded; comments, anchors and styles other than literal blocks
+// dropped). Once encoded, the spec's node tree can be dropped: a large
+// fleet then holds compact text instead of nodes until its releases are
+// written. A spec that cannot be copied yields an Encoded with Err set.
+func EncodeValues(spec *yaml.Node) *yamlnode.Encoded {
+	values, err := yamlnode.Copy(spec, yamlnode.DefaultBudget)
+	if err != nil {
+		return &yamlnode.Encoded{Err: err}
+	}
+	doc := yamlnode.Map("spec", yamlnode.Map("values", values))
+	text, err := encodeNode(nil, doc)
+	if err != nil {
+		return &yamlnode.Encoded{Err: err}
+	}
+	if !bytes.HasPrefix(text, []byte(valuesContext)) {
+		return &yamlnode.Encoded{Err: fmt.Errorf("internal error: encoded values start with %q", text[:min(len(text), 40)])}
+	}
+	// A copy, so that the encoding buffer's spare capacity is not held.
+	return &yamlnode.Encoded{Text: bytes.Clone(text[len(valuesContext):])}
+}
+
+// spliceValues replaces the placeholder line of the release document in
+// buf[start:] with the encoded values.
+func spliceValues(buf []byte, start int, values *yamlnode.Encoded) ([]byte, error) {
+	doc := buf[start:]
+	i := bytes.Index(doc, placeholderLine)
+	if i < 0 || bytes.Contains(doc[i+len(placeholderLine):], placeholderLine) {
+		return buf, fmt.Errorf("internal error: the release does not hold one placeholder for its values")
+	}
+	at := start + i + len("\n  values:")
+	end := start + i + len(placeholderLine)
+	tail := bytes.Clone(buf[end:])
+	buf = append(buf[:at], values.Text...)
+	return append(buf, tail...), nil
+}
+
+// encodeNode appends n as one document: written by yamlemit, which writes
+// the library's bytes several times faster, or by the library when the tree
+// holds what yamlemit leaves to it (comments of an input that passes
+// through, for one).
+func encodeNode(buf []byte, n *yaml.Node) ([]byte, error) {
+	if out, ok := yamlemit.AppendDocument(buf, n); ok {
+		return out, nil
+	}
+	w := bytes.NewBuffer(buf)
+	enc := yaml.NewEncoder(w)
+	if err := enc.Encode(n); err != nil {
+		return buf, err
+	}
+	if err := enc.Close(); err != nil {
+		return buf, err
+	}
+	return w.Bytes(), nil
+}
