@@ -75,4 +75,3 @@ func TestGeneratedFleetStandaloneMatchesKRM(t *testing.T) {
 		}
 	}
 }
-
