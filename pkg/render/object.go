@@ -47,19 +47,42 @@ type Object struct {
 // pendingRelease is what Build needs to render a release put off by
 // PlanRelease.
 type pendingRelease struct {
-	fleet *fleet.Fleet
-	app   *fleet.App
+	releases *releases
+	app      *fleet.App
 }
 
 // Build returns the object with its Node: a release that RunLazy put off is
 // rendered now; any other object is returned as it is. Writers call it for
 // each object just before writing it, so that a large fleet never holds the
-// nodes of all its releases at once.
+// nodes of all its releases at once. The node of a release rendered here
+// shares the nodes of its spec with the other releases of its kind: it is
+// for encoding; a writer that changes anything but its metadata copies it
+// first (yamlnode.Clone).
 func (o Object) Build() (Object, error) {
 	if o.pending == nil {
 		return o, nil
 	}
-	return RenderRelease(o.pending.fleet, o.pending.app)
+	return o.pending.releases.render(o.pending.app)
+}
+
+// objectMeta is the metadata node of a generated object as toNode writes an
+// ObjectMeta with these fields: name, namespace, labels and annotations in
+// that order, keys sorted, empty ones left out.
+func objectMeta(name, namespace string, labels, annotations map[string]string) *yaml.Node {
+	md := &yaml.Node{Kind: yaml.MappingNode, Tag: yamlnode.TagMap, Content: make([]*yaml.Node, 0, 8)}
+	if name != "" {
+		md.Content = append(md.Content, yamlnode.String("name"), yamlnode.String(name))
+	}
+	if namespace != "" {
+		md.Content = append(md.Content, yamlnode.String("namespace"), yamlnode.String(namespace))
+	}
+	if len(labels) > 0 {
+		md.Content = append(md.Content, yamlnode.String("labels"), yamlnode.StringMap(labels))
+	}
+	if len(annotations) > 0 {
+		md.Content = append(md.Content, yamlnode.String("annotations"), yamlnode.StringMap(annotations))
+	}
+	return md
 }
 
 // Path is the file an object is written to in a fleet folder and in kpt:

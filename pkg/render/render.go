@@ -87,12 +87,13 @@ func render(f *fleet.Fleet, lazy bool) ([]Object, api.Problems) {
 			out = append(out, objs...)
 		}
 	}
-	renderRelease := RenderRelease
+	rs := newReleases(f, lazy)
+	renderRelease := rs.render
 	if lazy {
-		renderRelease = PlanRelease
+		renderRelease = rs.plan
 	}
 	for _, app := range f.Apps {
-		o, err := renderRelease(f, app)
+		o, err := renderRelease(app)
 		if err != nil {
 			fail(err)
 			continue
