@@ -22,9 +22,19 @@ import (
 // just before writing it. Every problem is found before anything is
 // returned; the output is byte for byte the KRM function's.
 func Standalone(dir, configPath string, args []string) ([]render.Object, api.Problems) {
-	cfg, problems := ReadConfig(configPath)
+	cfg, objects, problems := ReadInputs(dir, configPath, args)
 	if len(problems) > 0 {
 		return nil, problems
+	}
+	return render.RunLazy(cfg, objects)
+}
+
+// ReadInputs is the reading half of Standalone: the config, and the objects
+// of its spec.inputs and of args, app objects boiled down (see prepareApp).
+func ReadInputs(dir, configPath string, args []string) (*api.Config, []api.Object, api.Problems) {
+	cfg, problems := ReadConfig(configPath)
+	if len(problems) > 0 {
+		return nil, nil, problems
 	}
 	// Kept inputs are written as they were read: their nodes must stay.
 	prepare := prepareApp
@@ -35,18 +45,18 @@ func Standalone(dir, configPath string, args []string) ([]render.Object, api.Pro
 	if len(cfg.Inputs) > 0 {
 		objs, err := input.Read(dir, cfg.Inputs, prepare)
 		if err != nil {
-			return nil, api.Problems{api.Errorf(cfg.Ref, cfg.Origin, "spec.inputs", "%v", err)}
+			return nil, nil, api.Problems{api.Errorf(cfg.Ref, cfg.Origin, "spec.inputs", "%v", err)}
 		}
 		objects = append(objects, objs...)
 	}
 	if len(args) > 0 {
 		objs, err := input.Read(dir, args, prepare)
 		if err != nil {
-			return nil, api.Problems{{Message: err.Error()}}
+			return nil, nil, api.Problems{{Message: err.Error()}}
 		}
 		objects = append(objects, objs...)
 	}
-	return render.RunLazy(cfg, objects)
+	return cfg, objects, nil
 }
 
 // prepareApp decodes an app object as indexing would and encodes its values

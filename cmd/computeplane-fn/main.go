@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 
 	"github.com/computeplane-dev/computeplane-fn/fn"
+	"github.com/computeplane-dev/computeplane-fn/internal/profiling"
 	"github.com/computeplane-dev/computeplane-fn/pkg/output"
 )
 
@@ -54,11 +55,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	if flags.NArg() == 0 {
 		return runKRM(stdin, stdout, stderr)
 	}
+	defer profiling.Start()()
 	objs, problems := fn.Standalone("", flags.Arg(0), flags.Args()[1:])
 	if len(problems) > 0 {
 		fmt.Fprintln(stderr, problems.Error())
 		return 1
 	}
+	profiling.Heap()
 	if err := output.Encode(stdout, objs); err != nil {
 		fmt.Fprintf(stderr, "computeplane-fn: %v\n", err)
 		return 1

@@ -12,7 +12,6 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/internal/fleetgen"
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
-	"github.com/computeplane-dev/computeplane-fn/pkg/input"
 	"github.com/computeplane-dev/computeplane-fn/pkg/output"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 )
@@ -57,13 +56,9 @@ func TestMain(m *testing.M) {
 
 func readFleet(b *testing.B, dir string) (*api.Config, []api.Object) {
 	b.Helper()
-	cfg, problems := fn.ReadConfig(filepath.Join(dir, fleetgen.ConfigFile))
+	cfg, objs, problems := fn.ReadInputs(dir, filepath.Join(dir, fleetgen.ConfigFile), nil)
 	if len(problems) > 0 {
 		b.Fatal(problems)
-	}
-	objs, err := input.ReadAll(dir, cfg.Inputs)
-	if err != nil {
-		b.Fatal(err)
 	}
 	return cfg, objs
 }
@@ -77,7 +72,8 @@ func inputBytes(b *testing.B, dir string) int64 {
 	return mf.Stats.Bytes
 }
 
-// BenchmarkRead decodes the fleet's files into objects.
+// BenchmarkRead reads the fleet as the standalone CLI does: files decoded on
+// all cores, app objects decoded and their values encoded while reading.
 func BenchmarkRead(b *testing.B) {
 	dir := benchFleet(b)
 	b.SetBytes(inputBytes(b, dir))
@@ -98,7 +94,8 @@ func BenchmarkIndex(b *testing.B) {
 	}
 }
 
-// BenchmarkRender renders every output object and puts them in order.
+// BenchmarkRender renders every output object (each release's node, as the
+// writer does one by one) and puts them in order.
 func BenchmarkRender(b *testing.B) {
 	cfg, objs := readFleet(b, benchFleet(b))
 	f, problems := fleet.Build(cfg, objs)
@@ -120,7 +117,15 @@ func BenchmarkRender(b *testing.B) {
 // BenchmarkSerialize encodes the rendered objects as one YAML stream.
 func BenchmarkSerialize(b *testing.B) {
 	cfg, objs := readFleet(b, benchFleet(b))
-	out, problems := render.Run(cfg, objs)
+	f, problems := fleet.Build(cfg, objs)
+	if len(problems) > 0 {
+		b.Fatal(problems)
+	}
+	out, problems := render.Render(f)
+	if len(problems) > 0 {
+		b.Fatal(problems)
+	}
+	out, problems = render.Assemble(out, nil)
 	if len(problems) > 0 {
 		b.Fatal(problems)
 	}
@@ -137,8 +142,8 @@ func BenchmarkSerialize(b *testing.B) {
 	}
 }
 
-// BenchmarkStandalone is the whole standalone run: read, index, render,
-// serialize.
+// BenchmarkStandalone is the whole standalone run: read, index, order,
+// render and serialize (fn.Standalone and output.Encode).
 func BenchmarkStandalone(b *testing.B) {
 	dir := benchFleet(b)
 	b.SetBytes(inputBytes(b, dir))

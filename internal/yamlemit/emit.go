@@ -41,10 +41,28 @@ const maxSimpleKey = 128
 // buf, exactly as a fresh kyaml encoder writes it. It returns false, and buf
 // as it was, when the tree holds something this package does not write.
 func AppendDocument(buf []byte, n *yaml.Node) ([]byte, bool) {
-	start := len(buf)
 	e := emitter{buf: buf, indent: -1, whitespace: true, indention: true}
-	if n == nil || !e.node(n, stateDocumentEnd, false, false) {
-		return buf[:start], false
+	return e.document(n)
+}
+
+// AppendCopy appends the document that yamlnode.Copy(n) would encode to,
+// without making the copy: as the copy, it follows aliases and leaves out
+// comments, anchors and styles but literal blocks (folded ones become
+// literal), counting every node it visits against budget and every level
+// against maxDepth as Copy does (with Copy's limits, it may give up a little
+// earlier, never later). It returns false, and buf as it was, wherever Copy
+// would refuse the tree (nodes past the limits, merge keys, keys that are not
+// scalars) or AppendDocument would; the caller then copies and encodes the
+// tree the slow way, which reports Copy's error with its path.
+func AppendCopy(buf []byte, n *yaml.Node, budget, maxDepth int) ([]byte, bool) {
+	e := emitter{buf: buf, indent: -1, whitespace: true, indention: true, normalize: true, budget: budget, maxDepth: maxDepth}
+	return e.document(n)
+}
+
+func (e *emitter) document(n *yaml.Node) ([]byte, bool) {
+	start := len(e.buf)
+	if n == nil || !e.node(n, stateDocumentEnd, false, false, 0) {
+		return e.buf[:start], false
 	}
 	// yaml_emitter_emit_document_end
 	e.writeIndent()
@@ -72,6 +90,11 @@ type emitter struct {
 	// Context of the node being emitted (yaml_emitter_emit_node); the
 	// root and sequence contexts change nothing this package writes.
 	mapping, simpleKey bool
+
+	// normalize writes the tree as yamlnode.Copy would copy it, within the
+	// budget of visited nodes and maxDepth (AppendCopy).
+	normalize        bool
+	budget, maxDepth int
 }
 
 // put writes one ASCII byte.
@@ -153,9 +176,26 @@ func (e *emitter) increaseIndent(parent state, flow, compactSeq bool) int {
 }
 
 // node is yaml_emitter_emit_node plus the tag logic of the library's
-// encoder.node; parent is the state pushed before it.
-func (e *emitter) node(n *yaml.Node, parent state, mapping, simpleKey bool) bool {
-	if n.Anchor != "" || n.HeadComment != "" || n.LineComment != "" || n.FootComment != "" {
+// encoder.node; parent is the state pushed before it, depth the level of n
+// below the root.
+func (e *emitter) node(n *yaml.Node, parent state, mapping, simpleKey bool, depth int) bool {
+	if e.normalize {
+		// yamlnode.Copy's walk: every node and alias counts, an alias's
+		// target is one level deeper.
+		for {
+			if n == nil {
+				return false
+			}
+			e.budget--
+			if e.budget < 0 || depth > e.maxDepth {
+				return false
+			}
+			if n.Kind != yaml.AliasNode {
+				break
+			}
+			n, depth = n.Alias, depth+1
+		}
+	} else if n.Anchor != "" || n.HeadComment != "" || n.LineComment != "" || n.FootComment != "" {
 		return false
 	}
 	e.mapping, e.simpleKey = mapping, simpleKey
@@ -163,23 +203,33 @@ func (e *emitter) node(n *yaml.Node, parent state, mapping, simpleKey bool) bool
 	case yaml.ScalarNode:
 		return e.scalar(n, parent)
 	case yaml.MappingNode:
-		if n.Style != 0 || !impliedTag(n.Tag, "!!map") || len(n.Content)%2 != 0 {
+		if !e.collection(n, "!!map") || len(n.Content)%2 != 0 {
 			return false
 		}
 		if len(n.Content) == 0 {
 			return e.emptyCollection("{", "}", parent)
 		}
-		return e.blockMapping(n, parent)
+		return e.blockMapping(n, parent, depth)
 	case yaml.SequenceNode:
-		if n.Style != 0 || !impliedTag(n.Tag, "!!seq") {
+		if !e.collection(n, "!!seq") {
 			return false
 		}
 		if len(n.Content) == 0 {
 			return e.emptyCollection("[", "]", parent)
 		}
-		return e.blockSequence(n, parent)
+		return e.blockSequence(n, parent, depth)
 	}
 	return false
+}
+
+// collection reports whether a mapping or sequence is written in block
+// style with no tag, as the library writes it (or, normalising, as it
+// writes Copy's copy of it, which drops the style and keeps ShortTag).
+func (e *emitter) collection(n *yaml.Node, implied string) bool {
+	if e.normalize {
+		return n.ShortTag() == implied
+	}
+	return n.Style == 0 && impliedTag(n.Tag, implied)
 }
 
 // impliedTag reports whether the encoder leaves the tag of a collection out.
@@ -201,7 +251,7 @@ func (e *emitter) emptyCollection(open, close string, parent state) bool {
 }
 
 // blockSequence is yaml_emitter_emit_block_sequence_item over all items.
-func (e *emitter) blockSequence(n *yaml.Node, parent state) bool {
+func (e *emitter) blockSequence(n *yaml.Node, parent state, depth int) bool {
 	compact := e.mapping && (e.column == 0 || !e.indention)
 	saved := e.increaseIndent(parent, false, compact)
 	for _, item := range n.Content {
@@ -210,7 +260,7 @@ func (e *emitter) blockSequence(n *yaml.Node, parent state) bool {
 		}
 		e.writeIndent()
 		e.writeIndicator("-", true, false, true)
-		if !e.node(item, stateSequenceItem, false, false) {
+		if !e.node(item, stateSequenceItem, false, false, depth+1) {
 			return false
 		}
 	}
@@ -220,23 +270,26 @@ func (e *emitter) blockSequence(n *yaml.Node, parent state) bool {
 
 // blockMapping is yaml_emitter_emit_block_mapping_key and _value over all
 // pairs, for simple keys only.
-func (e *emitter) blockMapping(n *yaml.Node, parent state) bool {
+func (e *emitter) blockMapping(n *yaml.Node, parent state, depth int) bool {
 	saved := e.increaseIndent(parent, false, false)
 	for i := 0; i < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if k == nil || v == nil || k.Kind != yaml.ScalarNode {
 			return false
 		}
+		if e.normalize && k.ShortTag() == "!!merge" {
+			return false // Copy refuses merge keys
+		}
 		e.writeIndent()
 		// yaml_emitter_check_simple_key: the "? " form is left to the library.
 		if len(k.Value) > maxSimpleKey || hasBreak(k.Value) {
 			return false
 		}
-		if !e.node(k, stateMappingSimpleValue, true, true) {
+		if !e.node(k, stateMappingSimpleValue, true, true, depth+1) {
 			return false
 		}
 		e.writeIndicator(":", false, false, false)
-		if !e.node(v, stateMappingKey, true, false) {
+		if !e.node(v, stateMappingKey, true, false, depth+1) {
 			return false
 		}
 	}
@@ -256,7 +309,17 @@ const (
 // scalar writes a scalar: the tag and style decisions of the library's
 // encoder.node, then yaml_emitter_emit_scalar.
 func (e *emitter) scalar(n *yaml.Node, parent state) bool {
-	if n.Style&^yaml.LiteralStyle != 0 {
+	tag, nodeStyle := n.Tag, n.Style
+	if e.normalize {
+		// Copy keeps ShortTag and, of the styles, literal blocks.
+		tag = n.ShortTag()
+		if nodeStyle&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
+			nodeStyle = yaml.LiteralStyle
+		} else {
+			nodeStyle = 0
+		}
+	}
+	if nodeStyle&^yaml.LiteralStyle != 0 {
 		return false
 	}
 	value := n.Value
@@ -264,10 +327,10 @@ func (e *emitter) scalar(n *yaml.Node, parent state) bool {
 		return false
 	}
 	forceQuoting := false
-	if n.Tag != "" {
-		stag := shortTag(n.Tag)
+	if tag != "" {
+		stag := shortTag(tag)
 		switch {
-		case stag == "!!str" && n.Style&yaml.LiteralStyle != 0:
+		case stag == "!!str" && nodeStyle&yaml.LiteralStyle != 0:
 		case resolvedTag(value) == stag:
 		case stag == "!!str":
 			forceQuoting = true
@@ -277,7 +340,7 @@ func (e *emitter) scalar(n *yaml.Node, parent state) bool {
 	}
 	style := plainStyle
 	switch {
-	case n.Style&yaml.LiteralStyle != 0, strings.Contains(value, "\n"):
+	case nodeStyle&yaml.LiteralStyle != 0, strings.Contains(value, "\n"):
 		style = literalStyle
 	case forceQuoting:
 		style = doubleQuotedStyle

@@ -269,3 +269,88 @@ func TestResolvedTag(t *testing.T) {
 		check(v)
 	}
 }
+
+// copyThenLibrary is what AppendCopy stands for: yamlnode.Copy, then the
+// library's encoder.
+func copyThenLibrary(t testing.TB, n *yaml.Node, budget int) (string, bool) {
+	c, err := yamlnode.Copy(n, budget)
+	if err != nil || c == nil {
+		return "", false
+	}
+	return library(t, c)
+}
+
+func compareCopy(t testing.TB, n *yaml.Node, budget int) bool {
+	t.Helper()
+	got, ok := yamlemit.AppendCopy(nil, n, budget, yamlnode.MaxDepth)
+	want, wantOK := copyThenLibrary(t, n, budget)
+	if !ok {
+		return false
+	}
+	if !wantOK {
+		t.Fatalf("AppendCopy wrote a tree that Copy refuses or the library cannot write:\n%s", got)
+	}
+	if string(got) != want {
+		t.Fatalf("AppendCopy differs from Copy and the library\nlibrary:\n%q\nyamlemit:\n%q", want, got)
+	}
+	return true
+}
+
+var copySeeds = []string{
+	"a: 1\nb: [x, {y: z}]\nc: |\n  text\n",
+	"# head\na: &x {k: v} # line\nb: *x\nc: [*x, *x]\n",
+	"s: \"quoted\\ttab\"\nt: 'single'\nu: >\n  folded\n  text\nv: !!str 5\nw: !!int \"7\"\n",
+	"? complex\n: value\nlong: " + strings.Repeat("y", 150) + "\n",
+	"x: !!binary aGVsbG8=\ny: !custom z\n<<: {m: 1}\n",
+	"base: &b {a: 1}\nderived:\n  <<: *b\n  c: 2\n",
+	"e: \"\\u00e9\\U0001F600\\x01\"\nn: null\nb: yes\nd: 2001-12-14\nf: {a: [1, 2], b: {}}\n",
+	"- - a\n  - b\n- {}\n- []\n- k: v\n  l: [1, 2]\n",
+	"a: &a [1, 2]\nb: &b [*a, *a]\nc: &c [*b, *b]\nd: [*c, *c]\n",
+}
+
+// TestAppendCopyMatchesCopy compares AppendCopy with Copy and the library on
+// documents with what Copy normalises away: comments, anchors and aliases,
+// flow and quoted styles, folded blocks, tags, merge keys.
+func TestAppendCopyMatchesCopy(t *testing.T) {
+	written := 0
+	for _, seed := range copySeeds {
+		var doc yaml.Node
+		if err := yaml.Unmarshal([]byte(seed), &doc); err != nil {
+			t.Fatal(err)
+		}
+		if compareCopy(t, doc.Content[0], yamlnode.DefaultBudget) {
+			written++
+		}
+		// A small budget: AppendCopy must give up no later than Copy.
+		for budget := 0; budget < 30; budget++ {
+			compareCopy(t, doc.Content[0], budget)
+		}
+	}
+	if written < len(copySeeds)/2 {
+		t.Fatalf("only %d of %d documents written", written, len(copySeeds))
+	}
+	// Nesting past the depth limit.
+	deep := strings.Repeat("[", yamlnode.MaxDepth+5) + strings.Repeat("]", yamlnode.MaxDepth+5)
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(deep), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := yamlemit.AppendCopy(nil, doc.Content[0], yamlnode.DefaultBudget, yamlnode.MaxDepth); ok {
+		t.Fatal("a document deeper than MaxDepth was written")
+	}
+}
+
+// FuzzAppendCopy compares AppendCopy with Copy and the library on arbitrary
+// YAML.
+func FuzzAppendCopy(f *testing.F) {
+	for _, seed := range copySeeds {
+		f.Add(seed, uint16(1000))
+	}
+	f.Fuzz(func(t *testing.T, in string, budget uint16) {
+		var doc yaml.Node
+		if err := yaml.Unmarshal([]byte(in), &doc); err != nil || len(doc.Content) == 0 {
+			return
+		}
+		compareCopy(t, doc.Content[0], int(budget))
+	})
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/computeplane-dev/computeplane-fn/internal/parallel"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
+	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
 
 // chunkSize is how many objects one worker encodes at a time.
@@ -66,7 +67,7 @@ func appendDocument(buf []byte, o render.Object) ([]byte, error) {
 	}
 	o = built
 	start := len(buf)
-	out, err := encodeNode(buf, o.Node)
+	out, err := yamlnode.AppendDocument(buf, o.Node)
 	if err != nil {
 		return buf, fmt.Errorf("failed to encode %s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
 	}

@@ -28,14 +28,20 @@ var placeholderLine = []byte("\n  values: " + yamlnode.PlaceholderValue + "\n")
 // fleet then holds compact text instead of nodes until its releases are
 // written. A spec that cannot be copied yields an Encoded with Err set.
 func EncodeValues(spec *yaml.Node) *yamlnode.Encoded {
-	values, err := yamlnode.Copy(spec, yamlnode.DefaultBudget)
-	if err != nil {
-		return &yamlnode.Encoded{Err: err}
-	}
-	doc := yamlnode.Map("spec", yamlnode.Map("values", values))
-	text, err := encodeNode(nil, doc)
-	if err != nil {
-		return &yamlnode.Encoded{Err: err}
+	// Copy's checks and limits apply to spec, not to the two levels
+	// around it; counting those makes the limits a shade stricter for the
+	// fast path only, which then leaves the tree to Copy.
+	doc := yamlnode.Map("spec", yamlnode.Map("values", spec))
+	text, ok := yamlemit.AppendCopy(nil, doc, yamlnode.DefaultBudget, yamlnode.MaxDepth)
+	if !ok {
+		values, err := yamlnode.Copy(spec, yamlnode.DefaultBudget)
+		if err != nil {
+			return &yamlnode.Encoded{Err: err}
+		}
+		doc = yamlnode.Map("spec", yamlnode.Map("values", values))
+		if text, err = yamlnode.AppendDocument(nil, doc); err != nil {
+			return &yamlnode.Encoded{Err: err}
+		}
 	}
 	if !bytes.HasPrefix(text, []byte(valuesContext)) {
 		return &yamlnode.Encoded{Err: fmt.Errorf("internal error: encoded values start with %q", text[:min(len(text), 40)])}
@@ -57,23 +63,4 @@ func spliceValues(buf []byte, start int, values *yamlnode.Encoded) ([]byte, erro
 	tail := bytes.Clone(buf[end:])
 	buf = append(buf[:at], values.Text...)
 	return append(buf, tail...), nil
-}
-
-// encodeNode appends n as one document: written by yamlemit, which writes
-// the library's bytes several times faster, or by the library when the tree
-// holds what yamlemit leaves to it (comments of an input that passes
-// through, for one).
-func encodeNode(buf []byte, n *yaml.Node) ([]byte, error) {
-	if out, ok := yamlemit.AppendDocument(buf, n); ok {
-		return out, nil
-	}
-	w := bytes.NewBuffer(buf)
-	enc := yaml.NewEncoder(w)
-	if err := enc.Encode(n); err != nil {
-		return buf, err
-	}
-	if err := enc.Close(); err != nil {
-		return buf, err
-	}
-	return w.Bytes(), nil
 }
