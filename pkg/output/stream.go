@@ -61,6 +61,9 @@ func Encode(w io.Writer, objs []render.Object) error {
 // appendDocument appends o as one document, rendering it first if it was
 // put off (render.RunLazy) and splicing in its encoded values.
 func appendDocument(buf []byte, o render.Object) ([]byte, error) {
+	if o.Node == nil && o.Text != nil {
+		return append(buf, o.Text...), nil
+	}
 	built, err := o.Build()
 	if err != nil {
 		return buf, fmt.Errorf("failed to render %s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)

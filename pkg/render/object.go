@@ -40,6 +40,10 @@ type Object struct {
 	// yamlnode.Placeholder in Node (spec.values of an app release) when the
 	// object is written.
 	Values *yamlnode.Encoded
+	// Text, when set, is the whole object already encoded as one YAML
+	// document, and Node is nil (RunLazy holds tenant objects so); Build
+	// decodes it for writers that need a node.
+	Text []byte
 
 	pending *pendingRelease
 }
@@ -59,10 +63,30 @@ type pendingRelease struct {
 // for encoding; a writer that changes anything but its metadata copies it
 // first (yamlnode.Clone).
 func (o Object) Build() (Object, error) {
-	if o.pending == nil {
-		return o, nil
+	switch {
+	case o.pending != nil:
+		return o.pending.releases.render(o.pending.app)
+	case o.Node == nil && o.Text != nil:
+		var doc yaml.Node
+		if err := yaml.Unmarshal(o.Text, &doc); err != nil {
+			return o, fmt.Errorf("failed to decode %s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
+		}
+		o.Node = yamlnode.Resolve(&doc)
 	}
-	return o.pending.releases.render(o.pending.app)
+	return o, nil
+}
+
+// encode turns the object into text (Text set, Node dropped).
+func (o *Object) encode() error {
+	if o.Node == nil || o.Values != nil {
+		return nil
+	}
+	text, err := yamlnode.AppendDocument(nil, o.Node)
+	if err != nil {
+		return fmt.Errorf("failed to encode %s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
+	}
+	o.Text, o.Node = text, nil
+	return nil
 }
 
 // objectMeta is the metadata node of a generated object as toNode writes an

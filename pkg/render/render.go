@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/computeplane-dev/computeplane-fn/internal/parallel"
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
 )
@@ -17,8 +18,9 @@ func Run(cfg *api.Config, objects []api.Object) ([]Object, api.Problems) {
 
 // RunLazy is Run for large fleets: the releases of apps whose values were
 // encoded ahead (api.App.Values) are checked and ordered but rendered only
-// by Object.Build, when they are written. Every problem is still found
-// before anything is returned.
+// by Object.Build, when they are written, and the objects of each tenant's
+// ComputePlane are held as text (Object.Text) from the moment they are
+// rendered. Every problem is still found before anything is returned.
 func RunLazy(cfg *api.Config, objects []api.Object) ([]Object, api.Problems) {
 	return run(cfg, objects, true)
 }
@@ -78,13 +80,38 @@ func render(f *fleet.Fleet, lazy bool) ([]Object, api.Problems) {
 		if len(ps) > 0 {
 			return nil, ps
 		}
+		var tenants []*fleet.Tenant
 		for _, t := range f.SortedTenants() {
-			if !t.ComputePlane {
-				continue
+			if t.ComputePlane {
+				tenants = append(tenants, t)
 			}
-			objs, ps := RenderComputePlane(f, plan, t)
-			problems = append(problems, ps...)
-			out = append(out, objs...)
+		}
+		// Tenants are rendered on all cores, and collected in their order.
+		type rendered struct {
+			objs     []Object
+			problems api.Problems
+		}
+		err := parallel.Ordered(len(tenants), parallel.Workers(),
+			func(i int) (rendered, error) {
+				objs, ps := RenderComputePlane(f, plan, tenants[i])
+				if lazy && len(ps) == 0 {
+					// Held as text until written: a few KB instead of
+					// hundreds of nodes per tenant.
+					for j := range objs {
+						if err := objs[j].encode(); err != nil {
+							ps = append(ps, problemOf(tenants[i], err))
+						}
+					}
+				}
+				return rendered{objs, ps}, nil
+			},
+			func(_ int, r rendered) error {
+				problems = append(problems, r.problems...)
+				out = append(out, r.objs...)
+				return nil
+			})
+		if err != nil {
+			fail(err)
 		}
 	}
 	rs := newReleases(f, lazy)
