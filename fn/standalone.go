@@ -16,8 +16,8 @@ import (
 // directory).
 //
 // It is built for fleets of any size: files are decoded on all cores, each
-// app object is boiled down while its file is read (decoded, and its values
-// encoded as the text of its release, see prepareApp), and the app releases
+// input is boiled down while its file is read (decoded, an app's values
+// encoded as the text of its release, see prepare), and the app releases
 // are returned unrendered (render.RunLazy): output.Encode renders each one
 // just before writing it. Every problem is found before anything is
 // returned; the output is byte for byte the KRM function's.
@@ -30,27 +30,27 @@ func Standalone(dir, configPath string, args []string) ([]render.Object, api.Pro
 }
 
 // ReadInputs is the reading half of Standalone: the config, and the objects
-// of its spec.inputs and of args, app objects boiled down (see prepareApp).
+// of its spec.inputs and of args, inputs boiled down (see prepare).
 func ReadInputs(dir, configPath string, args []string) (*api.Config, []api.Object, api.Problems) {
 	cfg, problems := ReadConfig(configPath)
 	if len(problems) > 0 {
 		return nil, nil, problems
 	}
 	// Kept inputs are written as they were read: their nodes must stay.
-	prepare := prepareApp
+	prepareInput := prepare
 	if cfg.KeepInputs {
-		prepare = nil
+		prepareInput = nil
 	}
 	var objects []api.Object
 	if len(cfg.Inputs) > 0 {
-		objs, err := input.Read(dir, cfg.Inputs, prepare)
+		objs, err := input.Read(dir, cfg.Inputs, prepareInput)
 		if err != nil {
 			return nil, nil, api.Problems{api.Errorf(cfg.Ref, cfg.Origin, "spec.inputs", "%v", err)}
 		}
 		objects = append(objects, objs...)
 	}
 	if len(args) > 0 {
-		objs, err := input.Read(dir, args, prepare)
+		objs, err := input.Read(dir, args, prepareInput)
 		if err != nil {
 			return nil, nil, api.Problems{{Message: err.Error()}}
 		}
@@ -59,19 +59,27 @@ func ReadInputs(dir, configPath string, args []string) (*api.Config, []api.Objec
 	return cfg, objects, nil
 }
 
-// prepareApp decodes an app object as indexing would and encodes its values
-// as they will read in its release, then drops the object's node tree: from
-// here on the object is a few strings and the text of its values.
-func prepareApp(o *api.Object) {
-	if !fleet.IsApp(*o) {
+// prepare decodes a Tenant, ComputePlane knobs or an app object as indexing
+// would, encodes an app's values as they will read in its release, and drops
+// the object's node tree: from here on the object is a few strings, maps and
+// the text of its values.
+func prepare(o *api.Object) {
+	var d api.Decoded
+	switch {
+	case fleet.IsApp(*o):
+		d.App, d.Problems = api.DecodeApp(*o)
+		if d.App.Spec != nil {
+			d.App.Values = output.EncodeValues(d.App.Spec)
+			d.App.Spec = nil
+		}
+	case fleet.IsTenant(*o):
+		d.Tenant, d.Problems = api.DecodeTenant(*o)
+	case fleet.IsKnobs(*o):
+		d.Knobs, d.Problems = api.DecodeKnobs(*o)
+	default:
 		return
 	}
-	app, problems := api.DecodeApp(*o)
-	if app.Spec != nil {
-		app.Values = output.EncodeValues(app.Spec)
-		app.Spec = nil
-	}
-	o.App, o.AppProblems, o.Node = app, problems, nil
+	o.Decoded, o.Node = &d, nil
 }
 
 // ReadConfig reads the ComputePlaneGenerator from a file holding exactly one.

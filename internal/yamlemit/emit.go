@@ -453,10 +453,48 @@ type analysis struct {
 	blockAllowed        bool
 }
 
+// plainSafe holds the ASCII characters that raise no flag of the analysis
+// wherever they are in a value (not first: see plainSafeFirst): letters,
+// digits and punctuation that is no indicator in block context.
+var plainSafe = func() (t [256]bool) {
+	for c := 'a'; c <= 'z'; c++ {
+		t[c], t[c-'a'+'A'] = true, true
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = true
+	}
+	for _, c := range "._/-+=()@%~$;^<" {
+		t[c] = true
+	}
+	return t
+}()
+
+// plainSafeFirst holds the characters that raise no flag as the first
+// character of a value: indicators ('-', '@', '%', ...) are left out, and
+// '.', which could start "...".
+var plainSafeFirst = func() (t [256]bool) {
+	t = plainSafe
+	for _, c := range "-@%.<" {
+		t[c] = false
+	}
+	return t
+}()
+
 // analyze is yaml_emitter_analyze_scalar (unicode output, block context).
 func analyze(value string) analysis {
 	if len(value) == 0 {
 		return analysis{blockPlainAllowed: true, singleQuotedAllowed: true}
+	}
+	// Most values are names, numbers, quantities and paths: nothing in them
+	// restricts any style.
+	if plainSafeFirst[value[0]] {
+		i := 1
+		for i < len(value) && plainSafe[value[i]] {
+			i++
+		}
+		if i == len(value) {
+			return analysis{blockPlainAllowed: true, singleQuotedAllowed: true, blockAllowed: true}
+		}
 	}
 	var (
 		blockIndicators, lineBreaks, specialCharacters, tabCharacters      bool

@@ -354,3 +354,22 @@ func FuzzAppendCopy(f *testing.F) {
 		compareCopy(t, doc.Content[0], int(budget))
 	})
 }
+
+// TestAnalyzeShortcut writes values made of the characters the analysis
+// shortcut accepts, alone and next to the ones it does not.
+func TestAnalyzeShortcut(t *testing.T) {
+	alphabet := "aZ09._/-+=()@%~$;^<>:# ,?!&*|'\"`[]{}\t\n"
+	r := rand.New(rand.NewPCG(9, 10))
+	for range 100000 {
+		b := make([]byte, 1+r.IntN(6))
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		for _, tag := range []string{"!!str", ""} {
+			compare(t, &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{
+				{Kind: yaml.ScalarNode, Tag: "!!str", Value: "k"},
+				{Kind: yaml.ScalarNode, Tag: tag, Value: string(b)},
+			}})
+		}
+	}
+}

@@ -130,18 +130,28 @@ var (
 // Object is one input document, already split from its file and unwrapped
 // from a List, with its identity read.
 type Object struct {
-	// Node is the mapping node of the object; nil for an app object whose
-	// reader decoded it ahead (App is set then).
+	// Node is the mapping node of the object; nil for an object its reader
+	// decoded ahead (see Decoded).
 	Node       *yaml.Node
 	Origin     Origin
 	APIVersion string
 	Kind       string
 	Name       string
 	Namespace  string
-	// App and AppProblems are what DecodeApp made of the object, when the
-	// reader decoded it ahead; indexing then uses them instead of Node.
-	App         *App
-	AppProblems Problems
+	// Decoded, when set, is what the object's decoder (DecodeApp,
+	// DecodeTenant or DecodeKnobs) made of it, with the problems it found,
+	// because the reader decoded it ahead (the standalone pipeline does, to
+	// drop node trees while reading); indexing then uses them instead of
+	// decoding Node.
+	Decoded *Decoded
+}
+
+// Decoded is an input decoded ahead: one of App, Tenant and Knobs is set.
+type Decoded struct {
+	App      *App
+	Tenant   *Tenant
+	Knobs    *Knobs
+	Problems Problems
 }
 
 // Ref returns the object's reference for messages.

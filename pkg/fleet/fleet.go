@@ -184,13 +184,25 @@ func Build(cfg *api.Config, objects []api.Object) (*Fleet, api.Problems) {
 			}
 			switch o.Kind {
 			case api.TenantKind:
-				t, ps := api.DecodeTenant(o)
+				var t *api.Tenant
+				var ps api.Problems
+				if o.Decoded != nil {
+					t, ps = o.Decoded.Tenant, o.Decoded.Problems
+				} else {
+					t, ps = api.DecodeTenant(o)
+				}
 				problems = append(problems, ps...)
 				if len(ps) == 0 {
 					tenants = append(tenants, t)
 				}
 			case api.ComputePlaneKind:
-				k, ps := api.DecodeKnobs(o)
+				var k *api.Knobs
+				var ps api.Problems
+				if o.Decoded != nil {
+					k, ps = o.Decoded.Knobs, o.Decoded.Problems
+				} else {
+					k, ps = api.DecodeKnobs(o)
+				}
 				problems = append(problems, ps...)
 				if len(ps) == 0 {
 					knobs = append(knobs, k)
@@ -229,7 +241,17 @@ func compareObjects(a, b api.Object) int {
 // knobs nor earlier output. Whether a definition declares its kind is
 // checked by Build.
 func IsApp(o api.Object) bool {
-	return o.APIVersion == api.AppsAPIVersion && o.Kind != api.TenantKind && o.Kind != api.ComputePlaneKind && !isGenerated(o)
+	return isInput(o) && o.Kind != api.TenantKind && o.Kind != api.ComputePlaneKind
+}
+
+// IsTenant reports whether Build reads o as a Tenant of the tenant list.
+func IsTenant(o api.Object) bool { return isInput(o) && o.Kind == api.TenantKind }
+
+// IsKnobs reports whether Build reads o as a ComputePlane knob object.
+func IsKnobs(o api.Object) bool { return isInput(o) && o.Kind == api.ComputePlaneKind }
+
+func isInput(o api.Object) bool {
+	return o.APIVersion == api.AppsAPIVersion && !isGenerated(o)
 }
 
 func isGenerated(o api.Object) bool {
@@ -338,8 +360,11 @@ func (f *Fleet) buildApps(objects []api.Object) api.Problems {
 				"no ApplicationDefinition in the inputs declares kind %s; add its definition to the inputs (known kinds: %s)", o.Kind, f.knownKinds()))
 			continue
 		}
-		a, ps := o.App, o.AppProblems
-		if a == nil {
+		var a *api.App
+		var ps api.Problems
+		if o.Decoded != nil {
+			a, ps = o.Decoded.App, o.Decoded.Problems
+		} else {
 			a, ps = api.DecodeApp(o)
 		}
 		problems = append(problems, ps...)
