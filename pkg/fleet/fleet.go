@@ -140,11 +140,11 @@ func (f *Fleet) SortedTenants() []*Tenant {
 // apiVersion and kind; what is not an input passes through. It returns every
 // problem found, sorted, and no fleet when there is any.
 func Build(cfg *api.Config, objects []api.Object) (*Fleet, api.Problems) {
-	f := &Fleet{Config: cfg, Definitions: map[string]*api.Definition{}, Tenants: map[string]*Tenant{}}
+	f := &Fleet{Config: cfg, Definitions: map[string]*api.Definition{}, Tenants: map[string]*Tenant{}, Inputs: make([]api.Object, 0, len(objects))}
 	var problems api.Problems
 	var tenants []*api.Tenant
 	var knobs []*api.Knobs
-	var appObjects []api.Object
+	appObjects := make([]api.Object, 0, len(objects))
 
 	// Work in one order whatever the input order, so that messages about
 	// two objects (duplicates, collisions) read the same on every run.
@@ -352,6 +352,7 @@ func (f *Fleet) attachKnobs(knobs []*api.Knobs) api.Problems {
 
 func (f *Fleet) buildApps(objects []api.Object) api.Problems {
 	var problems api.Problems
+	f.Apps = make([]*App, 0, len(objects))
 	cluster := f.ClusterRelease()
 	for _, o := range objects {
 		def, ok := f.Definitions[o.Kind]

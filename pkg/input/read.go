@@ -110,9 +110,26 @@ func ReadFile(path string) ([]api.Object, error) {
 		return nil, fmt.Errorf("failed to read input: %w", err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("failed to read input %s: %w", path, err)
+	// Sized by the file, as os.ReadFile does, rather than grown while
+	// reading; the limit still holds for files that grow or lie.
+	size := 512
+	if info, err := f.Stat(); err == nil && info.Mode().IsRegular() {
+		size = int(min(info.Size(), MaxFileBytes)) + 1
+	}
+	data := make([]byte, 0, size)
+	r := io.LimitReader(f, MaxFileBytes+1)
+	for {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+		n, err := r.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("failed to read input %s: %w", path, err)
+		}
 	}
 	return Decode(data, filepath.ToSlash(path))
 }

@@ -32,7 +32,10 @@ func EncodeValues(spec *yaml.Node) *yamlnode.Encoded {
 	// around it; counting those makes the limits a shade stricter for the
 	// fast path only, which then leaves the tree to Copy.
 	doc := yamlnode.Map("spec", yamlnode.Map("values", spec))
-	text, ok := yamlemit.AppendCopy(nil, doc, yamlnode.DefaultBudget, yamlnode.MaxDepth)
+	scratch := getBuffer()
+	defer putBuffer(scratch)
+	text, ok := yamlemit.AppendCopy((*scratch)[:0], doc, yamlnode.DefaultBudget, yamlnode.MaxDepth)
+	*scratch = text
 	if !ok {
 		values, err := yamlnode.Copy(spec, yamlnode.DefaultBudget)
 		if err != nil {
@@ -46,7 +49,7 @@ func EncodeValues(spec *yaml.Node) *yamlnode.Encoded {
 	if !bytes.HasPrefix(text, []byte(valuesContext)) {
 		return &yamlnode.Encoded{Err: fmt.Errorf("internal error: encoded values start with %q", text[:min(len(text), 40)])}
 	}
-	// A copy, so that the encoding buffer's spare capacity is not held.
+	// A copy of just the text: the scratch buffer goes back to the pool.
 	return &yamlnode.Encoded{Text: bytes.Clone(text[len(valuesContext):])}
 }
 

@@ -52,7 +52,7 @@ func Render(f *fleet.Fleet) ([]Object, api.Problems) {
 }
 
 func render(f *fleet.Fleet, lazy bool) ([]Object, api.Problems) {
-	var out []Object
+	out := make([]Object, 0, len(f.Apps)+len(f.Tenants)+1)
 	var problems api.Problems
 	fail := func(err error) {
 		var p api.Problem
