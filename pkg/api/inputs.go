@@ -146,6 +146,22 @@ type Object struct {
 	Decoded *Decoded
 }
 
+// SetOrigin sets where the object was read from, in what was decoded of it
+// ahead too.
+func (o *Object) SetOrigin(origin Origin) {
+	o.Origin = origin
+	if d := o.Decoded; d != nil {
+		switch {
+		case d.App != nil:
+			d.App.Origin = origin
+		case d.Tenant != nil:
+			d.Tenant.Origin = origin
+		case d.Knobs != nil:
+			d.Knobs.Origin = origin
+		}
+	}
+}
+
 // Decoded is an input decoded ahead: one of App, Tenant and Knobs is set.
 type Decoded struct {
 	App      *App

@@ -32,40 +32,188 @@ const (
 // origin file of every object. Empty documents are skipped; a v1 List is
 // unwrapped into its items.
 func Decode(data []byte, name string) ([]api.Object, error) {
+	if err := check(data, name); err != nil {
+		return nil, err
+	}
+	objs, _, err := decodeDocuments(data, name, 0)
+	return objs, err
+}
+
+// check refuses what is not a YAML file of a size this tool reads.
+func check(data []byte, name string) error {
 	if len(data) > MaxFileBytes {
-		return nil, fmt.Errorf("%s: file is larger than %d MiB", name, MaxFileBytes>>20)
+		return fmt.Errorf("%s: file is larger than %d MiB", name, MaxFileBytes>>20)
 	}
 	if !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0 {
-		return nil, fmt.Errorf("%s: not a YAML file (binary or not UTF-8)", name)
+		return fmt.Errorf("%s: not a YAML file (binary or not UTF-8)", name)
 	}
+	return nil
+}
+
+// decodeDocuments decodes the documents of data, numbering them from first,
+// and returns how many documents it read, empty ones included.
+func decodeDocuments(data []byte, name string, first int) ([]api.Object, int, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var out []api.Object
-	for index := 0; ; index++ {
+	index := first
+	for ; ; index++ {
 		var doc yaml.Node
 		err := decodeOne(dec, &doc)
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: document %d: invalid YAML: %w", name, index+1, err)
+			return nil, 0, fmt.Errorf("%s: document %d: invalid YAML: %w", name, index+1, err)
 		}
 		n := yamlnode.Resolve(&doc)
 		if n == nil || yamlnode.IsNull(n) {
 			continue
 		}
 		if n.Kind != yaml.MappingNode {
-			return nil, fmt.Errorf("%s: document %d: expected an object (a YAML map), found %s", name, index+1, yamlnode.Describe(n))
+			return nil, 0, fmt.Errorf("%s: document %d: expected an object (a YAML map), found %s", name, index+1, yamlnode.Describe(n))
 		}
 		objs, err := Unwrap(n, api.Origin{File: name, Index: index})
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		out = append(out, objs...)
 		if len(out) > MaxObjects {
-			return nil, fmt.Errorf("%s: more than %d objects", name, MaxObjects)
+			return nil, 0, fmt.Errorf("%s: more than %d objects", name, MaxObjects)
 		}
 	}
+	return out, index - first, nil
+}
+
+// pieceBytes is the size above which a file is decoded in pieces, and about
+// the size of each piece.
+const pieceBytes = 256 << 10
+
+// splitDocuments cuts data at document start lines ("---" at the start of a
+// line, then a blank or the end of the line) into pieces of about size
+// bytes, so that the documents of one big file can be decoded on all cores.
+// A "---" there always starts a document for the YAML library: inside a
+// quoted or flow scalar it is an error, and a block scalar's lines are
+// indented. No piece starts right after a comment (see afterComment). It
+// returns nil when data must be decoded in one piece: small
+// files, files with directives (which apply to the document after them) or
+// with a byte order mark past the start.
+func splitDocuments(data []byte, size int) [][]byte {
+	if len(data) <= size {
+		return nil
+	}
+	for i := 0; i < len(data); {
+		if data[i] == '%' {
+			return nil
+		}
+		j := bytes.IndexByte(data[i:], '\n')
+		if j < 0 {
+			break
+		}
+		i += j + 1
+	}
+	if bytes.Contains(data[min(3, len(data)):], []byte("\uFEFF")) {
+		return nil
+	}
+	var pieces [][]byte
+	start := 0
+	for i := size; i < len(data); {
+		// The next document start line at or after i.
+		j := bytes.Index(data[i:], []byte("\n---"))
+		if j < 0 {
+			break
+		}
+		at := i + j + 1
+		rest := data[at+3:]
+		if (len(rest) == 0 || rest[0] == ' ' || rest[0] == '\t' || rest[0] == '\r' || rest[0] == '\n') && !afterComment(data[:at]) {
+			pieces = append(pieces, data[start:at])
+			start = at
+			i = at + size
+			continue
+		}
+		i = at + 3
+	}
+	if len(pieces) == 0 {
+		return nil
+	}
+	return append(pieces, data[start:])
+}
+
+// afterComment reports whether the last line of data that is not blank is a
+// comment: the library attaches such a comment differently when the
+// document after it is not in the same piece, so no piece starts there.
+func afterComment(data []byte) bool {
+	for len(data) > 0 {
+		end := len(data)
+		start := bytes.LastIndexByte(data[:end-1], '\n') + 1
+		line := bytes.TrimLeft(data[start:end], " \t\r\n")
+		if len(line) > 0 {
+			return line[0] == '#'
+		}
+		data = data[:start]
+	}
+	return false
+}
+
+// decodeFile decodes a file's bytes, in pieces of about pieceSize bytes on
+// all cores when it is bigger, and runs prepare on each object, as Read does.
+func decodeFile(data []byte, name string, pieceSize int, prepare func(*api.Object)) ([]api.Object, error) {
+	if err := check(data, name); err != nil {
+		return nil, err
+	}
+	whole := func() ([]api.Object, error) {
+		objs, _, err := decodeDocuments(data, name, 0)
+		if err != nil {
+			return nil, err
+		}
+		prepareAll(objs, prepare)
+		return objs, nil
+	}
+	pieces := splitDocuments(data, pieceSize)
+	if pieces == nil {
+		return whole()
+	}
+	type decoded struct {
+		objs []api.Object
+		docs int
+	}
+	var out []api.Object
+	next := 0
+	err := parallel.Ordered(len(pieces), parallel.Workers(),
+		func(i int) (decoded, error) {
+			objs, docs, err := decodeDocuments(pieces[i], name, 0)
+			if err != nil {
+				return decoded{}, err
+			}
+			prepareAll(objs, prepare)
+			return decoded{objs, docs}, nil
+		},
+		func(_ int, d decoded) error {
+			// Documents were numbered within their piece.
+			for i := range d.objs {
+				d.objs[i].SetOrigin(api.Origin{File: name, Index: next + d.objs[i].Origin.Index})
+			}
+			next += d.docs
+			out = append(out, d.objs...)
+			if len(out) > MaxObjects {
+				return fmt.Errorf("%s: more than %d objects", name, MaxObjects)
+			}
+			return nil
+		})
+	if err != nil {
+		// Whatever went wrong, the file in one piece says it the way it
+		// always has (a piece's line and document numbers are its own).
+		return whole()
+	}
 	return out, nil
+}
+
+func prepareAll(objs []api.Object, prepare func(*api.Object)) {
+	if prepare == nil {
+		return
+	}
+	for i := range objs {
+		prepare(&objs[i])
+	}
 }
 
 // decodeOne decodes a document, turning a panic of the YAML library (it has
@@ -105,6 +253,15 @@ func Unwrap(n *yaml.Node, origin api.Origin) ([]api.Object, error) {
 
 // ReadFile reads one YAML file.
 func ReadFile(path string) ([]api.Object, error) {
+	data, err := readBytes(path)
+	if err != nil {
+		return nil, err
+	}
+	return Decode(data, filepath.ToSlash(path))
+}
+
+// readBytes reads a file, at most MaxFileBytes+1 of it.
+func readBytes(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("failed to read input: %w", err)
@@ -131,7 +288,7 @@ func ReadFile(path string) ([]api.Object, error) {
 			return nil, fmt.Errorf("failed to read input %s: %w", path, err)
 		}
 	}
-	return Decode(data, filepath.ToSlash(path))
+	return data, nil
 }
 
 // Expand turns paths, folders and glob patterns into the sorted list of YAML
@@ -203,9 +360,9 @@ func ReadAll(dir string, patterns []string) ([]api.Object, error) {
 
 // Read is ReadAll with a step, prepare (may be nil), that runs on every
 // object of a file right after the file is decoded. Files are read and
-// decoded on all cores, and the objects come back in the order of the
-// files, as ReadAll returns them; prepare runs on the goroutine that decoded
-// the file. The standalone pipeline uses it to boil app objects down to what
+// decoded on all cores, big ones in pieces (see splitDocuments), and the
+// objects come back in the order of the files and documents, as ReadAll
+// returns them; prepare runs on the goroutine that decoded the object. The standalone pipeline uses it to boil app objects down to what
 // rendering needs while reading, so that the node trees of all files are
 // never held at once.
 func Read(dir string, patterns []string, prepare func(*api.Object)) ([]api.Object, error) {
@@ -217,23 +374,17 @@ func Read(dir string, patterns []string, prepare func(*api.Object)) ([]api.Objec
 	err = parallel.Ordered(len(files), parallel.Workers(),
 		func(i int) ([]api.Object, error) {
 			f := files[i]
-			objs, err := ReadFile(f)
+			data, err := readBytes(f)
 			if err != nil {
 				return nil, err
 			}
+			name := filepath.ToSlash(f)
 			if dir != "" {
 				if rel, err := filepath.Rel(dir, f); err == nil && !strings.HasPrefix(rel, "..") {
-					for i := range objs {
-						objs[i].Origin.File = filepath.ToSlash(rel)
-					}
+					name = filepath.ToSlash(rel)
 				}
 			}
-			if prepare != nil {
-				for i := range objs {
-					prepare(&objs[i])
-				}
-			}
-			return objs, nil
+			return decodeFile(data, name, pieceBytes, prepare)
 		},
 		func(_ int, objs []api.Object) error {
 			out = append(out, objs...)
