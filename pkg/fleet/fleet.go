@@ -148,8 +148,7 @@ func Build(cfg *api.Config, objects []api.Object) (*Fleet, api.Problems) {
 
 	// Work in one order whatever the input order, so that messages about
 	// two objects (duplicates, collisions) read the same on every run.
-	objects = slices.Clone(objects)
-	slices.SortStableFunc(objects, compareObjects)
+	objects = sortedObjects(objects)
 
 	// Definitions first: they say which kinds are apps.
 	for _, o := range objects {
@@ -225,7 +224,25 @@ func Build(cfg *api.Config, objects []api.Object) (*Fleet, api.Problems) {
 	return f, nil
 }
 
-func compareObjects(a, b api.Object) int {
+// sortedObjects returns the objects in the order of compareObjects, objects
+// that compare equal in the order given (a stable sort). Objects are large
+// and many: their indices are sorted, and each object is moved once.
+func sortedObjects(objects []api.Object) []api.Object {
+	idx := make([]int, len(objects))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int {
+		return cmp.Or(compareObjects(&objects[a], &objects[b]), cmp.Compare(a, b))
+	})
+	out := make([]api.Object, len(objects))
+	for i, j := range idx {
+		out[i] = objects[j]
+	}
+	return out
+}
+
+func compareObjects(a, b *api.Object) int {
 	return cmp.Or(
 		cmp.Compare(a.APIVersion, b.APIVersion),
 		cmp.Compare(a.Kind, b.Kind),

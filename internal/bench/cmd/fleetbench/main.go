@@ -71,6 +71,8 @@ type result struct {
 	stats    fleetgen.Stats
 	wall     time.Duration // best render
 	walls    []time.Duration
+	cpu      time.Duration // least CPU time (user+sys) of a render
+	cpus     []time.Duration
 	rss      int64 // highest peak RSS over the reps, bytes
 	floor    bench.Floor
 	floors   []time.Duration
@@ -112,8 +114,10 @@ func benchMain(args []string) int {
 	fmt.Printf("fleetbench: %s on %d CPUs (%s/%s), best of %d, shared machine: compare ratios, not absolute times\n",
 		*bin, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, *reps)
 
-	var results []result
-	for _, n := range sizes {
+	results := make([]*result, len(sizes))
+	dirs := make([]string, len(sizes))
+	outs := make([]string, len(sizes))
+	for i, n := range sizes {
 		dir, stats, err := ensureFleet(filepath.Join(*work, fmt.Sprintf("fleet-%d", n)), n)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "fleetbench:", err)
@@ -124,17 +128,25 @@ func benchMain(args []string) int {
 			fmt.Fprintln(os.Stderr, "fleetbench:", err)
 			return 1
 		}
-		r := result{tenants: n, stats: stats}
-		for i := 0; i < *reps && r.failure == ""; i++ {
-			wall, rss, err := render(binPath, dir, out, *rssLimit)
+		dirs[i], outs[i] = dir, out
+		results[i] = &result{tenants: n, stats: stats}
+	}
+	// Sizes alternate within each rep, so that a change of load on the
+	// machine hits all of them alike and the growth stays comparable.
+	for rep := 1; rep <= *reps; rep++ {
+		for i, r := range results {
+			if r.failure != "" {
+				continue
+			}
+			m, err := render(binPath, dirs[i], outs[i], *rssLimit)
+			r.rss = max(r.rss, m.rss)
 			if err != nil {
 				r.failure = err.Error()
-				r.rss = max(r.rss, rss)
-				break
+				continue
 			}
-			r.walls = append(r.walls, wall)
-			r.rss = max(r.rss, rss)
-			f, err := floor(self, dir, out)
+			r.walls = append(r.walls, m.wall)
+			r.cpus = append(r.cpus, m.cpu)
+			f, err := floor(self, dirs[i], outs[i])
 			if err != nil {
 				fmt.Fprintln(os.Stderr, "fleetbench:", err)
 				return 1
@@ -143,15 +155,17 @@ func benchMain(args []string) int {
 			if r.floor.Total() == 0 || f.Total() < r.floor.Total() {
 				r.floor = f
 			}
-			fmt.Fprintf(os.Stderr, "  %d tenants, rep %d: render %.2fs (peak %s), floor %.2fs\n", n, i+1, wall.Seconds(), mib(rss), f.Total().Seconds())
+			fmt.Fprintf(os.Stderr, "  %d tenants, rep %d: render %.2fs (cpu %.2fs, peak %s), floor %.2fs\n", r.tenants, rep, m.wall.Seconds(), m.cpu.Seconds(), mib(m.rss), f.Total().Seconds())
 		}
+	}
+	for i, r := range results {
 		if len(r.walls) > 0 {
 			r.wall = slices.Min(r.walls)
+			r.cpu = slices.Min(r.cpus)
 		}
-		if info, err := os.Stat(out); err == nil {
+		if info, err := os.Stat(outs[i]); err == nil {
 			r.outBytes = info.Size()
 		}
-		results = append(results, r)
 	}
 	return report(results)
 }
@@ -179,12 +193,19 @@ func ensureFleet(dir string, n int) (string, fleetgen.Stats, error) {
 	return abs, stats, nil
 }
 
+// measurement is one render.
+type measurement struct {
+	wall, cpu time.Duration
+	rss       int64
+}
+
 // render runs the binary on the fleet in dir, writing its output to out, and
-// returns the wall time and the peak resident memory.
-func render(bin, dir, out string, killAbove int64) (time.Duration, int64, error) {
+// returns the wall time, the CPU time and the peak resident memory.
+func render(bin, dir, out string, killAbove int64) (measurement, error) {
+	var m measurement
 	f, err := os.Create(out)
 	if err != nil {
-		return 0, 0, err
+		return m, err
 	}
 	defer f.Close()
 	var stderr bytes.Buffer
@@ -194,27 +215,28 @@ func render(bin, dir, out string, killAbove int64) (time.Duration, int64, error)
 	cmd.Stderr = &stderr
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		return 0, 0, err
+		return m, err
 	}
 	killed := make(chan int64, 1)
 	done := make(chan struct{})
 	go watch(cmd.Process, killAbove, killed, done)
 	err = cmd.Wait()
-	wall := time.Since(start)
+	m.wall = time.Since(start)
 	close(done)
-	var rss int64
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		rss = ru.Maxrss * 1024 // KiB on Linux
+		m.rss = ru.Maxrss * 1024 // KiB on Linux
+		m.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
 	select {
 	case seen := <-killed:
-		return wall, max(rss, seen), fmt.Errorf("killed after %.1fs: resident memory above %s", wall.Seconds(), mib(seen))
+		m.rss = max(m.rss, seen)
+		return m, fmt.Errorf("killed after %.1fs: resident memory above %s", m.wall.Seconds(), mib(seen))
 	default:
 	}
 	if err != nil {
-		return wall, rss, fmt.Errorf("render failed: %v: %s", err, firstLines(stderr.String(), 5))
+		return m, fmt.Errorf("render failed: %v: %s", err, firstLines(stderr.String(), 5))
 	}
-	return wall, rss, nil
+	return m, nil
 }
 
 // watch kills p when its resident memory grows above limit.
@@ -265,17 +287,17 @@ func floor(self, dir, out string) (bench.Floor, error) {
 	return f, nil
 }
 
-func report(results []result) int {
+func report(results []*result) int {
 	fmt.Println()
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "tenants\tapps\tinput\toutput\twall\tpeak RSS\tfloor (decode+encode)\trender/floor\t")
+	fmt.Fprintln(tw, "tenants\tapps\tinput\toutput\twall\tcpu\tpeak RSS\tfloor (decode+encode)\trender/floor\t")
 	for _, r := range results {
 		if r.failure != "" {
-			fmt.Fprintf(tw, "%d\t%d\t%s\t-\t-\t%s\t-\t-\t\n", r.tenants, r.stats.Apps, mib(r.stats.Bytes), mib(r.rss))
+			fmt.Fprintf(tw, "%d\t%d\t%s\t-\t-\t-\t%s\t-\t-\t\n", r.tenants, r.stats.Apps, mib(r.stats.Bytes), mib(r.rss))
 			continue
 		}
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%.2fs\t%s\t%.2fs (%.2f+%.2f)\t%.2f×\t\n",
-			r.tenants, r.stats.Apps, mib(r.stats.Bytes), mib(r.outBytes), r.wall.Seconds(), mib(r.rss),
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%.2fs\t%.2fs\t%s\t%.2fs (%.2f+%.2f)\t%.2f×\t\n",
+			r.tenants, r.stats.Apps, mib(r.stats.Bytes), mib(r.outBytes), r.wall.Seconds(), r.cpu.Seconds(), mib(r.rss),
 			r.floor.Total().Seconds(), r.floor.Decode.Seconds(), r.floor.Encode.Seconds(), r.ratio())
 	}
 	tw.Flush()
@@ -306,6 +328,10 @@ func report(results []result) int {
 		failed := failed || first.failure != ""
 		check(fmt.Sprintf("growth %d→%d ≤ %.0f×", first.tenants, last.tenants, maxGrowth*scale/10),
 			ratio(growth, failed), !failed && growth <= maxGrowth*scale/10)
+		if !failed {
+			fmt.Printf("  (over the same sizes the floor grew %.2f×, the render's CPU time %.2f×)\n",
+				last.floor.Total().Seconds()/first.floor.Total().Seconds(), last.cpu.Seconds()/first.cpu.Seconds())
+		}
 	}
 	if !ok {
 		return 1
