@@ -31,14 +31,14 @@ test: tools build ## Run every test (unit, golden fixtures, examples, end to end
 	KUSTOMIZE=$(KUSTOMIZE) $(GO) test -count=1 ./...
 
 .PHONY: golden
-golden: ## Rewrite the golden files of fixtures/ and examples/ (review the diff!)
-	KUSTOMIZE=$(KUSTOMIZE) $(GO) test ./... -run 'TestFixtures$$|TestExamples' -update
+golden: ## Rewrite the golden files of fixtures/, examples/ and the summaries (review the diff!)
+	KUSTOMIZE=$(KUSTOMIZE) $(GO) test ./fn/ ./e2e/ ./examples/ ./pkg/summary/ -run 'TestFixtures$$|TestQuickstartGolden|TestExamples|TestSummary' -update
 
 BENCHFLAGS ?=
 
 .PHONY: bench
-bench: build ## Benchmark: stage benchmarks, then render 1,000 and 10,000 generated tenants through the CLI and check the scale targets
-	$(GO) test -run '^$$' -bench . -benchmem ./internal/bench/
+bench: build ## Benchmarks: stages and unit builds, then 1,000 and 10,000 generated tenants through the CLI against the scale targets
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/bench/ ./pkg/units/
 	$(GO) build -o $(BIN)/fleetbench ./internal/bench/cmd/fleetbench
 	$(BIN)/fleetbench -bin $(BIN)/computeplane-fn -work $(CURDIR)/.work/bench $(BENCHFLAGS)
 
@@ -49,4 +49,4 @@ lint: ## gofmt and go vet
 
 .PHONY: examples
 examples: tools build ## Run the examples and compare them with their expected output
-	KUSTOMIZE=$(KUSTOMIZE) $(GO) test -count=1 -run TestExamples ./...
+	KUSTOMIZE=$(KUSTOMIZE) $(GO) test -count=1 ./examples/

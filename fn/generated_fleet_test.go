@@ -14,15 +14,17 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/fn"
 	"github.com/computeplane-dev/computeplane-fn/internal/fleetgen"
 	"github.com/computeplane-dev/computeplane-fn/pkg/output"
+	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 )
 
 // TestGeneratedFleetStandaloneMatchesKRM renders a generated fleet (the
 // shapes of the benchmark: real-sized definitions, nested tenants, knobs,
 // values with lists, multi-line strings and quoted scalars) through the
-// standalone pipeline, which encodes values while reading, renders releases
+// CLI's pipeline, which encodes values while reading, renders releases
 // lazily and writes with yamlemit, and through the KRM function, which does
 // none of that: the streams must be byte-identical, with and without
 // keepInputs (whose inputs keep their comments and go through the library).
+// Whole nodes of the lazy objects (Build) must encode the same too.
 func TestGeneratedFleetStandaloneMatchesKRM(t *testing.T) {
 	dir := t.TempDir()
 	p := fleetgen.Defaults(30)
@@ -43,13 +45,27 @@ func TestGeneratedFleetStandaloneMatchesKRM(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		objs, problems := fn.Standalone(dir, cfgFile, nil)
+		run, problems := fn.StandaloneRun(dir, cfgFile, nil)
 		if len(problems) > 0 {
 			t.Fatal(problems)
 		}
 		var standalone bytes.Buffer
-		if err := output.Encode(&standalone, objs); err != nil {
+		if err := output.Encode(&standalone, run.Objects); err != nil {
 			t.Fatal(err)
+		}
+		// The same objects with whole nodes (Build) encode the same.
+		built := make([]render.Object, len(run.Objects))
+		for i, o := range run.Objects {
+			if built[i], err = o.Build(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var fromNodes bytes.Buffer
+		if err := output.Encode(&fromNodes, built); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(standalone.String(), fromNodes.String()); diff != "" {
+			t.Errorf("keepInputs %v: built objects encode differently (-lazy +built):\n%s", keep, diff)
 		}
 
 		// The KRM function gets no items and reads spec.inputs itself, as a

@@ -6,7 +6,6 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
 	"github.com/computeplane-dev/computeplane-fn/pkg/input"
-	"github.com/computeplane-dev/computeplane-fn/pkg/output"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 )
 
@@ -15,18 +14,52 @@ import (
 // spec.inputs and of args, all relative to dir (empty: the working
 // directory).
 //
-// It is built for fleets of any size: files are decoded on all cores, each
-// input is boiled down while its file is read (decoded, an app's values
-// encoded as the text of its release, see prepare), and the app releases
-// are returned unrendered (render.RunLazy): output.Encode renders each one
-// just before writing it. Every problem is found before anything is
-// returned; the output is byte for byte the KRM function's.
+// Every object comes with its whole node; StandaloneRun is the way for
+// fleets of any size, and what the CLI runs. Every problem is found before
+// anything is returned; the output is byte for byte the KRM function's.
 func Standalone(dir, configPath string, args []string) ([]render.Object, api.Problems) {
+	r, problems := StandaloneRun(dir, configPath, args)
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	objs := make([]render.Object, len(r.Objects))
+	for i, o := range r.Objects {
+		b, err := o.Build()
+		if err != nil {
+			return nil, api.Problems{{Object: o.From, File: o.Origin.File, Message: fmt.Sprintf("internal error: %v", err)}}
+		}
+		objs[i] = b
+	}
+	return objs, nil
+}
+
+// Run is a whole standalone run: what the fleet-repo mode needs besides the
+// objects, the config (its spec.fleet lays out the folder) and the checked
+// fleet (the summary reports on it).
+type Run struct {
+	Config  *api.Config
+	Fleet   *fleet.Fleet
+	Objects []render.Object
+}
+
+// StandaloneRun is Standalone that returns the whole run, built for fleets
+// of any size: files are decoded on all cores, each input is boiled down
+// while its file is read (decoded, an app's values encoded as the text of its
+// release, see prepare), and its objects are lazy (render.RunLazy): the app
+// releases are rendered, and tenant objects held as text, until a writer
+// encodes them one by one (Object.AppendYAML, which output.Encode and the
+// fleet-folder writers use; Object.Build gives a node). On any problem it
+// returns no run.
+func StandaloneRun(dir, configPath string, args []string) (*Run, api.Problems) {
 	cfg, objects, problems := ReadInputs(dir, configPath, args)
 	if len(problems) > 0 {
 		return nil, problems
 	}
-	return render.RunLazy(cfg, objects)
+	f, objs, problems := render.RunLazy(cfg, objects)
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	return &Run{Config: cfg, Fleet: f, Objects: objs}, nil
 }
 
 // ReadInputs is the reading half of Standalone: the config, and the objects
@@ -69,7 +102,7 @@ func prepare(o *api.Object) {
 	case fleet.IsApp(*o):
 		d.App, d.Problems = api.DecodeApp(*o)
 		if d.App.Spec != nil {
-			d.App.Values = output.EncodeValues(d.App.Spec)
+			d.App.Values = render.EncodeValues(d.App.Spec)
 			d.App.Spec = nil
 		}
 	case fleet.IsTenant(*o):

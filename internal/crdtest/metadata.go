@@ -1,26 +1,12 @@
 package crdtest
 
 import (
-	"fmt"
-	"regexp"
 	"strings"
 
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/util/validation"
+
 	"github.com/computeplane-dev/computeplane-fn/pkg/schema"
-)
-
-// The syntax rules of k8s.io/apimachinery/pkg/util/validation, written out
-// here because this module does not depend on apimachinery directly.
-var (
-	dns1123Label     = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-	dns1123Subdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
-	qualifiedName    = regexp.MustCompile(`^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$`)
-	labelValue       = regexp.MustCompile(`^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`)
-)
-
-const (
-	maxSubdomainLength      = 253
-	maxLabelLength          = 63
-	maxAnnotationsTotalSize = 256 * 1024
 )
 
 // objectMetaFields are the fields of ObjectMeta; the API server drops any
@@ -33,13 +19,15 @@ var objectMetaFields = map[string]bool{
 }
 
 // ValidateMetadata checks an object's metadata as the API server does for
-// any resource: metadata.name must be a DNS-1123 subdomain (at most 253
-// characters), metadata.namespace a DNS-1123 label and present exactly when
-// namespaced is true, label keys qualified names with an optional DNS
-// subdomain prefix and label values at most 63 characters of
-// [A-Za-z0-9-_.] beginning and ending with an alphanumeric, annotation keys
-// qualified names and all annotations together at most 256 KiB. A rendered
-// object must carry its name, so generateName alone is not enough.
+// any resource, with apimachinery's own rules and messages: metadata.name
+// must be a DNS-1123 subdomain (at most 253 characters), metadata.namespace
+// a DNS-1123 label and present exactly when namespaced is true, label keys
+// qualified names with an optional DNS subdomain prefix and label values at
+// most 63 characters of [A-Za-z0-9-_.] beginning and ending with an
+// alphanumeric, annotation keys qualified names and all annotations together
+// at most 256 KiB. ObjectMeta has no other fields than the API server's. A
+// rendered object must carry its name, so generateName alone is not enough.
+// The violations are sorted by path and message.
 func ValidateMetadata(metadata any, namespaced bool) []schema.Violation {
 	var vs []schema.Violation
 	add := func(path, msg string) { vs = append(vs, schema.Violation{Path: path, Message: msg}) }
@@ -65,7 +53,7 @@ func ValidateMetadata(metadata any, namespaced bool) []schema.Violation {
 	case name == "":
 		add("metadata.name", "is required")
 	default:
-		for _, msg := range isDNS1123Subdomain(name) {
+		for _, msg := range validation.IsDNS1123Subdomain(name) {
 			add("metadata.name", msg)
 		}
 	}
@@ -79,7 +67,7 @@ func ValidateMetadata(metadata any, namespaced bool) []schema.Violation {
 	case !namespaced && ns != "":
 		add("metadata.namespace", "must not be set for a cluster-scoped kind")
 	case ns != "":
-		for _, msg := range isDNS1123Label(ns) {
+		for _, msg := range validation.IsDNS1123Label(ns) {
 			add("metadata.namespace", msg)
 		}
 	}
@@ -87,31 +75,29 @@ func ValidateMetadata(metadata any, namespaced bool) []schema.Violation {
 	if labels, ok := stringMap(meta, "labels", add); ok {
 		for k, v := range labels {
 			p := schema.ChildPath("metadata.labels", k)
-			for _, msg := range isQualifiedName(k) {
+			for _, msg := range validation.IsQualifiedName(k) {
 				add(p, "invalid key: "+msg)
 			}
-			for _, msg := range isLabelValue(v) {
+			for _, msg := range validation.IsValidLabelValue(v) {
 				add(p, "invalid value: "+msg)
 			}
 		}
 	}
 	if annotations, ok := stringMap(meta, "annotations", add); ok {
-		total := 0
-		for k, v := range annotations {
-			total += len(k) + len(v)
-			for _, msg := range isQualifiedName(strings.ToLower(k)) {
+		for k := range annotations {
+			for _, msg := range validation.IsQualifiedName(strings.ToLower(k)) {
 				add(schema.ChildPath("metadata.annotations", k), "invalid key: "+msg)
 			}
 		}
-		if total > maxAnnotationsTotalSize {
-			add("metadata.annotations", fmt.Sprintf("may not be more than %d bytes in total", maxAnnotationsTotalSize))
+		if err := apivalidation.ValidateAnnotationsSize(annotations); err != nil {
+			add("metadata.annotations", err.Error())
 		}
 	}
-	return vs
+	return sortViolations(vs)
 }
 
-// stringMap returns meta[field] as a map of strings, reporting through add
-// when it is something else.
+// stringMap returns the string entries of meta[field], reporting through
+// add the entries, or the field, that are something else.
 func stringMap(meta map[string]any, field string, add func(path, msg string)) (map[string]string, bool) {
 	raw, ok := meta[field]
 	if !ok || raw == nil {
@@ -126,78 +112,13 @@ func stringMap(meta map[string]any, field string, add func(path, msg string)) (m
 		return nil, false
 	}
 	out := make(map[string]string, len(m))
-	valid := true
 	for k, v := range m {
 		s, ok := v.(string)
 		if !ok {
 			add(schema.ChildPath("metadata."+field, k), "must be a string")
-			valid = false
 			continue
 		}
 		out[k] = s
 	}
-	return out, valid
-}
-
-func isDNS1123Label(s string) []string {
-	var msgs []string
-	if len(s) > maxLabelLength {
-		msgs = append(msgs, fmt.Sprintf("must be no more than %d characters", maxLabelLength))
-	}
-	if !dns1123Label.MatchString(s) {
-		msgs = append(msgs, fmt.Sprintf("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (regex %q)", dns1123Label))
-	}
-	return msgs
-}
-
-func isDNS1123Subdomain(s string) []string {
-	var msgs []string
-	if len(s) > maxSubdomainLength {
-		msgs = append(msgs, fmt.Sprintf("must be no more than %d characters", maxSubdomainLength))
-	}
-	if !dns1123Subdomain.MatchString(s) {
-		msgs = append(msgs, fmt.Sprintf("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (regex %q)", dns1123Subdomain))
-	}
-	return msgs
-}
-
-// isQualifiedName checks a label or annotation key: a name part, optionally
-// behind a DNS subdomain prefix and a slash ("example.com/name").
-func isQualifiedName(s string) []string {
-	var msgs []string
-	name := s
-	if prefix, rest, found := strings.Cut(s, "/"); found {
-		name = rest
-		if prefix == "" {
-			msgs = append(msgs, "prefix part must be non-empty")
-		} else {
-			for _, msg := range isDNS1123Subdomain(prefix) {
-				msgs = append(msgs, "prefix part "+msg)
-			}
-		}
-		if strings.Contains(rest, "/") {
-			return append(msgs, "a qualified name must consist of an optional DNS subdomain prefix, one '/', and a name")
-		}
-	}
-	switch {
-	case name == "":
-		msgs = append(msgs, "name part must be non-empty")
-	case len(name) > maxLabelLength:
-		msgs = append(msgs, fmt.Sprintf("name part must be no more than %d characters", maxLabelLength))
-	}
-	if name != "" && !qualifiedName.MatchString(name) {
-		msgs = append(msgs, fmt.Sprintf("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (regex %q)", qualifiedName))
-	}
-	return msgs
-}
-
-func isLabelValue(s string) []string {
-	var msgs []string
-	if len(s) > maxLabelLength {
-		msgs = append(msgs, fmt.Sprintf("must be no more than %d characters", maxLabelLength))
-	}
-	if !labelValue.MatchString(s) {
-		msgs = append(msgs, fmt.Sprintf("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (regex %q)", labelValue))
-	}
-	return msgs
+	return out, true
 }

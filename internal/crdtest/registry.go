@@ -46,6 +46,8 @@ type crd struct {
 type crdVersion struct {
 	served bool
 	schema *schema.Schema
+	// hasMetadata is whether the schema declares metadata at its root.
+	hasMetadata bool
 }
 
 // Load reads every CustomResourceDefinition (apiextensions.k8s.io/v1) in the
@@ -158,7 +160,12 @@ func parseCRD(doc []byte) (*crd, error) {
 		if err != nil {
 			return nil, fmt.Errorf("CustomResourceDefinition %q: version %q: %w", c.name, v.Name, err)
 		}
-		c.versions[v.Name] = &crdVersion{served: v.Served, schema: s}
+		var root struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
+		_ = json.Unmarshal(raw, &root) // it compiled, so it is an object
+		_, hasMetadata := root.Properties["metadata"]
+		c.versions[v.Name] = &crdVersion{served: v.Served, schema: s, hasMetadata: hasMetadata}
 	}
 	return c, nil
 }
@@ -182,7 +189,9 @@ func (r *Registry) Kinds() []string {
 // with metadata.namespace required for a namespaced kind and forbidden for
 // a cluster-scoped one (the API server would drop it, but an object that
 // carries one was most likely rendered for the wrong scope); and the rest of
-// obj against the version's openAPIV3Schema, unknown fields included.
+// obj against the version's openAPIV3Schema, unknown fields included, with
+// metadata standing in as an empty object (so constraints a schema puts on
+// metadata.name are not applied).
 func (r *Registry) Validate(obj map[string]any) []schema.Violation {
 	var vs []schema.Violation
 	add := func(path, msg string) { vs = append(vs, schema.Violation{Path: path, Message: msg}) }
@@ -222,7 +231,13 @@ func (r *Registry) Validate(obj map[string]any) []schema.Violation {
 	body := make(map[string]any, len(obj))
 	for k, val := range obj {
 		switch k {
-		case "apiVersion", "kind", "metadata":
+		case "apiVersion", "kind":
+		case "metadata":
+			// Checked above. A schema that declares it only learns that it
+			// is there, as some require it (CiliumNetworkPolicy does).
+			if v.hasMetadata {
+				body[k] = map[string]any{}
+			}
 		default:
 			body[k] = val
 		}
@@ -230,6 +245,10 @@ func (r *Registry) Validate(obj map[string]any) []schema.Violation {
 	vs = append(vs, v.schema.Validate(body)...)
 	r.record(apiVersion, kind, v.schema.SkippedRules(body))
 
+	return sortViolations(vs)
+}
+
+func sortViolations(vs []schema.Violation) []schema.Violation {
 	slices.SortFunc(vs, func(a, b schema.Violation) int {
 		return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.Message, b.Message))
 	})

@@ -25,6 +25,7 @@
 package yamlemit
 
 import (
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -272,7 +273,19 @@ func (e *emitter) blockSequence(n *yaml.Node, parent state, depth int) bool {
 // pairs, for simple keys only.
 func (e *emitter) blockMapping(n *yaml.Node, parent state, depth int) bool {
 	saved := e.increaseIndent(parent, false, false)
-	for i := 0; i < len(n.Content); i += 2 {
+	var order []int
+	if e.normalize {
+		// Copy sorts the pairs by key and refuses a key set twice.
+		var small [32]int
+		if order = sortedPairs(n.Content, small[:0]); order == nil {
+			return false
+		}
+	}
+	for p := 0; p < len(n.Content)/2; p++ {
+		i := 2 * p
+		if order != nil {
+			i = 2 * order[p]
+		}
 		k, v := n.Content[i], n.Content[i+1]
 		if k == nil || v == nil || k.Kind != yaml.ScalarNode {
 			return false
@@ -762,6 +775,37 @@ func (e *emitter) writeLiteral(value string) {
 		e.indention = false
 		breaks = false
 	}
+}
+
+// sortedPairs returns the indices of the key, value pairs of content in the
+// order of their keys (a stable sort, as yamlnode.Copy's), in buf; nil when a
+// key is not a scalar or is set twice.
+func sortedPairs(content []*yaml.Node, buf []int) []int {
+	n := len(content) / 2
+	for p := range n {
+		k := content[2*p]
+		if k == nil || k.Kind != yaml.ScalarNode {
+			return nil
+		}
+		buf = append(buf, p)
+	}
+	key := func(p int) string { return content[2*p].Value }
+	if n <= 32 {
+		// Insertion sort: few keys, often in order already.
+		for i := 1; i < n; i++ {
+			for j := i; j > 0 && key(buf[j]) < key(buf[j-1]); j-- {
+				buf[j], buf[j-1] = buf[j-1], buf[j]
+			}
+		}
+	} else {
+		slices.SortStableFunc(buf, func(a, b int) int { return strings.Compare(key(a), key(b)) })
+	}
+	for i := 1; i < n; i++ {
+		if key(buf[i]) == key(buf[i-1]) {
+			return nil
+		}
+	}
+	return buf
 }
 
 // Character classes of yamlprivateh.go, on valid UTF-8.

@@ -43,6 +43,9 @@ type Config struct {
 	Source     SourceConfig
 	Cluster    ClusterConfig
 	Routing    RoutingConfig
+	// Fleet lays the fleet folder out in Flux units and wires them to Flux;
+	// nil when spec.fleet is absent.
+	Fleet *FleetConfig
 }
 
 // SourceConfig is where the apps/kubernetes chart is re-sourced from.
@@ -96,7 +99,7 @@ func DecodeConfig(o Object) (*Config, Problems) {
 	d.keys(o.Node, "", "apiVersion", "kind", "metadata", "spec")
 	d.mapping(yamlnode.Get(o.Node, "metadata"), "metadata")
 	spec := d.mapping(yamlnode.Get(o.Node, "spec"), "spec")
-	d.keys(spec, "spec", "inputs", "delivery", "keepInputs", "source", "cluster", "routing")
+	d.keys(spec, "spec", "inputs", "delivery", "keepInputs", "source", "cluster", "routing", "fleet")
 
 	c.Inputs = d.strings(yamlnode.Get(spec, "inputs"), "spec.inputs")
 	c.Delivery = Delivery(d.str(yamlnode.Get(spec, "delivery"), "spec.delivery"))
@@ -166,6 +169,8 @@ func DecodeConfig(o Object) (*Config, Problems) {
 	rt := d.mapping(yamlnode.Get(spec, "routing"), "spec.routing")
 	d.keys(rt, "spec.routing", "editableThroughAPI")
 	c.Routing.EditableThroughAPI = d.boolean(yamlnode.Get(rt, "editableThroughAPI"), "spec.routing.editableThroughAPI", false)
+
+	c.Fleet = d.decodeFleet(yamlnode.Get(spec, "fleet"))
 
 	if c.Delivery == Platform {
 		for _, f := range []string{"source", "cluster"} {

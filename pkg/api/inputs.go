@@ -102,6 +102,10 @@ type App struct {
 	Namespace   string
 	Labels      map[string]string
 	Annotations map[string]string
+	// Reachable is true when the annotation ReachableAnnotation is "true":
+	// the tenant opens this app to the VMs of its own ComputePlane (see the
+	// egress policy in package render).
+	Reachable bool
 	// Spec is spec as written, the Helm values of the release; nil when the
 	// object has no spec, or when Values holds it.
 	Spec *yaml.Node
@@ -388,6 +392,17 @@ func DecodeApp(o Object) (*App, Problems) {
 	for k := range a.Annotations {
 		if IsToolAnnotation(k) {
 			delete(a.Annotations, k)
+		}
+	}
+	if v, ok := a.Annotations[ReachableAnnotation]; ok {
+		// A misspelt opt-in must not silently leave the app closed, nor an
+		// unclear one open it: only the two words are accepted.
+		switch v {
+		case "true":
+			a.Reachable = true
+		case "false":
+		default:
+			d.fail(joinField("metadata.annotations", ReachableAnnotation), "must be \"true\" or \"false\", not %q", v)
 		}
 	}
 	spec := yamlnode.Get(o.Node, "spec")

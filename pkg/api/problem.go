@@ -39,6 +39,15 @@ type Origin struct {
 	Index int
 }
 
+// Describe names the origin's file for messages; items of a ResourceList
+// that carry no path annotation have none.
+func (o Origin) Describe() string {
+	if o.File == "" {
+		return "ResourceList items"
+	}
+	return o.File
+}
+
 // Problem is one user mistake: the object, the field path inside it, the file
 // it came from and a message a person can act on.
 type Problem struct {

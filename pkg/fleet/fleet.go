@@ -151,6 +151,7 @@ func Build(cfg *api.Config, objects []api.Object) (*Fleet, api.Problems) {
 	objects = sortedObjects(objects)
 
 	// Definitions first: they say which kinds are apps.
+	byName := map[string]*api.Definition{}
 	for _, o := range objects {
 		if o.APIVersion == api.DefinitionAPIVersion && o.Kind == api.DefinitionKind {
 			def, ps := api.DecodeDefinition(o)
@@ -159,9 +160,15 @@ func Build(cfg *api.Config, objects []api.Object) (*Fleet, api.Problems) {
 			if def == nil || def.Kind == "" {
 				continue
 			}
+			if prev, dup := byName[def.Ref.Name]; dup {
+				problems = append(problems, api.Errorf(def.Ref, def.Origin, "metadata.name",
+					"ApplicationDefinition %q is defined twice (also in %s); one name, one definition", def.Ref.Name, prev.Origin.Describe()))
+				continue
+			}
+			byName[def.Ref.Name] = def
 			if prev, dup := f.Definitions[def.Kind]; dup {
 				problems = append(problems, api.Errorf(def.Ref, def.Origin, "spec.application.kind",
-					"kind %s is already declared by ApplicationDefinition %q (%s); one kind, one definition", def.Kind, prev.Ref.Name, fileOf(prev.Origin)))
+					"kind %s is already declared by ApplicationDefinition %q (%s); one kind, one definition", def.Kind, prev.Ref.Name, prev.Origin.Describe()))
 				continue
 			}
 			f.Definitions[def.Kind] = def
@@ -171,8 +178,12 @@ func Build(cfg *api.Config, objects []api.Object) (*Fleet, api.Problems) {
 		switch {
 		case o.APIVersion == api.DefinitionAPIVersion && o.Kind == api.DefinitionKind:
 		case o.APIVersion == api.ConfigAPIVersion && o.Kind == api.ConfigKind:
-			// A function config among the inputs (a folder input that holds
-			// it): it is local configuration, never output.
+			// A function config among the inputs (kpt sends the file at
+			// configPath as an item too; a folder input may hold it): it is
+			// local configuration, an input like the others, kept only with
+			// keepInputs. kpt in place deletes the files of items a function
+			// drops, so there keepInputs must keep it.
+			f.Inputs = append(f.Inputs, o)
 		case isGenerated(o):
 			// Earlier output of this function: generated anew.
 		case o.Group() == api.AppsGroup:
@@ -276,13 +287,6 @@ func isGenerated(o api.Object) bool {
 	return labels[ManagedByLabel] == ManagedByValue
 }
 
-func fileOf(o api.Origin) string {
-	if o.File == "" {
-		return "ResourceList items"
-	}
-	return o.File
-}
-
 // checkDelivery refuses a Direct delivery next to the platform's own
 // ComputePlane module: both would own HelmRelease computeplane.
 func (f *Fleet) checkDelivery() api.Problems {
@@ -304,14 +308,19 @@ func (f *Fleet) buildTenants(tenants []*api.Tenant) api.Problems {
 	byNS := map[string]*api.Tenant{}
 	for _, t := range tenants {
 		ns := TenantNamespace(t.Parent, t.Name)
-		if !api.ValidDNSLabel(ns) {
+		if t.Parent != RootNamespace && !api.ValidDNSLabel(t.Parent) {
+			problems = append(problems, api.Errorf(t.Ref, t.Origin, "metadata.namespace",
+				"%q is not a valid namespace name", t.Parent))
+			continue
+		}
+		if len(ns) > 63 {
 			problems = append(problems, api.Errorf(t.Ref, t.Origin, "metadata.name",
 				"tenant namespace %q is %d characters long; Kubernetes allows at most 63", ns, len(ns)))
 			continue
 		}
 		if prev, dup := byNS[ns]; dup {
 			problems = append(problems, api.Errorf(t.Ref, t.Origin, "metadata.name",
-				"tenant %q in %s is defined twice (also in %s)", t.Name, t.Parent, fileOf(prev.Origin)))
+				"tenant %q in %s is defined twice (also in %s)", t.Name, t.Parent, prev.Origin.Describe()))
 			continue
 		}
 		byNS[ns] = t
@@ -359,7 +368,7 @@ func (f *Fleet) attachKnobs(knobs []*api.Knobs) api.Problems {
 				"tenant %q (%s) has no ComputePlane: set spec.computeplane: true on its Tenant object to use these knobs", t.Name, t.Namespace))
 		case t.Knobs != nil:
 			problems = append(problems, api.Errorf(k.Ref, k.Origin, "metadata.name",
-				"tenant %s already has a ComputePlane object (%s); one per tenant", t.Namespace, fileOf(t.Knobs.Origin)))
+				"tenant %s already has a ComputePlane object (%s); one per tenant", t.Namespace, t.Knobs.Origin.Describe()))
 		default:
 			t.Knobs = k
 		}

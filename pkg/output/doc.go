@@ -1,3 +1,11 @@
 // Package output writes rendered objects: as one YAML stream (the standalone
-// CLI's stdout) and, for fleet repos, as a folder of one file per object.
+// CLI's stdout) and, for fleet repos, as a folder of files.
+//
+// The folder writer works on a list of File values, so that any layout can be
+// written: Files gives the default one (one generated object per file at its
+// path annotation). WriteDir makes a folder hold exactly those files, pruning
+// the files it wrote before and no longer generates (recognised by content,
+// see IsManaged) and never touching any other; CheckDir reports what WriteDir
+// would change, with a unified diff per file. A write is staged and undone on
+// failure, so that a refused or failed run leaves the folder as it was.
 package output

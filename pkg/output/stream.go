@@ -2,13 +2,11 @@ package output
 
 import (
 	"bufio"
-	"fmt"
 	"io"
 	"sync"
 
 	"github.com/computeplane-dev/computeplane-fn/internal/parallel"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
-	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
 
 // chunkSize is how many objects one worker encodes at a time.
@@ -58,28 +56,9 @@ func Encode(w io.Writer, objs []render.Object) error {
 	return bw.Flush()
 }
 
-// appendDocument appends o as one document, rendering it first if it was
-// put off (render.RunLazy) and splicing in its encoded values.
+// appendDocument appends o as one document.
 func appendDocument(buf []byte, o render.Object) ([]byte, error) {
-	if o.Node == nil && o.Text != nil {
-		return append(buf, o.Text...), nil
-	}
-	built, err := o.Build()
-	if err != nil {
-		return buf, fmt.Errorf("failed to render %s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
-	}
-	o = built
-	start := len(buf)
-	out, err := yamlnode.AppendDocument(buf, o.Node)
-	if err != nil {
-		return buf, fmt.Errorf("failed to encode %s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
-	}
-	if o.Values != nil {
-		if out, err = spliceValues(out, start, o.Values); err != nil {
-			return buf[:start], fmt.Errorf("failed to encode %s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
-		}
-	}
-	return out, nil
+	return o.AppendYAML(buf)
 }
 
 var buffers = sync.Pool{New: func() any { return new([]byte) }}

@@ -1,6 +1,8 @@
 package render
 
 import (
+	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -33,11 +35,14 @@ const (
 )
 
 // ClusterPlan is what every cluster of a run shares: the operator-fixed
-// values and the compiled knob schema. Build it once per run.
+// values with the hardening wired in, the paths they fix, the compiled knob
+// schema and the Pod Security configuration. Build it once per run.
 type ClusterPlan struct {
 	fixed      map[string]any
 	fixedPaths [][]string
 	knobs      *schema.Schema
+	// admission is nil under podSecurity: privileged.
+	admission *Admission
 }
 
 // NewClusterPlan compiles the knob schema and the fixed values of cfg.
@@ -51,21 +56,51 @@ func NewClusterPlan(cfg *api.Config) (*ClusterPlan, api.Problems) {
 	if err != nil {
 		return nil, api.Problems{api.Errorf(cfg.Ref, cfg.Origin, field, "is not a valid OpenAPI v3 schema: %v", err)}
 	}
-	fixed := FixedValues(cfg)
-	return &ClusterPlan{fixed: fixed, fixedPaths: leafPaths(fixed, nil), knobs: s}, nil
+	fixed, admission, problems := fixedValues(cfg)
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	if msg := ingressNodesProblem(fixed); msg != "" && valueAt(fixed, "nodeGroups") != nil {
+		return nil, api.Problems{api.Errorf(cfg.Ref, cfg.Origin, "spec.cluster.values.nodeGroups", "%s", msg)}
+	}
+	return &ClusterPlan{fixed: fixed, fixedPaths: fixedLeafPaths(fixed, nil), knobs: s, admission: admission}, nil
 }
+
+// Admission returns the Pod Security configuration of the run's clusters,
+// nil under podSecurity: privileged.
+func (p *ClusterPlan) Admission() *Admission { return p.admission }
 
 // FixedValues returns the operator-fixed values of every cluster: the
 // config's cluster.values (or the defaults) plus the wiring of the hardening
-// this function emits.
-func FixedValues(cfg *api.Config) map[string]any {
+// this function emits. Under podSecurity restricted or baseline that is the
+// API server flag, volume and mount that load the computeplane-admission
+// ConfigMap, appended to what the operator set in
+// controlPlane.apiServer.extraArgs, extraVolumes and extraVolumeMounts.
+// Being fixed values, a tenant's knobs can never touch them.
+func FixedValues(cfg *api.Config) (map[string]any, api.Problems) {
+	fixed, _, problems := fixedValues(cfg)
+	return fixed, problems
+}
+
+func fixedValues(cfg *api.Config) (map[string]any, *Admission, api.Problems) {
 	fixed := deepCopy(cfg.Cluster.Values).(map[string]any)
-	return fixed
+	admission, err := NewAdmission(cfg.Cluster.PodSecurity, fixed)
+	if err != nil {
+		return nil, nil, api.Problems{api.Errorf(cfg.Ref, cfg.Origin, "spec.cluster.podSecurity", "%v", err)}
+	}
+	if admission != nil {
+		if problems := wireAdmission(cfg, admission, fixed); len(problems) > 0 {
+			return nil, nil, problems
+		}
+	}
+	return fixed, admission, nil
 }
 
 // Values validates a tenant's knobs and merges the fixed values over them.
-// A knob outside the schema, or one that touches a path the operator fixed,
-// is refused with the path; fixed values are never silently overridden.
+// A knob outside the schema, one that touches a path the operator fixed, or
+// a top-level key starting with '_' (the platform's own values) is refused
+// with the path; fixed values are never silently overridden.
+// Node groups a tenant gives must leave the pinned ingress addon a node.
 func (p *ClusterPlan) Values(t *fleet.Tenant) (map[string]any, api.Problems) {
 	if t.Knobs == nil || len(t.Knobs.Values) == 0 {
 		return deepCopy(p.fixed).(map[string]any), nil
@@ -75,13 +110,31 @@ func (p *ClusterPlan) Values(t *fleet.Tenant) (map[string]any, api.Problems) {
 	for _, v := range p.knobs.Validate(k.Values) {
 		problems = append(problems, api.Errorf(k.Ref, k.Origin, fieldPath("spec", v.Path), "%s", v.Message))
 	}
+	reported := map[string]bool{}
+	for _, key := range slices.Sorted(maps.Keys(k.Values)) {
+		// The platform's cozystack-values Secret sets these (_namespace.etcd
+		// names the datastore), and spec.values would win over it.
+		if strings.HasPrefix(key, "_") {
+			field := fieldPath("spec", joinPath([]string{key}))
+			reported[field] = true
+			problems = append(problems, api.Errorf(k.Ref, k.Origin, field,
+				"values key %q is reserved: Cozystack sets top-level keys starting with '_' for the platform, and a tenant must not override them", key))
+		}
+	}
 	for _, path := range leafPaths(k.Values, nil) {
 		for _, fixed := range p.fixedPaths {
-			if overlaps(path, fixed) {
-				problems = append(problems, api.Errorf(k.Ref, k.Origin, fieldPath("spec", strings.Join(path, ".")),
-					"is fixed by the operator (%s) and cannot be set by a tenant; remove it from this ComputePlane object", strings.Join(fixed, ".")))
-				break
+			if !overlaps(path, fixed) {
+				continue
 			}
+			// Report the shorter of the two paths, once: below a path the
+			// operator owns whole, every leaf is the same mistake.
+			field := fieldPath("spec", joinPath(path[:min(len(path), len(fixed))]))
+			if !reported[field] {
+				reported[field] = true
+				problems = append(problems, api.Errorf(k.Ref, k.Origin, field,
+					"is fixed by the operator (%s) and cannot be set by a tenant; remove it from this ComputePlane object", joinPath(fixed)))
+			}
+			break
 		}
 	}
 	if len(problems) > 0 {
@@ -89,7 +142,59 @@ func (p *ClusterPlan) Values(t *fleet.Tenant) (map[string]any, api.Problems) {
 	}
 	merged := deepCopy(k.Values).(map[string]any)
 	mergeInto(merged, deepCopy(p.fixed).(map[string]any))
+	if msg := ingressNodesProblem(merged); msg != "" {
+		field := "spec.nodeGroups"
+		if _, set := k.Values["nodeGroups"]; !set {
+			field = "spec.addons.ingressNginx.enabled"
+		}
+		return nil, api.Problems{api.Errorf(k.Ref, k.Origin, field, "%s", msg)}
+	}
 	return merged, nil
+}
+
+// IngressRole is the node role that apps/kubernetes schedules the
+// ingress-nginx controller onto.
+const IngressRole = "ingress-nginx"
+
+// ingressNodesProblem checks merged values: where node groups are given and
+// the ingress addon is on, one group must carry the ingress-nginx role and
+// be allowed at least one node, or the controller never schedules. Node
+// groups replace the chart's default group (which has the role), so an empty
+// or absent nodeGroups is fine. An absent maxReplicas is the chart's default,
+// 10.
+func ingressNodesProblem(values map[string]any) string {
+	groups, _ := valueAt(values, "nodeGroups").(map[string]any)
+	if len(groups) == 0 || valueAt(values, "addons", "ingressNginx", "enabled") != true {
+		return ""
+	}
+	names := make([]string, 0, len(groups))
+	for name, g := range groups {
+		names = append(names, name)
+		group, _ := g.(map[string]any)
+		roles, _ := group["roles"].([]any)
+		if !slices.Contains(roles, any(IngressRole)) {
+			continue
+		}
+		switch n := group["maxReplicas"].(type) {
+		case nil:
+			return ""
+		case int:
+			if n >= 1 {
+				return ""
+			}
+		case int64:
+			if n >= 1 {
+				return ""
+			}
+		case float64:
+			if n >= 1 {
+				return ""
+			}
+		}
+	}
+	slices.Sort(names)
+	return fmt.Sprintf("the ingress-nginx addon is on and its controller runs only on nodes with the %s role, but no node group (%s) has roles: [%s] with maxReplicas of at least 1; add the role to a group that can have nodes",
+		IngressRole, strings.Join(names, ", "), IngressRole)
 }
 
 // RenderCluster builds the HelmRelease of a tenant's ComputePlane cluster
@@ -177,6 +282,22 @@ func fieldPath(root, path string) string {
 // leafPaths lists the paths of the leaves of a values tree. Lists are leaves:
 // Helm replaces lists whole, so a list is owned by whoever sets it.
 func leafPaths(v map[string]any, prefix []string) [][]string {
+	return walkLeaves(v, prefix, func([]string) bool { return false })
+}
+
+// fixedLeafPaths lists the paths the fixed values own. Besides lists, two
+// kinds of mappings are owned whole: nodeGroups, whose groups the chart takes
+// as the complete set (a tenant adding a group to the operator's would change
+// the cluster's shape), and an addon's valuesOverride, a free-form values
+// tree of another chart in which any added key can change the addon's
+// posture.
+func fixedLeafPaths(v map[string]any, prefix []string) [][]string {
+	return walkLeaves(v, prefix, func(p []string) bool {
+		return (len(p) == 1 && p[0] == "nodeGroups") || p[len(p)-1] == "valuesOverride"
+	})
+}
+
+func walkLeaves(v map[string]any, prefix []string, whole func([]string) bool) [][]string {
 	var out [][]string
 	keys := make([]string, 0, len(v))
 	for k := range v {
@@ -185,11 +306,20 @@ func leafPaths(v map[string]any, prefix []string) [][]string {
 	slices.Sort(keys)
 	for _, k := range keys {
 		p := append(slices.Clone(prefix), k)
-		if m, ok := v[k].(map[string]any); ok && len(m) > 0 {
-			out = append(out, leafPaths(m, p)...)
+		if m, ok := v[k].(map[string]any); ok && len(m) > 0 && !whole(p) {
+			out = append(out, walkLeaves(m, p, whole)...)
 			continue
 		}
 		out = append(out, p)
+	}
+	return out
+}
+
+// joinPath writes a values path the way schema violations are written.
+func joinPath(path []string) string {
+	out := ""
+	for _, k := range path {
+		out = schema.ChildPath(out, k)
 	}
 	return out
 }

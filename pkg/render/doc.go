@@ -2,8 +2,16 @@
 // fleet, one file per output kind: the ArtifactGenerator source (source.go),
 // the ComputePlane cluster HelmRelease and its values (cluster.go), the app
 // HelmReleases with their routing (release.go), and the hardening around the
-// cluster (admission.go, egress.go). Objects are built from the upstream Go
-// API types of Flux and converted to YAML nodes in the types' field order.
+// cluster: the Pod Security ConfigMap its API server loads (admission.go,
+// with the addon namespaces it exempts in exemptions.go) and the egress
+// policy of its VMs (egress.go). Objects are built from the upstream Go API
+// types (Flux, core/v1), or from typed local structs where the upstream
+// module would be too heavy (Cilium, the API server's admission config), and
+// converted to YAML nodes with sorted keys.
+//
+// The cluster's values are the operator's fixed values, with the Pod
+// Security wiring added, merged over the tenant's knobs; a knob outside the
+// knob schema or on a fixed path is refused, never overridden.
 //
 // Assemble then adds what passes through, refuses two writers of one object
 // and puts everything in the one stable order: platform objects first, then

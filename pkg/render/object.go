@@ -55,23 +55,39 @@ type pendingRelease struct {
 	app      *fleet.App
 }
 
-// Build returns the object with its Node: a release that RunLazy put off is
-// rendered now; any other object is returned as it is. Writers call it for
-// each object just before writing it, so that a large fleet never holds the
-// nodes of all its releases at once. The node of a release rendered here
-// shares the nodes of its spec with the other releases of its kind: it is
-// for encoding; a writer that changes anything but its metadata copies it
-// first (yamlnode.Clone).
+// Build returns the object with its whole Node, for writers and tests
+// that work on nodes: a release that RunLazy put off is rendered, text held
+// ready is decoded, and encoded values are decoded into the release. Writers
+// that only encode use AppendYAML, which spares all of that.
 func (o Object) Build() (Object, error) {
 	switch {
 	case o.pending != nil:
-		return o.pending.releases.render(o.pending.app)
+		rendered, err := o.pending.releases.render(o.pending.app)
+		if err != nil {
+			return o, err
+		}
+		o = rendered
 	case o.Node == nil && o.Text != nil:
 		var doc yaml.Node
 		if err := yaml.Unmarshal(o.Text, &doc); err != nil {
 			return o, fmt.Errorf("failed to decode %s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
 		}
-		o.Node = yamlnode.Resolve(&doc)
+		// The node of the text, as it was rendered (no styles of the text).
+		n, err := yamlnode.Copy(&doc, yamlnode.DefaultBudget)
+		if err != nil {
+			return o, err
+		}
+		o.Node, o.Text = n, nil
+		return o, nil
+	}
+	if o.Values != nil {
+		values, err := decodeValues(o.Values)
+		if err != nil {
+			return o, err
+		}
+		n := yamlnode.Clone(o.Node)
+		yamlnode.SetKey(yamlnode.Get(n, "spec"), "values", values)
+		o.Node, o.Values = n, nil
 	}
 	return o, nil
 }
@@ -90,29 +106,30 @@ func (o *Object) encode() error {
 }
 
 // objectMeta is the metadata node of a generated object as toNode writes an
-// ObjectMeta with these fields: name, namespace, labels and annotations in
-// that order, keys sorted, empty ones left out.
+// ObjectMeta with these fields: keys sorted (annotations, labels, name,
+// namespace), empty ones left out.
 func objectMeta(name, namespace string, labels, annotations map[string]string) *yaml.Node {
 	md := &yaml.Node{Kind: yaml.MappingNode, Tag: yamlnode.TagMap, Content: make([]*yaml.Node, 0, 8)}
+	if len(annotations) > 0 {
+		md.Content = append(md.Content, yamlnode.String("annotations"), yamlnode.StringMap(annotations))
+	}
+	if len(labels) > 0 {
+		md.Content = append(md.Content, yamlnode.String("labels"), yamlnode.StringMap(labels))
+	}
 	if name != "" {
 		md.Content = append(md.Content, yamlnode.String("name"), yamlnode.String(name))
 	}
 	if namespace != "" {
 		md.Content = append(md.Content, yamlnode.String("namespace"), yamlnode.String(namespace))
 	}
-	if len(labels) > 0 {
-		md.Content = append(md.Content, yamlnode.String("labels"), yamlnode.StringMap(labels))
-	}
-	if len(annotations) > 0 {
-		md.Content = append(md.Content, yamlnode.String("annotations"), yamlnode.StringMap(annotations))
-	}
 	return md
 }
 
 // Path is the file an object is written to in a fleet folder and in kpt:
 // <namespace>/<kind-lowercase>-<name>.yaml. Objects without a namespace go
-// under "_cluster". Characters that could leave the folder are replaced; a
-// valid Kubernetes name never holds them.
+// under "_cluster". Characters that could leave the folder are replaced, and
+// a leading dot too (a segment like ".git" or ".." would reach places no
+// writer should touch); a valid Kubernetes name never holds them.
 func (o Object) Path() string {
 	ns := o.Namespace
 	if ns == "" {
@@ -129,7 +146,7 @@ func safeSegment(s string) string {
 		}
 		return '_'
 	}, s)
-	if s == "" || s == "." || s == ".." {
+	if s == "" || strings.HasPrefix(s, ".") {
 		return "_" + s
 	}
 	return s
@@ -144,9 +161,9 @@ func managedLabels(labels map[string]string) map[string]string {
 	return labels
 }
 
-// toNode converts a typed API object to a YAML mapping in the field order of
-// its Go type, without the empty status and creationTimestamp that typed
-// objects always marshal.
+// toNode converts a typed API object to a YAML mapping with sorted keys,
+// without the empty status and creationTimestamp that typed objects always
+// marshal.
 func toNode(obj any) (*yaml.Node, error) {
 	data, err := json.Marshal(obj)
 	if err != nil {
@@ -159,10 +176,6 @@ func toNode(obj any) (*yaml.Node, error) {
 	yamlnode.DeleteKey(n, "status")
 	if md := yamlnode.Get(n, "metadata"); md != nil {
 		yamlnode.DeleteKey(md, "creationTimestamp")
-	}
-	// Kubernetes convention: apiVersion before kind.
-	if len(n.Content) >= 4 && n.Content[0].Value == "kind" && n.Content[2].Value == "apiVersion" {
-		n.Content[0], n.Content[1], n.Content[2], n.Content[3] = n.Content[2], n.Content[3], n.Content[0], n.Content[1]
 	}
 	return n, nil
 }
@@ -234,10 +247,10 @@ func Assemble(generated []Object, others []Object) ([]Object, api.Problems) {
 		what := fmt.Sprintf("%s %s/%s", b.Kind, b.Namespace, b.Name)
 		if b.Generated {
 			problems = append(problems, api.Errorf(b.From, b.Origin, "metadata.name",
-				"would produce %s, which %s (%s) produces too; two inputs must not produce the same object", what, a.From, fileOf(a.Origin)))
+				"would produce %s, which %s (%s) produces too; two inputs must not produce the same object", what, a.From, a.Origin.Describe()))
 		} else {
 			problems = append(problems, api.Errorf(b.From, b.Origin, "metadata.name",
-				"%s is generated from %s (%s) and must not also be among the inputs", what, a.From, fileOf(a.Origin)))
+				"%s is generated from %s (%s) and must not also be among the inputs", what, a.From, a.Origin.Describe()))
 		}
 	}
 	if len(problems) > 0 {
@@ -262,11 +275,4 @@ func sortStable(objs []Object) []Object {
 		out[i] = objs[j]
 	}
 	return out
-}
-
-func fileOf(o api.Origin) string {
-	if o.File == "" {
-		return "ResourceList items"
-	}
-	return o.File
 }

@@ -13,26 +13,34 @@ import (
 // objects, renders every output, adds the kept inputs and the objects that
 // pass through, and orders the result. On any problem it returns no objects.
 func Run(cfg *api.Config, objects []api.Object) ([]Object, api.Problems) {
+	_, out, problems := RunFleet(cfg, objects)
+	return out, problems
+}
+
+// RunFleet is Run that also returns the checked fleet the objects were
+// rendered from, for reports about a run (the pull-request summary). On any
+// problem it returns neither.
+func RunFleet(cfg *api.Config, objects []api.Object) (*fleet.Fleet, []Object, api.Problems) {
 	return run(cfg, objects, false)
 }
 
-// RunLazy is Run for large fleets: the releases of apps whose values were
-// encoded ahead (api.App.Values) are checked and ordered but rendered only
-// by Object.Build, when they are written, and the objects of each tenant's
-// ComputePlane are held as text (Object.Text) from the moment they are
-// rendered. Every problem is still found before anything is returned.
-func RunLazy(cfg *api.Config, objects []api.Object) ([]Object, api.Problems) {
+// RunLazy is RunFleet for large fleets: the releases of apps whose values
+// were encoded ahead (api.App.Values) are checked and ordered but rendered
+// only by Object.Build, when they are written, and the objects of each
+// tenant's ComputePlane are held as text (Object.Text) from the moment they
+// are rendered. Every problem is still found before anything is returned.
+func RunLazy(cfg *api.Config, objects []api.Object) (*fleet.Fleet, []Object, api.Problems) {
 	return run(cfg, objects, true)
 }
 
-func run(cfg *api.Config, objects []api.Object, lazy bool) ([]Object, api.Problems) {
+func run(cfg *api.Config, objects []api.Object, lazy bool) (*fleet.Fleet, []Object, api.Problems) {
 	f, problems := fleet.Build(cfg, objects)
 	if len(problems) > 0 {
-		return nil, problems
+		return nil, nil, problems
 	}
 	generated, problems := render(f, lazy)
 	if len(problems) > 0 {
-		return nil, problems
+		return nil, nil, problems
 	}
 	others := make([]Object, 0, len(f.Passthrough)+len(f.Inputs))
 	for _, o := range f.Passthrough {
@@ -43,7 +51,11 @@ func run(cfg *api.Config, objects []api.Object, lazy bool) ([]Object, api.Proble
 			others = append(others, FromInput(o))
 		}
 	}
-	return Assemble(generated, others)
+	out, problems := Assemble(generated, others)
+	if len(problems) > 0 {
+		return nil, nil, problems
+	}
+	return f, out, nil
 }
 
 // Render builds every generated object of a checked fleet, unordered.
@@ -134,11 +146,25 @@ func render(f *fleet.Fleet, lazy bool) ([]Object, api.Problems) {
 }
 
 // RenderComputePlane builds everything one tenant's ComputePlane needs under
-// delivery: Direct: the cluster HelmRelease and the hardening around it.
+// delivery: Direct: the cluster HelmRelease and the hardening around it, the
+// Pod Security ConfigMap its API server loads (not under podSecurity:
+// privileged) and the egress policy of its VMs.
 func RenderComputePlane(f *fleet.Fleet, plan *ClusterPlan, t *fleet.Tenant) ([]Object, api.Problems) {
 	cluster, problems := RenderCluster(f, plan, t)
 	if len(problems) > 0 {
 		return nil, problems
 	}
-	return []Object{cluster}, nil
+	out := []Object{cluster}
+	if a := plan.Admission(); a != nil {
+		cm, err := RenderAdmission(a, t)
+		if err != nil {
+			return nil, api.Problems{problemOf(t, err)}
+		}
+		out = append(out, cm)
+	}
+	egress, err := RenderEgress(f, t)
+	if err != nil {
+		return nil, api.Problems{problemOf(t, err)}
+	}
+	return append(out, egress), nil
 }

@@ -504,6 +504,7 @@ func TestChildPath(t *testing.T) {
 		{"", "spec", "spec"},
 		{"spec", "nodeGroups", "spec.nodeGroups"},
 		{"metadata.labels", "app.kubernetes.io/name", "metadata.labels[app.kubernetes.io/name]"},
+		{"metadata.annotations", "a/b/c", "metadata.annotations[a/b/c]"},
 		{"", "a b", "[a b]"},
 		{"m", "", "m[]"},
 	}

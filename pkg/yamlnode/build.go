@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
+	"sort"
 	"strconv"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -126,69 +126,17 @@ func FromValue(v any) (*yaml.Node, error) {
 	return nil, fmt.Errorf("cannot represent a %T in YAML", v)
 }
 
-// FromJSON builds a node tree from JSON, keeping the order of object keys as
-// written (encoding/json writes struct fields in declaration order, so typed
-// API objects keep the field order their authors chose).
+// FromJSON builds a node tree from JSON, with the keys of every object in
+// sorted order: the order kustomize, kubectl and the API server write, so
+// that every way of running the function prints the same bytes.
 func FromJSON(data []byte) (*yaml.Node, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	n, err := fromJSON(dec)
-	if err != nil {
+	var v any
+	if err := dec.Decode(&v); err != nil {
 		return nil, fmt.Errorf("failed to convert JSON to YAML: %w", err)
 	}
-	return n, nil
-}
-
-func fromJSON(dec *json.Decoder) (*yaml.Node, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, io.ErrUnexpectedEOF
-		}
-		return nil, err
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			m := &yaml.Node{Kind: yaml.MappingNode, Tag: TagMap}
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				key, ok := kt.(string)
-				if !ok {
-					return nil, fmt.Errorf("unexpected object key %v", kt)
-				}
-				v, err := fromJSON(dec)
-				if err != nil {
-					return nil, err
-				}
-				m.Content = append(m.Content, String(key), v)
-			}
-			if _, err := dec.Token(); err != nil {
-				return nil, err
-			}
-			return m, nil
-		case '[':
-			s := &yaml.Node{Kind: yaml.SequenceNode, Tag: TagSeq}
-			for dec.More() {
-				v, err := fromJSON(dec)
-				if err != nil {
-					return nil, err
-				}
-				s.Content = append(s.Content, v)
-			}
-			if _, err := dec.Token(); err != nil {
-				return nil, err
-			}
-			return s, nil
-		}
-		return nil, fmt.Errorf("unexpected delimiter %v", t)
-	default:
-		return FromValue(t)
-	}
+	return FromValue(v)
 }
 
 // Clone returns a deep copy of a tree this package built, keeping every
@@ -207,10 +155,12 @@ func Clone(n *yaml.Node) *yaml.Node {
 	return &c
 }
 
-// Copy returns a deep copy of n with aliases expanded and comments, anchors
-// and styles other than literal blocks dropped, so that values copied from an
-// input never carry the input's presentation into generated objects. It
-// visits at most budget nodes and nests at most MaxDepth levels.
+// Copy returns a deep copy of n with aliases expanded, mapping keys sorted
+// (as kustomize and the API server write them) and comments, anchors and
+// styles other than literal blocks dropped, so that values copied from an
+// input never carry the input's presentation into generated objects. A key
+// set twice in one mapping is an error. It visits at most budget nodes and
+// nests at most MaxDepth levels.
 func Copy(n *yaml.Node, budget int) (*yaml.Node, error) {
 	c := copier{budget: budget}
 	return c.copy(n, 0, "")
@@ -258,6 +208,11 @@ func (c *copier) copy(n *yaml.Node, depth int, path string) (*yaml.Node, error) 
 			}
 			out.Content = append(out.Content, cc)
 		}
+		if n.Kind == yaml.MappingNode {
+			if err := sortMapping(out, path); err != nil {
+				return nil, err
+			}
+		}
 		return out, nil
 	case yaml.ScalarNode:
 		out := &yaml.Node{Kind: yaml.ScalarNode, Tag: n.ShortTag(), Value: n.Value}
@@ -267,4 +222,24 @@ func (c *copier) copy(n *yaml.Node, depth int, path string) (*yaml.Node, error) 
 		return out, nil
 	}
 	return nil, &PathError{Path: path, Err: errors.New("unsupported YAML node")}
+}
+
+// sortMapping orders the key, value pairs of a mapping by key and refuses a
+// key set twice.
+func sortMapping(m *yaml.Node, path string) error {
+	pairs := len(m.Content) / 2
+	idx := make([]int, pairs)
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return m.Content[2*idx[a]].Value < m.Content[2*idx[b]].Value })
+	sorted := make([]*yaml.Node, 0, len(m.Content))
+	for i, j := range idx {
+		if i > 0 && m.Content[2*j].Value == sorted[len(sorted)-2].Value {
+			return &PathError{Path: joinPath(path, m.Content[2*j].Value), Err: errors.New("key is set twice in one mapping")}
+		}
+		sorted = append(sorted, m.Content[2*j], m.Content[2*j+1])
+	}
+	m.Content = sorted
+	return nil
 }

@@ -1,0 +1,340 @@
+package main
+
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// fleetRepo copies the quickstart example into a temporary fleet repo and
+// makes it the working directory; the rendered folder is "fleet".
+func fleetRepo(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	src := "../../examples/quickstart"
+	for _, sub := range []string{"config.yaml", "definitions", "tenants", "apps"} {
+		copyTree(t, filepath.Join(src, sub), filepath.Join(dir, sub))
+	}
+	t.Chdir(dir)
+	return dir
+}
+
+func copyTree(t *testing.T, from, to string) {
+	t.Helper()
+	err := filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		target := filepath.Join(to, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func cli(t *testing.T, args ...string) result {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(args, strings.NewReader(""), &stdout, &stderr)
+	return result{code, stdout.String(), stderr.String()}
+}
+
+// tree reads every file under dir (dot files included) with its
+// modification time.
+func tree(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			out[filepath.ToSlash(rel)+"/"] = ""
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		out[filepath.ToSlash(rel)] = info.ModTime().String() + "\n" + string(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestFleetRepoLifecycle(t *testing.T) {
+	repo := fleetRepo(t)
+
+	// First render: every object in its file.
+	r := cli(t, "--output-dir", "fleet", "config.yaml")
+	if r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "wrote fleet: 8 added, 0 changed, 0 removed") {
+		t.Fatalf("render: %+v", r)
+	}
+	stream := cli(t, "config.yaml")
+	var files []string
+	for p, content := range tree(t, filepath.Join(repo, "fleet")) {
+		if strings.HasSuffix(p, "/") {
+			continue
+		}
+		files = append(files, p)
+		_, data, _ := strings.Cut(content, "\n")
+		if !strings.Contains(stream.stdout, data) {
+			t.Errorf("%s is not a document of the rendered stream", p)
+		}
+	}
+	if len(files) != 8 {
+		t.Errorf("files: %v", files)
+	}
+
+	// Foreign files and a hand edit.
+	must(t, os.WriteFile("fleet/README.md", []byte("# our fleet\n"), 0o644))
+	must(t, os.WriteFile("fleet/tenant-acme/extra.yaml", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: mine\n  namespace: tenant-acme\n"), 0o644))
+	edited := "fleet/tenant-acme/helmrelease-jupyterhub-research.yaml"
+	orig, err := os.ReadFile(edited)
+	must(t, err)
+	must(t, os.WriteFile(edited, bytes.Replace(orig, []byte("interval: 5m0s"), []byte("interval: 1m0s"), 1), 0o644))
+
+	r = cli(t, "--output-dir", "fleet", "--check", "config.yaml")
+	wantDiff := `--- a/tenant-acme/helmrelease-jupyterhub-research.yaml
++++ b/tenant-acme/helmrelease-jupyterhub-research.yaml
+@@ -22,7 +22,7 @@
+       name: RetryOnFailure
+       retryInterval: 30s
+     timeout: 10m0s
+-  interval: 1m0s
++  interval: 5m0s
+   kubeConfig:
+     secretRef:
+       key: super-admin.svc
+`
+	if r.code != 1 || !strings.Contains(r.stderr, "fleet is out of date: 0 added, 1 changed, 0 removed") {
+		t.Errorf("check of a hand-edited folder: %+v", r)
+	}
+	if diff := cmp.Diff(wantDiff, r.stdout); diff != "" {
+		t.Errorf("check diff (-want +got):\n%s", diff)
+	}
+
+	// Write restores the edit and keeps the foreign files.
+	r = cli(t, "--output-dir", "fleet", "config.yaml")
+	if r.code != 0 || !strings.Contains(r.stderr, "0 added, 1 changed, 0 removed") {
+		t.Errorf("write after a hand edit: %+v", r)
+	}
+	if got, _ := os.ReadFile(edited); !bytes.Equal(got, orig) {
+		t.Errorf("the hand edit was not undone")
+	}
+	for _, p := range []string{"fleet/README.md", "fleet/tenant-acme/extra.yaml"} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("foreign file %s: %v", p, err)
+		}
+	}
+	r = cli(t, "--output-dir", "fleet", "--check", "config.yaml")
+	if r.code != 0 || r.stdout != "" {
+		t.Errorf("check of an up-to-date folder with foreign files: %+v", r)
+	}
+
+	// Re-running unchanged writes nothing.
+	before := tree(t, filepath.Join(repo, "fleet"))
+	time.Sleep(10 * time.Millisecond)
+	r = cli(t, "--output-dir", "fleet", "config.yaml")
+	if r.code != 0 || !strings.Contains(r.stderr, "up to date; nothing written") {
+		t.Errorf("unchanged run: %+v", r)
+	}
+	if diff := cmp.Diff(before, tree(t, filepath.Join(repo, "fleet"))); diff != "" {
+		t.Errorf("an unchanged run touched the folder (-before +after):\n%s", diff)
+	}
+
+	// Remove tenant dev (and its app): its folder goes.
+	dropDocument(t, "tenants/tenants.yaml", "name: dev\n")
+	dropDocument(t, "apps/acme.yaml", "namespace: tenant-acme-dev\n")
+	r = cli(t, "--output-dir", "fleet", "--check", "--summary", "summary.md", "config.yaml")
+	if r.code != 1 || !strings.Contains(r.stdout, "--- a/tenant-acme-dev/helmrelease-redis-cache.yaml\n+++ /dev/null\n") {
+		t.Errorf("check after removing a tenant: %+v", r)
+	}
+	sum, err := os.ReadFile("summary.md")
+	must(t, err)
+	for _, want := range []string{"and remove 1.", "`tenant-acme-dev/helmrelease-redis-cache.yaml`", "| `tenant-acme-dev` | removed |"} {
+		if !strings.Contains(string(sum), want) {
+			t.Errorf("summary lacks %q:\n%s", want, sum)
+		}
+	}
+	r = cli(t, "--output-dir", "fleet", "config.yaml")
+	if r.code != 0 || !strings.Contains(r.stderr, "0 added, 1 changed, 1 removed") { // acme's egress policy no longer names the child
+		t.Errorf("write after removing a tenant: %+v", r)
+	}
+	if _, err := os.Stat("fleet/tenant-acme-dev"); err == nil {
+		t.Errorf("the emptied tenant folder is still there")
+	}
+
+	// A refused run leaves the folder byte-identical and says why in the
+	// summary.
+	must(t, os.WriteFile("apps/bad.yaml", []byte("apiVersion: apps.cozystack.io/v1alpha1\nkind: JupyterHub\nmetadata:\n  name: lab\n  namespace: tenant-nobody\nspec: {}\n"), 0o644))
+	before = tree(t, filepath.Join(repo, "fleet"))
+	r = cli(t, "--output-dir", "fleet", "--summary", "summary.md", "config.yaml")
+	if r.code != 1 || !strings.Contains(r.stderr, "tenant-nobody") {
+		t.Errorf("refused run: %+v", r)
+	}
+	if diff := cmp.Diff(before, tree(t, filepath.Join(repo, "fleet"))); diff != "" {
+		t.Errorf("a refused run changed the folder (-before +after):\n%s", diff)
+	}
+	sum, err = os.ReadFile("summary.md")
+	must(t, err)
+	if !strings.Contains(string(sum), "**Refused**") || !strings.Contains(string(sum), "tenant-nobody") {
+		t.Errorf("summary of a refused run:\n%s", sum)
+	}
+}
+
+func TestFleetRepoConflict(t *testing.T) {
+	fleetRepo(t)
+	must(t, os.MkdirAll("fleet/tenant-acme", 0o755))
+	own := []byte("# written by hand\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: computeplane\n")
+	must(t, os.WriteFile("fleet/tenant-acme/helmrelease-computeplane.yaml", own, 0o644))
+	for _, args := range [][]string{{"--output-dir", "fleet", "config.yaml"}, {"--output-dir", "fleet", "--check", "config.yaml"}} {
+		r := cli(t, args...)
+		if r.code != 1 || !strings.Contains(r.stderr, "tenant-acme/helmrelease-computeplane.yaml: not written by computeplane-fn") {
+			t.Errorf("%v: %+v", args, r)
+		}
+	}
+	if got, _ := os.ReadFile("fleet/tenant-acme/helmrelease-computeplane.yaml"); !bytes.Equal(got, own) {
+		t.Errorf("a foreign file was overwritten")
+	}
+	if entries, _ := os.ReadDir("fleet"); len(entries) != 1 {
+		t.Errorf("a refused run wrote into the folder: %v", entries)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	fleetRepo(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--check", "config.yaml"}, "--check needs --output-dir"},
+		{[]string{"--output-dir", "fleet"}, "need a CONFIG"},
+		{[]string{"--summary", "s.md"}, "need a CONFIG"},
+		{[]string{"config.yaml", "--output-dir", "fleet"}, "flags go before CONFIG"},
+		{[]string{"--no-such-flag", "config.yaml"}, "flag provided but not defined"},
+	} {
+		r := cli(t, tc.args...)
+		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%v: got %+v, want exit 2 and %q", tc.args, r, tc.want)
+		}
+	}
+	if _, err := os.Stat("fleet"); err == nil {
+		t.Errorf("a usage error created the folder")
+	}
+}
+
+func TestSummaryWithoutFolder(t *testing.T) {
+	fleetRepo(t)
+	r := cli(t, "--summary", "summary.md", "config.yaml")
+	if r.code != 0 || !strings.Contains(r.stdout, "kind: HelmRelease") {
+		t.Fatalf("%+v", r)
+	}
+	sum, err := os.ReadFile("summary.md")
+	must(t, err)
+	if !strings.Contains(string(sum), "| `tenant-acme` (acme) | yes | JupyterHub `research`, N8N `automations` | Postgres `notebooks` |") || strings.Contains(string(sum), "Fleet folder") {
+		t.Errorf("summary:\n%s", sum)
+	}
+}
+
+// dropDocument removes the YAML documents of file that contain marker.
+func dropDocument(t *testing.T, file, marker string) {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	must(t, err)
+	var keep []string
+	for _, doc := range strings.Split(string(data), "---\n") {
+		if !strings.Contains(doc, marker) {
+			keep = append(keep, doc)
+		}
+	}
+	if len(keep) == len(strings.Split(string(data), "---\n")) {
+		t.Fatalf("%s has no document with %q", file, marker)
+	}
+	must(t, os.WriteFile(file, []byte(strings.Join(keep, "---\n")), 0o644))
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFleetRepoUnits writes the Flux unit layout of spec.fleet: the
+// kustomization.yaml files and the wiring are the writer's own files too, so
+// removing a tenant prunes its unit folder and its Kustomization, and an
+// unchanged run writes nothing.
+func TestFleetRepoUnits(t *testing.T) {
+	repo := fleetRepo(t)
+	cfg, err := os.ReadFile("config.yaml")
+	must(t, err)
+	cfg = append(cfg, "  fleet:\n    sourceRef: {kind: GitRepository, name: fleet, namespace: flux-system}\n    path: ./clusters/fleet\n    wiringGroups: 1\n"...)
+	must(t, os.WriteFile("config.yaml", cfg, 0o644))
+	must(t, os.WriteFile("README.md", []byte("# fleet repo\n"), 0o644))
+
+	r := cli(t, "--output-dir", ".", "config.yaml")
+	if r.code != 0 {
+		t.Fatalf("render: %+v", r)
+	}
+	for _, p := range []string{"_platform/kustomization.yaml", "tenant-acme/kustomization.yaml", "tenant-acme-dev/kustomization.yaml",
+		"_flux/kustomization.yaml", "_flux/0-of-1/kustomization-computeplane-tenant-acme-dev.yaml"} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	before := tree(t, repo)
+	if r := cli(t, "--output-dir", ".", "config.yaml"); r.code != 0 || !strings.Contains(r.stderr, "nothing written") {
+		t.Errorf("unchanged run: %+v", r)
+	}
+	if diff := cmp.Diff(before, tree(t, repo)); diff != "" {
+		t.Errorf("an unchanged run touched the repo (-before +after):\n%s", diff)
+	}
+
+	dropDocument(t, "tenants/tenants.yaml", "name: dev\n")
+	dropDocument(t, "apps/acme.yaml", "namespace: tenant-acme-dev\n")
+	r = cli(t, "--output-dir", ".", "--check", "config.yaml")
+	for _, want := range []string{"--- a/tenant-acme-dev/kustomization.yaml\n+++ /dev/null\n", "--- a/_flux/0-of-1/kustomization-computeplane-tenant-acme-dev.yaml\n+++ /dev/null\n"} {
+		if r.code != 1 || !strings.Contains(r.stdout, want) {
+			t.Errorf("check after removing a tenant lacks %q: %+v", want, r)
+		}
+	}
+	if r := cli(t, "--output-dir", ".", "config.yaml"); r.code != 0 {
+		t.Fatalf("write: %+v", r)
+	}
+	for _, gone := range []string{"tenant-acme-dev", "_flux/0-of-1/kustomization-computeplane-tenant-acme-dev.yaml"} {
+		if _, err := os.Stat(gone); err == nil {
+			t.Errorf("%s was not pruned", gone)
+		}
+	}
+	for _, kept := range []string{"README.md", "config.yaml", "tenants/tenants.yaml", "apps/acme.yaml", "definitions/jupyterhub.yaml"} {
+		if _, err := os.Stat(kept); err != nil {
+			t.Errorf("the foreign file %s did not survive: %v", kept, err)
+		}
+	}
+}

@@ -1,0 +1,182 @@
+package fn_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/computeplane-dev/computeplane-fn/fn"
+	"github.com/computeplane-dev/computeplane-fn/internal/crdtest"
+	"github.com/computeplane-dev/computeplane-fn/pkg/api"
+	"github.com/computeplane-dev/computeplane-fn/pkg/input"
+	"github.com/computeplane-dev/computeplane-fn/pkg/output"
+	"github.com/computeplane-dev/computeplane-fn/pkg/render"
+	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
+)
+
+// sharedFleet writes a fleet around the real Cozystack ApplicationDefinitions
+// in ../shared/cozystack: a tenant tree with and without ComputePlanes and one
+// app of every declared kind in each tenant. routed names the kinds that get
+// the placement annotation. It returns the folder and the config path.
+func sharedFleet(t *testing.T, delivery api.Delivery, routed ...string) (string, string) {
+	t.Helper()
+	shared := crdtest.SharedDir(t)
+	defs, err := input.ReadAll("", []string{filepath.Join(shared, "cozystack", "applicationdefinitions")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var defDocs, tenants, apps []string
+	tenantNS := []string{"tenant-root", "tenant-acme", "tenant-acme-dev", "tenant-beta"}
+	tenants = append(tenants,
+		tenant("root", "tenant-root", true),
+		tenant("acme", "tenant-root", true),
+		tenant("dev", "tenant-acme", false),
+		tenant("beta", "tenant-root", true))
+	for _, d := range defs {
+		kind := yamlnode.Lookup(d.Node, "spec", "application", "kind").Value
+		if kind == api.ComputePlaneKind && delivery == api.Direct {
+			continue
+		}
+		if slices.Contains(routed, kind) {
+			md := yamlnode.Get(d.Node, "metadata")
+			ann := yamlnode.Get(md, "annotations")
+			if ann == nil {
+				ann = yamlnode.Map()
+				yamlnode.SetKey(md, "annotations", ann)
+			}
+			yamlnode.SetKey(ann, api.PlacementAnnotation, yamlnode.String(string(api.ComputePlane)))
+		}
+		raw, err := yamlEncode(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defDocs = append(defDocs, raw)
+		if kind == api.TenantKind || kind == api.ComputePlaneKind {
+			continue
+		}
+		for _, ns := range tenantNS {
+			if slices.Contains(routed, kind) && ns == "tenant-acme-dev" {
+				continue // no ComputePlane there: refused, tested elsewhere
+			}
+			apps = append(apps, fmt.Sprintf("apiVersion: apps.cozystack.io/v1alpha1\nkind: %s\nmetadata:\n  name: app%d\n  namespace: %s\n  labels:\n    owner: team-a\n  annotations:\n    example.com/note: hello\nspec:\n  replicas: 2\n  nested:\n    list: [a, b]\n", kind, len(apps), ns))
+		}
+	}
+	write(t, dir, "definitions.yaml", strings.Join(defDocs, "---\n"))
+	write(t, dir, "tenants.yaml", strings.Join(tenants, "---\n"))
+	write(t, dir, "apps.yaml", strings.Join(apps, "---\n"))
+	write(t, dir, "config.yaml", fmt.Sprintf("apiVersion: fn.computeplane.dev/v1alpha1\nkind: ComputePlaneGenerator\nmetadata:\n  name: fleet\nspec:\n  delivery: %s\n  inputs: [definitions.yaml, tenants.yaml, apps.yaml]\n", delivery))
+	return dir, filepath.Join(dir, "config.yaml")
+}
+
+func tenant(name, ns string, cp bool) string {
+	return fmt.Sprintf("apiVersion: apps.cozystack.io/v1alpha1\nkind: Tenant\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n  computeplane: %t\n", name, ns, cp)
+}
+
+func write(t *testing.T, dir, name, content string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func yamlEncode(o api.Object) (string, error) {
+	var b strings.Builder
+	err := output.Encode(&b, []render.Object{{Node: o.Node}})
+	return b.String(), err
+}
+
+// TestRealDefinitionsValidateAgainstCRDs renders a fleet from the real
+// Cozystack definitions, in both deliveries and with routed kinds, and
+// validates every output object against the real CRDs the way an API server
+// would: known kind and version, metadata, and the schema with unknown
+// fields refused.
+func TestRealDefinitionsValidateAgainstCRDs(t *testing.T) {
+	registry := crdtest.LoadShared(t)
+	for _, tc := range []struct {
+		delivery api.Delivery
+		routed   []string
+	}{
+		{api.Direct, nil},
+		{api.Direct, []string{"Redis", "Postgres"}},
+		{api.Platform, []string{"Kubernetes", "Etcd"}},
+	} {
+		t.Run(fmt.Sprintf("%s-%s", tc.delivery, strings.Join(tc.routed, "+")), func(t *testing.T) {
+			dir, cfg := sharedFleet(t, tc.delivery, tc.routed...)
+			objs, problems := fn.Standalone(dir, cfg, nil)
+			if len(problems) > 0 {
+				t.Fatalf("refused:\n%v", problems)
+			}
+			kinds := map[string]int{}
+			for _, o := range objs {
+				kinds[o.Kind]++
+				v, err := yamlnode.ToValue(o.Node, yamlnode.DefaultBudget)
+				if err != nil {
+					t.Fatal(err)
+				}
+				violations := registry.Validate(v.(map[string]any))
+				if o.APIVersion == "v1" {
+					// A core kind has no CRD; its metadata obeys the same rules.
+					violations = crdtest.ValidateMetadata(v.(map[string]any)["metadata"], true)
+				}
+				for _, viol := range violations {
+					t.Errorf("%s %s/%s: %s", o.Kind, o.Namespace, o.Name, viol)
+				}
+				for _, msg := range helmReleaseRules(v.(map[string]any)) {
+					t.Errorf("%s %s/%s: %s", o.Kind, o.Namespace, o.Name, msg)
+				}
+			}
+			if kinds["HelmRelease"] < 10 {
+				t.Errorf("expected many HelmReleases, got %v", kinds)
+			}
+			if tc.delivery == api.Direct && kinds["ArtifactGenerator"] != 1 {
+				t.Errorf("expected one ArtifactGenerator, got %v", kinds)
+			}
+			// Three tenants have a ComputePlane: each gets its hardening
+			// under delivery: Direct, none under Platform.
+			wantHardening := map[api.Delivery]int{api.Direct: 3, api.Platform: 0}[tc.delivery]
+			if kinds["CiliumNetworkPolicy"] != wantHardening || kinds["ConfigMap"] != wantHardening {
+				t.Errorf("expected %d egress policies and admission ConfigMaps, got %v", wantHardening, kinds)
+			}
+		})
+	}
+	for _, r := range registry.SkippedRules() {
+		t.Logf("CEL rule not evaluated (no CEL here): %v", r)
+	}
+}
+
+// helmReleaseRules evaluates, by hand, the CEL rules of the HelmRelease CRD
+// (x-kubernetes-validations) that the schema validator cannot run.
+func helmReleaseRules(obj map[string]any) []string {
+	if obj["kind"] != "HelmRelease" {
+		return nil
+	}
+	var out []string
+	spec, _ := obj["spec"].(map[string]any)
+	_, chart := spec["chart"]
+	_, chartRef := spec["chartRef"]
+	if chart == chartRef {
+		out = append(out, "either chart or chartRef must be set")
+	}
+	if kc, ok := spec["kubeConfig"].(map[string]any); ok {
+		_, cm := kc["configMapRef"]
+		_, sec := kc["secretRef"]
+		if cm == sec {
+			out = append(out, "exactly one of spec.kubeConfig.configMapRef or spec.kubeConfig.secretRef must be specified")
+		}
+	}
+	for _, action := range []string{"install", "upgrade"} {
+		a, _ := spec[action].(map[string]any)
+		st, ok := a["strategy"].(map[string]any)
+		if !ok {
+			continue
+		}
+		if _, ri := st["retryInterval"]; ri && st["name"] != "RetryOnFailure" {
+			out = append(out, "."+action+".strategy.retryInterval can only be set when .name is 'RetryOnFailure'")
+		}
+	}
+	return out
+}

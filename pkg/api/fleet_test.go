@@ -1,0 +1,137 @@
+package api_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/computeplane-dev/computeplane-fn/pkg/api"
+)
+
+func decodeFleet(t *testing.T, fleet string) (*api.FleetConfig, []string) {
+	t.Helper()
+	text := "apiVersion: fn.computeplane.dev/v1alpha1\nkind: ComputePlaneGenerator\nmetadata:\n  name: fleet\nspec:\n"
+	if fleet != "" {
+		text += "  fleet:\n"
+		for _, line := range strings.Split(strings.TrimSpace(fleet), "\n") {
+			text += "    " + line + "\n"
+		}
+	}
+	n, err := yaml.Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, problems := api.DecodeConfig(api.NewObject(n.YNode(), api.Origin{File: "config.yaml"}))
+	var msgs []string
+	for _, p := range problems {
+		msgs = append(msgs, p.Field+": "+p.Message)
+	}
+	if cfg == nil {
+		return nil, msgs
+	}
+	return cfg.Fleet, msgs
+}
+
+func TestFleetConfigDefaults(t *testing.T) {
+	got, problems := decodeFleet(t, "sourceRef: {kind: GitRepository, name: fleet}\npath: ./fleet/")
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	want := &api.FleetConfig{
+		SourceRef:         api.FleetSourceRef{Kind: "GitRepository", Name: "fleet", Namespace: "flux-system"},
+		Path:              "fleet",
+		Interval:          10 * time.Minute,
+		MaxObjectsPerUnit: 500,
+		Shards:            1,
+		WiringNamespace:   "flux-system",
+		WiringPath:        "_flux",
+		WiringGroups:      api.DefaultWiringGroups,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if p := got.FluxPath("tenant-foo/part1"); p != "./fleet/tenant-foo/part1" {
+		t.Errorf("FluxPath: %s", p)
+	}
+	if none, _ := decodeFleet(t, ""); none != nil {
+		t.Errorf("no spec.fleet gives %+v", none)
+	}
+}
+
+func TestFleetConfigSet(t *testing.T) {
+	got, problems := decodeFleet(t, `
+sourceRef: {kind: OCIRepository, name: fleet-repo, namespace: infra}
+path: .
+interval: 1h30m
+maxObjectsPerUnit: 200
+shards: 4
+wiringNamespace: fleet-wiring
+wiringPath: _wiring
+wiringGroups: 8`)
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	want := &api.FleetConfig{
+		SourceRef:         api.FleetSourceRef{Kind: "OCIRepository", Name: "fleet-repo", Namespace: "infra"},
+		Path:              ".",
+		Interval:          90 * time.Minute,
+		MaxObjectsPerUnit: 200,
+		Shards:            4,
+		WiringNamespace:   "fleet-wiring",
+		WiringPath:        "_wiring",
+		WiringGroups:      8,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if p := got.FluxPath("_platform"); p != "./_platform" {
+		t.Errorf("FluxPath at the root: %s", p)
+	}
+}
+
+func TestFleetConfigProblems(t *testing.T) {
+	for _, tc := range []struct {
+		fleet string
+		want  []string
+	}{
+		{"path: fleet", []string{"spec.fleet.sourceRef: is required: the Flux source (kind, name, namespace) that serves the fleet repo"}},
+		{"sourceRef: {kind: GitRepository, name: fleet}", []string{"spec.fleet.path: is required: the path of the output folder inside the fleet repo, such as ./fleet"}},
+		{"sourceRef: {kind: HelmRepository, name: Fleet, namespace: Flux, ref: main}\npath: fleet", []string{
+			"spec.fleet.sourceRef.ref: unknown field; known fields here: kind, name, namespace",
+			"spec.fleet.sourceRef.kind: must be GitRepository, OCIRepository or Bucket, not \"HelmRepository\"",
+			"spec.fleet.sourceRef.name: \"Fleet\" is not a valid object name",
+			"spec.fleet.sourceRef.namespace: \"Flux\" is not a valid namespace name",
+		}},
+		{"sourceRef: {name: fleet}\npath: fleet", []string{"spec.fleet.sourceRef.kind: is required"}},
+		{"sourceRef: {kind: Bucket, name: fleet}\npath: ../fleet", []string{"spec.fleet.path: \"../fleet\" must not leave the source with '..'"}},
+		{"sourceRef: {kind: Bucket, name: fleet}\npath: /fleet", []string{"spec.fleet.path: \"/fleet\" must be relative to the root of the source, such as ./fleet"}},
+		{"sourceRef: {kind: Bucket, name: fleet}\npath: \"\"", []string{"spec.fleet.path: \"\" must not be empty; use \".\" for the root of the source"}},
+		{"sourceRef: {kind: Bucket, name: fleet}\npath: fleet\ninterval: 10 minutes", []string{"spec.fleet.interval: \"10 minutes\" is not a duration such as 10m or 1h30m"}},
+		{"sourceRef: {kind: Bucket, name: fleet}\npath: fleet\nmaxObjectsPerUnit: 5", []string{"spec.fleet.maxObjectsPerUnit: must be between 10 and 5000, not 5 (kustomize build time grows with the square of a unit's size)"}},
+		{"sourceRef: {kind: Bucket, name: fleet}\npath: fleet\nmaxObjectsPerUnit: \"500\"", []string{"spec.fleet.maxObjectsPerUnit: must be a whole number, not the string \"500\""}},
+		{"sourceRef: {kind: Bucket, name: fleet}\npath: fleet\nshards: 0", []string{"spec.fleet.shards: must be between 1 and 100, not 0 (1 means no sharding label; N labels the units shard1 to shardN)"}},
+		{"sourceRef: {kind: Bucket, name: fleet}\npath: fleet\nwiringGroups: 0", []string{"spec.fleet.wiringGroups: must be between 1 and 1000, not 0 (the unit Kustomizations are hashed into this many wiring groups)"}},
+		{"sourceRef: {kind: Bucket, name: fleet}\npath: fleet\nwiringPath: flux", []string{"spec.fleet.wiringPath: \"flux\" must be a single folder name that starts with '_' (a namespace's folder never does), made of letters, digits, '-', '_' and '.'"}},
+		{"sourceRef: {kind: Bucket, name: fleet}\npath: fleet\nwiringPath: _a/b", []string{"spec.fleet.wiringPath: \"_a/b\" must be a single folder name that starts with '_' (a namespace's folder never does), made of letters, digits, '-', '_' and '.'"}},
+		{"sourceRef: {kind: Bucket, name: fleet}\npath: fleet\nwiringPath: _platform", []string{"spec.fleet.wiringPath: \"_platform\" is the folder of the platform unit; choose another name"}},
+		{"sourceRef: {kind: Bucket, name: fleet}\npath: fleet\nwiringNamespace: Flux_System", []string{"spec.fleet.wiringNamespace: \"Flux_System\" is not a valid namespace name"}},
+		{"sourceRef: {kind: Bucket, name: fleet}\npath: fleet\nshard: 2", []string{"spec.fleet.shard: unknown field; known fields here: sourceRef, path, interval, maxObjectsPerUnit, shards, wiringNamespace, wiringPath, wiringGroups"}},
+		{"[]", nil},
+	} {
+		t.Run(tc.fleet, func(t *testing.T) {
+			_, got := decodeFleet(t, tc.fleet)
+			if tc.want == nil {
+				if len(got) != 1 || !strings.HasPrefix(got[0], "spec.fleet: must be a map") {
+					t.Fatalf("got %q", got)
+				}
+				return
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}

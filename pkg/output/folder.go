@@ -1,0 +1,448 @@
+package output
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/computeplane-dev/computeplane-fn/pkg/render"
+)
+
+// File is one file of a fleet folder: a slash-separated path relative to the
+// folder and the file's bytes.
+type File struct {
+	Path string
+	Data []byte
+}
+
+// Files lays out rendered objects the default way: one generated object per
+// file at its Path() (<namespace>/<kind-lowercase>-<name>.yaml), encoded
+// exactly as Encode encodes one document of the stream. Objects that are not
+// generated (inputs kept with keepInputs, objects that pass through) are left
+// out: they are the user's own files, already in the repository, and a copy
+// without the managed-by label could never be pruned. Two objects that would
+// share a file are an error.
+func Files(objs []render.Object) ([]File, error) {
+	var gen []render.Object
+	seen := make(map[string]render.Object, len(objs))
+	for _, o := range objs {
+		if !o.Generated {
+			continue
+		}
+		p := o.Path()
+		if prev, dup := seen[p]; dup {
+			return nil, fmt.Errorf("failed to lay out the fleet folder: %s %s/%s and %s %s/%s would both be written to %s",
+				prev.Kind, prev.Namespace, prev.Name, o.Kind, o.Namespace, o.Name, p)
+		}
+		seen[p] = o
+		gen = append(gen, o)
+	}
+	// Encoding is most of the work for a large fleet: spread it over the
+	// cores. The encoder only reads the nodes.
+	out := make([]File, len(gen))
+	errs := make([]error, len(gen))
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(gen)/256))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(gen); i += workers {
+				data, err := EncodeOne(gen[i])
+				out[i], errs[i] = File{Path: gen[i].Path(), Data: data}, err
+			}
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			o := gen[i]
+			return nil, fmt.Errorf("failed to encode %s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
+		}
+	}
+	return out, nil
+}
+
+// Op is what a run does, or would do, to one file.
+type Op string
+
+// The three changes a file can see.
+const (
+	Added   Op = "added"
+	Changed Op = "changed"
+	Removed Op = "removed"
+)
+
+// Change is one file of the fleet folder that differs from what the run
+// generates. Old is nil for an added file and New for a removed one.
+type Change struct {
+	Op   Op
+	Path string
+	Old  []byte
+	New  []byte
+}
+
+// Diff is the unified diff of the change, with the paths a/<path> and
+// b/<path> (/dev/null for the missing side), as git shows it.
+func (c Change) Diff() string {
+	oldName, newName := "a/"+c.Path, "b/"+c.Path
+	switch c.Op {
+	case Added:
+		oldName = DevNull
+	case Removed:
+		newName = DevNull
+	}
+	return UnifiedDiff(oldName, newName, c.Old, c.New)
+}
+
+// Changes are the files a run changes, or would change, sorted by path.
+type Changes []Change
+
+// Paths lists the paths with the given operation, in order.
+func (cs Changes) Paths(op Op) []string {
+	var out []string
+	for _, c := range cs {
+		if c.Op == op {
+			out = append(out, c.Path)
+		}
+	}
+	return out
+}
+
+// WriteDiff writes the unified diff of every change, one after the other,
+// in path order: the readable form of an out-of-date fleet folder.
+func (cs Changes) WriteDiff(w io.Writer) error {
+	for _, c := range cs {
+		if _, err := io.WriteString(w, c.Diff()); err != nil {
+			return fmt.Errorf("failed to write diff: %w", err)
+		}
+	}
+	return nil
+}
+
+// CheckDir compares dir with files, the complete desired content of the
+// generated part of dir, and returns what WriteDir would change: files to
+// add, files whose content differs, and files computeplane-fn wrote before
+// (see IsManaged) that files no longer holds. It writes nothing. Files
+// computeplane-fn did not write are ignored, unless one sits where a file of
+// files must go, which is an error (WriteDir would refuse it too). A missing
+// dir counts as empty.
+func CheckDir(dir string, files []File) (Changes, error) {
+	p, err := plan(dir, files)
+	if err != nil {
+		return nil, err
+	}
+	return p.changes, nil
+}
+
+// WriteDir makes dir hold files: it writes the files that are missing or
+// differ and removes the files computeplane-fn wrote before (see IsManaged)
+// that files no longer holds, then the folders that pruning left empty. It
+// never touches any other file, nor anything whose name starts with a dot,
+// and never follows a symbolic link inside dir. It returns what it changed;
+// when nothing differs it writes nothing at all.
+//
+// The change is all or nothing as far as the process can ensure it: files
+// are checked and dir is scanned first, everything new is written to a
+// staging folder next to dir (inside dir, as a dot folder, when the parent
+// is not writable or on another file system), and only then moved into
+// place, with each replaced or removed file kept in the staging folder until
+// the end. A failure at any step undoes the steps before it, so that dir is
+// left as it was. What it cannot undo is being killed (SIGKILL, a power cut)
+// while files are being moved: dir then holds a mix of old and new files and
+// the staging folder the previous versions; running again converges, and the
+// fleet folder is in Git.
+func WriteDir(dir string, files []File) (Changes, error) {
+	return WriteDirContext(context.Background(), dir, files)
+}
+
+// WriteDirContext is WriteDir with a context: cancelling it before the files
+// are moved into place leaves dir untouched; once moving has begun it runs to
+// the end, since stopping half way is what the staging is there to avoid.
+func WriteDirContext(ctx context.Context, dir string, files []File) (Changes, error) {
+	p, err := plan(dir, files)
+	if err != nil {
+		return nil, err
+	}
+	if len(p.changes) == 0 {
+		return nil, nil
+	}
+	if err := p.apply(ctx); err != nil {
+		return nil, err
+	}
+	return p.changes, nil
+}
+
+// folderPlan is what a run will do to dir, worked out before any change.
+type folderPlan struct {
+	// root is dir with symbolic links resolved (or as given, when it does
+	// not exist yet); exists says whether it does.
+	root    string
+	exists  bool
+	changes Changes
+	// modes of the files to replace, by path, so that a replaced file
+	// keeps its permissions.
+	modes map[string]fs.FileMode
+}
+
+// entryKind is what the scan found at a path of dir.
+type entryKind byte
+
+const (
+	kindDir entryKind = iota + 1
+	kindFile
+	kindLink
+	kindSpecial
+)
+
+func (k entryKind) String() string {
+	switch k {
+	case kindDir:
+		return "a folder"
+	case kindFile:
+		return "a file"
+	case kindLink:
+		return "a symbolic link"
+	}
+	return "a special file"
+}
+
+func plan(dir string, files []File) (*folderPlan, error) {
+	if dir == "" {
+		return nil, errors.New("no output folder given")
+	}
+	want, err := checkFiles(files)
+	if err != nil {
+		return nil, err
+	}
+	p := &folderPlan{root: dir, modes: map[string]fs.FileMode{}}
+	info, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// Nothing to scan: every file is added.
+	case err != nil:
+		return nil, fmt.Errorf("failed to read output folder %s: %w", dir, err)
+	case !info.IsDir():
+		return nil, fmt.Errorf("output folder %s is not a folder", dir)
+	default:
+		// dir itself may be a link (to a checkout elsewhere); links inside it
+		// are never followed.
+		if p.root, err = filepath.EvalSymlinks(dir); err != nil {
+			return nil, fmt.Errorf("failed to resolve output folder %s: %w", dir, err)
+		}
+		p.exists = true
+	}
+	kinds := map[string]entryKind{}
+	if p.exists {
+		if err := p.scan(want, kinds); err != nil {
+			return nil, err
+		}
+	}
+	var conflicts []string
+	for _, f := range files {
+		if _, found := p.modes[f.Path]; found {
+			continue // an existing file of ours, compared by scan
+		}
+		if k, ok := kinds[f.Path]; ok {
+			if k == kindFile {
+				conflicts = append(conflicts, fmt.Sprintf("%s: not written by computeplane-fn (not every document carries the label app.kubernetes.io/managed-by: computeplane-fn), but a generated file goes there; move it away or delete it", f.Path))
+			} else {
+				conflicts = append(conflicts, fmt.Sprintf("%s: is %s, but a generated file goes there; move it away", f.Path, k))
+			}
+			continue
+		}
+		for parent := path.Dir(f.Path); parent != "."; parent = path.Dir(parent) {
+			if k, ok := kinds[parent]; ok && k != kindDir {
+				conflicts = append(conflicts, fmt.Sprintf("%s: is %s, but generated files go into a folder of that name (%s); computeplane-fn never writes through links", parent, k, f.Path))
+				break
+			}
+		}
+		p.changes = append(p.changes, Change{Op: Added, Path: f.Path, New: f.Data})
+	}
+	if len(conflicts) > 0 {
+		slices.Sort(conflicts)
+		conflicts = slices.Compact(conflicts)
+		return nil, fmt.Errorf("refusing to write output folder %s:\n  %s", dir, strings.Join(capLines(conflicts, 20), "\n  "))
+	}
+	slices.SortFunc(p.changes, func(a, b Change) int { return cmp.Compare(a.Path, b.Path) })
+	if err := checkManaged(p.changes); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// checkManaged refuses to write a file that a later run could not tell from
+// a foreign one (see IsManaged), which it could then never prune. Only the
+// files to add or change are parsed, in parallel: an unchanged file is
+// byte-identical to what is on disk already, and parsing 100,000 files on
+// every run would be most of the cost of an up-to-date check.
+func checkManaged(changes Changes) error {
+	var todo []int
+	for i, c := range changes {
+		if c.Op != Removed {
+			todo = append(todo, i)
+		}
+	}
+	bad := make([]bool, len(todo))
+	workers := min(runtime.GOMAXPROCS(0), len(todo))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for j := w; j < len(todo); j += workers {
+				bad[j] = !IsManaged(changes[todo[j]].New)
+			}
+		})
+	}
+	wg.Wait()
+	var problems []string
+	for j, b := range bad {
+		if b {
+			problems = append(problems, fmt.Sprintf("%s: not every document carries the label app.kubernetes.io/managed-by: computeplane-fn, so a later run could not tell it from a foreign file", changes[todo[j]].Path))
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("refusing to write the fleet folder:\n  %s", strings.Join(capLines(problems, 20), "\n  "))
+	}
+	return nil
+}
+
+// checkFiles refuses file lists that could leave the folder or clash with
+// themselves. Whether the files are recognisably generated is checked later,
+// only for the files a run writes (see checkManaged).
+func checkFiles(files []File) (map[string][]byte, error) {
+	want := make(map[string][]byte, len(files))
+	var problems []string
+	for _, f := range files {
+		if err := checkPath(f.Path); err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		if _, dup := want[f.Path]; dup {
+			problems = append(problems, fmt.Sprintf("%s: given twice", f.Path))
+			continue
+		}
+		want[f.Path] = f.Data
+	}
+	for p := range want {
+		// Only clean relative paths get here, so Dir ends in ".".
+		for parent := path.Dir(p); parent != "."; parent = path.Dir(parent) {
+			if _, clash := want[parent]; clash {
+				problems = append(problems, fmt.Sprintf("%s: is a file and the folder of %s", parent, p))
+				break
+			}
+		}
+	}
+	if len(problems) > 0 {
+		slices.Sort(problems)
+		return nil, fmt.Errorf("refusing to write the fleet folder:\n  %s", strings.Join(capLines(problems, 20), "\n  "))
+	}
+	return want, nil
+}
+
+// checkPath accepts only a clean, relative, slash-separated path of YAML
+// file inside the folder: no "..", no absolute path, no empty or dot-named
+// segment (dot entries are never the writer's), no backslash or NUL.
+func checkPath(p string) error {
+	switch {
+	case p == "":
+		return errors.New("an empty path")
+	case strings.ContainsAny(p, "\\\x00"):
+		return fmt.Errorf("%q: a backslash or NUL in a path", p)
+	case path.IsAbs(p) || filepath.IsAbs(p) || !filepath.IsLocal(filepath.FromSlash(p)) || path.Clean(p) != p:
+		return fmt.Errorf("%q: not a clean path inside the output folder", p)
+	case !strings.HasSuffix(p, ".yaml") && !strings.HasSuffix(p, ".yml"):
+		return fmt.Errorf("%q: not a .yaml or .yml file", p)
+	}
+	for _, seg := range strings.Split(p, "/") {
+		if seg == "" || strings.HasPrefix(seg, ".") {
+			return fmt.Errorf("%q: a segment that is empty or starts with a dot", p)
+		}
+	}
+	return nil
+}
+
+// scan walks dir without following links, records what every non-dot entry
+// is, compares the files that files holds and collects the stale ones.
+func (p *folderPlan) scan(want map[string][]byte, kinds map[string]entryKind) error {
+	return filepath.WalkDir(p.root, func(full string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("failed to scan output folder: %w", err)
+		}
+		if full == p.root {
+			return nil
+		}
+		rel, err := filepath.Rel(p.root, full)
+		if err != nil {
+			return fmt.Errorf("failed to scan output folder: %w", err)
+		}
+		rel = filepath.ToSlash(rel)
+		if strings.HasPrefix(d.Name(), ".") {
+			// .git, .github, editor files, a staging folder: never ours.
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch t := d.Type(); {
+		case t.IsDir():
+			kinds[rel] = kindDir
+			return nil
+		case t&fs.ModeSymlink != 0:
+			kinds[rel] = kindLink
+			return nil
+		case !t.IsRegular():
+			kinds[rel] = kindSpecial
+			return nil
+		}
+		kinds[rel] = kindFile
+		newData, generated := want[rel]
+		if !generated && !isYAMLName(rel) {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return fmt.Errorf("failed to scan output folder: %w", err)
+		}
+		if info.Size() > MaxManagedFileBytes {
+			return nil // foreign by size; a conflict if a generated file goes there
+		}
+		old, err := os.ReadFile(full)
+		if err != nil {
+			return fmt.Errorf("failed to read %s: %w", rel, err)
+		}
+		if generated && bytes.Equal(old, newData) {
+			p.modes[rel] = info.Mode().Perm()
+			return nil
+		}
+		if !IsManaged(old) {
+			return nil
+		}
+		p.modes[rel] = info.Mode().Perm()
+		if generated {
+			p.changes = append(p.changes, Change{Op: Changed, Path: rel, Old: old, New: newData})
+		} else {
+			p.changes = append(p.changes, Change{Op: Removed, Path: rel, Old: old})
+		}
+		return nil
+	})
+}
+
+func isYAMLName(p string) bool {
+	return strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")
+}
+
+func capLines(lines []string, n int) []string {
+	if len(lines) <= n {
+		return lines
+	}
+	return append(slices.Clip(lines[:n]), fmt.Sprintf("... and %d more", len(lines)-n))
+}

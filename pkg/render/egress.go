@@ -1,0 +1,227 @@
+package render
+
+import (
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/computeplane-dev/computeplane-fn/pkg/api"
+	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
+)
+
+// Names and labels of the egress policy of a ComputePlane's VMs.
+const (
+	// EgressPolicyName is the CiliumNetworkPolicy of every ComputePlane.
+	EgressPolicyName = "computeplane-egress"
+
+	// ClusterNameLabel is on every VM pod (virt-launcher) of a cluster of
+	// apps/kubernetes; its value is the cluster's release name.
+	ClusterNameLabel = "cluster.x-k8s.io/cluster-name"
+	// ControlPlaneLabel is on the Kamaji control-plane pods of a cluster;
+	// its value is the cluster's release name.
+	ControlPlaneLabel = "kamaji.clastix.io/name"
+
+	// PodNamespaceKey is Cilium's label of an endpoint's namespace. A peer
+	// selector of a CiliumNetworkPolicy without it is confined to the
+	// policy's own namespace, so every selector here names it.
+	PodNamespaceKey = "k8s:io.kubernetes.pod.namespace"
+	// NamespaceLabelPrefix makes a namespace's label an endpoint label.
+	NamespaceLabelPrefix = "k8s:io.cilium.k8s.namespace.labels."
+	// TenantNamespaceLabel, followed by a tenant namespace, is on that
+	// tenant's namespace and on every descendant's: the Cozystack tenant
+	// chart stamps each namespace with the label of each ancestor.
+	TenantNamespaceLabel = "tenant.cozystack.io/"
+
+	// EtcdInstanceLabel is the label by which the tenant baseline opens an
+	// ancestor's etcd to every pod of a descendant tenant; EtcdServiceLabel
+	// is the one by which etcd's own ingress policy selects its pods.
+	EtcdInstanceLabel = "app.kubernetes.io/instance"
+	EtcdServiceLabel  = "cozystack.io/service"
+	EtcdValue         = "etcd"
+
+	// EntityKubeAPIServer is Cilium's entity of the management API server.
+	EntityKubeAPIServer = "kube-apiserver"
+)
+
+// ciliumNetworkPolicy is the part of cilium.io/v2 CiliumNetworkPolicy
+// (Cilium 1.19) that this function writes. The Cilium Go module brings the
+// agent's dependency tree, so the few types are written out here; their
+// selectors are Kubernetes label selectors, which is what Cilium's
+// EndpointSelector wraps. Tests validate the output against Cilium's CRD.
+type ciliumNetworkPolicy struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              ciliumRule `json:"spec"`
+}
+
+type ciliumRule struct {
+	Description       string               `json:"description,omitempty"`
+	EndpointSelector  metav1.LabelSelector `json:"endpointSelector"`
+	EnableDefaultDeny ciliumDefaultDeny    `json:"enableDefaultDeny"`
+	EgressDeny        []ciliumEgressDeny   `json:"egressDeny"`
+}
+
+type ciliumDefaultDeny struct {
+	Egress  bool `json:"egress"`
+	Ingress bool `json:"ingress"`
+}
+
+// ciliumEgressDeny is one egressDeny rule. Cilium refuses a rule that
+// combines kinds of peer, so each rule sets one of the two.
+type ciliumEgressDeny struct {
+	ToEntities  []string               `json:"toEntities,omitempty"`
+	ToEndpoints []metav1.LabelSelector `json:"toEndpoints,omitempty"`
+}
+
+// RenderEgress builds the CiliumNetworkPolicy computeplane-egress of a
+// tenant's ComputePlane. It selects the cluster's VM pods and denies them:
+//
+//   - the management cluster's API server (entity kube-apiserver);
+//   - every endpoint in the tenant's namespace, except the cluster's own
+//     control plane (Kamaji pods), the cluster's own VMs (its nodes talk to
+//     each other over these pods' addresses) and the pods of the tenant's
+//     own apps annotated computeplane.dev/reachable-from-computeplane:
+//     "true", matched by both lineage labels, kind and name;
+//   - every endpoint of every descendant tenant: the namespaces known from
+//     the inputs by name, and any other by the tenant.cozystack.io/<tenant>
+//     label Cozystack puts on descendant namespaces;
+//   - the etcd pods of every ancestor tenant, which the tenant baseline opens
+//     to every pod of a descendant tenant.
+//
+// Cilium applies deny rules before allow rules and has no "except" on a
+// selector, so the exceptions are cut out of the deny selectors: the pods of
+// the namespace that are not exceptions are the union of one selector for the
+// pods whose kind label is none of the exposed kinds and, per exposed kind,
+// one for the pods of that kind whose name label is none of its exposed
+// names; both also require that the pod is not the cluster's control plane
+// nor one of its VMs. Cluster DNS lives in kube-system, which no rule names.
+//
+// Deny rules alone would, by Cilium's default, also switch the VMs to
+// default-deny egress and so cut them off from everything, DNS and the
+// internet included: enableDefaultDeny is off, leaving the allow side to the
+// tenant baseline.
+func RenderEgress(f *fleet.Fleet, t *fleet.Tenant) (Object, error) {
+	release := fleet.DirectClusterRelease
+	own := ownNamespaceSelectors(t, release)
+	rules := []ciliumEgressDeny{
+		{ToEntities: []string{EntityKubeAPIServer}},
+		{ToEndpoints: own},
+		{ToEndpoints: descendantSelectors(t)},
+	}
+	if etcd := ancestorEtcdSelectors(t); len(etcd) > 0 {
+		rules = append(rules, ciliumEgressDeny{ToEndpoints: etcd})
+	}
+	policy := ciliumNetworkPolicy{
+		TypeMeta: metav1.TypeMeta{APIVersion: "cilium.io/v2", Kind: "CiliumNetworkPolicy"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      EgressPolicyName,
+			Namespace: t.Namespace,
+			Labels:    managedLabels(nil),
+			// Kept with the cluster it protects: when a ComputePlane
+			// leaves Git, Flux keeps the live cluster, and so this too.
+			Annotations: map[string]string{PruneAnnotation: PruneDisabled},
+		},
+		Spec: ciliumRule{
+			// Short: kustomize folds long strings, and the output must
+			// read the same through every way of running the function.
+			Description:      "ComputePlane VM egress, by computeplane-fn",
+			EndpointSelector: metav1.LabelSelector{MatchLabels: map[string]string{ClusterNameLabel: release}},
+			EgressDeny:       rules,
+		},
+	}
+	n, err := toNode(&policy)
+	if err != nil {
+		return Object{}, err
+	}
+	return tenantObject(t, n, policy.APIVersion, policy.Kind, policy.Name), nil
+}
+
+// ownNamespaceSelectors selects every pod of the tenant's namespace but the
+// exceptions: the cluster's control plane and VMs, and the exposed apps.
+func ownNamespaceSelectors(t *fleet.Tenant, release string) []metav1.LabelSelector {
+	notCluster := []metav1.LabelSelectorRequirement{
+		{Key: ControlPlaneLabel, Operator: metav1.LabelSelectorOpNotIn, Values: []string{release}},
+		{Key: ClusterNameLabel, Operator: metav1.LabelSelectorOpNotIn, Values: []string{release}},
+	}
+	exposed := ExposedApps(t)
+	kinds := make([]string, 0, len(exposed))
+	for k := range exposed {
+		kinds = append(kinds, k)
+	}
+	slices.Sort(kinds)
+
+	otherKinds := metav1.LabelSelector{
+		MatchLabels:      map[string]string{PodNamespaceKey: t.Namespace},
+		MatchExpressions: slices.Clone(notCluster),
+	}
+	if len(kinds) > 0 {
+		otherKinds.MatchExpressions = append(otherKinds.MatchExpressions, metav1.LabelSelectorRequirement{
+			Key: ApplicationKindLabel, Operator: metav1.LabelSelectorOpNotIn, Values: kinds,
+		})
+	}
+	out := []metav1.LabelSelector{otherKinds}
+	for _, kind := range kinds {
+		out = append(out, metav1.LabelSelector{
+			MatchLabels: map[string]string{PodNamespaceKey: t.Namespace, ApplicationKindLabel: kind},
+			MatchExpressions: append(slices.Clone(notCluster), metav1.LabelSelectorRequirement{
+				Key: ApplicationNameLabel, Operator: metav1.LabelSelectorOpNotIn, Values: exposed[kind],
+			}),
+		})
+	}
+	return out
+}
+
+// ExposedApps returns, by kind, the sorted names of the tenant's apps that
+// its ComputePlane may reach: those annotated
+// computeplane.dev/reachable-from-computeplane: "true" that run on the
+// management cluster. A routed app runs inside the ComputePlane itself, so
+// the annotation means nothing there and is ignored. Apps of other tenants,
+// descendants included, are never exposed to this tenant's ComputePlane.
+func ExposedApps(t *fleet.Tenant) map[string][]string {
+	out := map[string][]string{}
+	for _, app := range t.Apps {
+		if app.Reachable && app.Placement != api.ComputePlane {
+			out[app.Kind] = append(out[app.Kind], app.Name)
+		}
+	}
+	for k := range out {
+		slices.Sort(out[k])
+		out[k] = slices.Compact(out[k])
+	}
+	return out
+}
+
+// descendantSelectors selects every pod of every descendant tenant: by the
+// namespaces the inputs know, and by the namespace label Cozystack stamps on
+// descendants, which also covers tenants created outside these inputs.
+func descendantSelectors(t *fleet.Tenant) []metav1.LabelSelector {
+	var out []metav1.LabelSelector
+	if desc := t.Descendants(); len(desc) > 0 {
+		out = append(out, metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+			{Key: PodNamespaceKey, Operator: metav1.LabelSelectorOpIn, Values: desc},
+		}})
+	}
+	return append(out, metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+		{Key: NamespaceLabelPrefix + TenantNamespaceLabel + t.Namespace, Operator: metav1.LabelSelectorOpExists},
+		{Key: PodNamespaceKey, Operator: metav1.LabelSelectorOpNotIn, Values: []string{t.Namespace}},
+	}})
+}
+
+// ancestorEtcdSelectors selects the etcd pods of every ancestor tenant, by
+// both labels etcd pods carry.
+func ancestorEtcdSelectors(t *fleet.Tenant) []metav1.LabelSelector {
+	ancestors := t.Ancestors()
+	if len(ancestors) == 0 {
+		return nil
+	}
+	namespaces := make([]string, len(ancestors))
+	for i, a := range ancestors {
+		namespaces[i] = a.Namespace
+	}
+	slices.Sort(namespaces)
+	in := []metav1.LabelSelectorRequirement{{Key: PodNamespaceKey, Operator: metav1.LabelSelectorOpIn, Values: namespaces}}
+	return []metav1.LabelSelector{
+		{MatchLabels: map[string]string{EtcdInstanceLabel: EtcdValue}, MatchExpressions: slices.Clone(in)},
+		{MatchLabels: map[string]string{EtcdServiceLabel: EtcdValue}, MatchExpressions: slices.Clone(in)},
+	}
+}

@@ -1,0 +1,421 @@
+package render_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/computeplane-dev/computeplane-fn/internal/ciliumeval"
+	"github.com/computeplane-dev/computeplane-fn/internal/crdtest"
+	"github.com/computeplane-dev/computeplane-fn/pkg/api"
+	"github.com/computeplane-dev/computeplane-fn/pkg/input"
+	"github.com/computeplane-dev/computeplane-fn/pkg/render"
+	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
+)
+
+// egressFleet: tenant acme (ComputePlane) under root, its child dev (with a
+// ComputePlane of its own) and grandchild qa, and a sibling beta. Every
+// tenant has a Postgres "db" that opts in; acme also has apps that do not.
+const egressFleet = `
+apiVersion: cozystack.io/v1alpha1
+kind: ApplicationDefinition
+metadata: {name: postgres}
+spec:
+  application: {kind: Postgres, plural: postgreses, singular: postgres, openAPISchema: "{}"}
+  release: {prefix: postgres-, chartRef: {kind: ExternalArtifact, name: postgres, namespace: cozy-system}}
+---
+apiVersion: cozystack.io/v1alpha1
+kind: ApplicationDefinition
+metadata: {name: redis}
+spec:
+  application: {kind: Redis, plural: redises, singular: redis, openAPISchema: "{}"}
+  release: {prefix: redis-, chartRef: {kind: ExternalArtifact, name: redis, namespace: cozy-system}}
+---
+apiVersion: cozystack.io/v1alpha1
+kind: ApplicationDefinition
+metadata: {name: kubernetes}
+spec:
+  application: {kind: Kubernetes, plural: kuberneteses, singular: kubernetes, openAPISchema: "{}"}
+  release: {prefix: kubernetes-, chartRef: {kind: ExternalArtifact, name: kubernetes, namespace: cozy-system}}
+---
+apiVersion: cozystack.io/v1alpha1
+kind: ApplicationDefinition
+metadata: {name: jupyterhub}
+spec:
+  application: {kind: JupyterHub, plural: jupyterhubs, singular: jupyterhub, openAPISchema: "{}"}
+  release: {prefix: jupyterhub-, chartRef: {kind: ExternalArtifact, name: jupyterhub, namespace: cozy-system}}
+  placement: ComputePlane
+---
+apiVersion: apps.cozystack.io/v1alpha1
+kind: Tenant
+metadata: {name: acme, namespace: tenant-root}
+spec: {computeplane: true}
+---
+apiVersion: apps.cozystack.io/v1alpha1
+kind: Tenant
+metadata: {name: dev, namespace: tenant-acme}
+spec: {computeplane: true}
+---
+apiVersion: apps.cozystack.io/v1alpha1
+kind: Tenant
+metadata: {name: qa, namespace: tenant-acme-dev}
+---
+apiVersion: apps.cozystack.io/v1alpha1
+kind: Tenant
+metadata: {name: beta, namespace: tenant-root}
+spec: {computeplane: true}
+---
+apiVersion: apps.cozystack.io/v1alpha1
+kind: Postgres
+metadata: {name: db, namespace: tenant-acme, annotations: {computeplane.dev/reachable-from-computeplane: "true"}}
+---
+apiVersion: apps.cozystack.io/v1alpha1
+kind: Postgres
+metadata: {name: other, namespace: tenant-acme}
+---
+apiVersion: apps.cozystack.io/v1alpha1
+kind: Redis
+metadata: {name: db, namespace: tenant-acme}
+---
+apiVersion: apps.cozystack.io/v1alpha1
+kind: Redis
+metadata: {name: cache, namespace: tenant-acme, annotations: {computeplane.dev/reachable-from-computeplane: "false"}}
+---
+apiVersion: apps.cozystack.io/v1alpha1
+kind: Kubernetes
+metadata: {name: foo, namespace: tenant-acme}
+---
+apiVersion: apps.cozystack.io/v1alpha1
+kind: JupyterHub
+metadata: {name: lab, namespace: tenant-acme, annotations: {computeplane.dev/reachable-from-computeplane: "true"}}
+---
+apiVersion: apps.cozystack.io/v1alpha1
+kind: Postgres
+metadata: {name: db, namespace: tenant-acme-dev, annotations: {computeplane.dev/reachable-from-computeplane: "true"}}
+---
+apiVersion: apps.cozystack.io/v1alpha1
+kind: Postgres
+metadata: {name: db, namespace: tenant-acme-dev-qa, annotations: {computeplane.dev/reachable-from-computeplane: "true"}}
+---
+apiVersion: apps.cozystack.io/v1alpha1
+kind: Postgres
+metadata: {name: db, namespace: tenant-beta, annotations: {computeplane.dev/reachable-from-computeplane: "true"}}
+`
+
+// renderPolicies renders a fleet and returns its egress policies, as
+// decoded values, by namespace.
+func renderPolicies(t *testing.T, fleetYAML string) map[string]map[string]any {
+	t.Helper()
+	objs, err := input.Decode([]byte(fleetYAML), "fleet.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &api.Config{Delivery: api.Direct, Cluster: api.ClusterConfig{Values: api.DefaultClusterValues(), PodSecurity: api.PodSecurityRestricted}}
+	out, problems := render.Run(cfg, objs)
+	if len(problems) > 0 {
+		t.Fatalf("refused: %v", problems)
+	}
+	policies := map[string]map[string]any{}
+	for _, o := range out {
+		if o.Kind != "CiliumNetworkPolicy" {
+			continue
+		}
+		v, err := yamlnode.ToValue(o.Node, yamlnode.DefaultBudget)
+		if err != nil {
+			t.Fatal(err)
+		}
+		policies[o.Namespace] = v.(map[string]any)
+	}
+	return policies
+}
+
+func parsePolicy(t *testing.T, obj map[string]any) *ciliumeval.Policy {
+	t.Helper()
+	p, err := ciliumeval.Parse(obj)
+	if err != nil {
+		t.Fatalf("the policy is not one Cilium would load: %v", err)
+	}
+	return p
+}
+
+// Labels of the pods the flows go to.
+func lineage(kind, name string) map[string]string {
+	return map[string]string{
+		render.ApplicationKindLabel:  kind,
+		render.ApplicationGroupLabel: api.AppsGroup,
+		render.ApplicationNameLabel:  name,
+	}
+}
+
+func with(m map[string]string, kv ...string) map[string]string {
+	out := map[string]string{}
+	for k, v := range m {
+		out[k] = v
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		out[kv[i]] = kv[i+1]
+	}
+	return out
+}
+
+// tenantNS returns the namespace labels Cozystack's tenant chart stamps on a
+// tenant namespace: one per ancestor and one for itself.
+func tenantNS(chain ...string) map[string]string {
+	out := map[string]string{}
+	for _, ns := range chain {
+		out["tenant.cozystack.io/"+ns] = ""
+	}
+	return out
+}
+
+// vm is a VM pod (virt-launcher) of the ComputePlane cluster of ns.
+func vm(ns string, nsLabels map[string]string) ciliumeval.Endpoint {
+	return ciliumeval.Pod(ns, map[string]string{render.ClusterNameLabel: "computeplane", "kubevirt.io": "virt-launcher"}, nsLabels)
+}
+
+// TestEgressFlows evaluates the emitted policy of tenant acme the way Cilium
+// would, for flows from one of its ComputePlane's VMs.
+func TestEgressFlows(t *testing.T) {
+	policy := parsePolicy(t, renderPolicies(t, egressFleet)["tenant-acme"])
+	acmeNS := tenantNS("tenant-root", "tenant-acme")
+	devNS := tenantNS("tenant-root", "tenant-acme", "tenant-acme-dev")
+	src := vm("tenant-acme", acmeNS)
+	pod := func(ns string, nsLabels map[string]string, labels map[string]string) ciliumeval.Endpoint {
+		return ciliumeval.Pod(ns, labels, nsLabels)
+	}
+
+	tests := []struct {
+		name  string
+		dst   ciliumeval.Endpoint
+		allow bool
+	}{
+		{"own control plane", pod("tenant-acme", acmeNS, map[string]string{render.ControlPlaneLabel: "computeplane", "kamaji.clastix.io/component": "deployment"}), true},
+		{"another VM of the same cluster (node-to-node traffic)", vm("tenant-acme", acmeNS), true},
+		{"another cluster's control plane in the same namespace", pod("tenant-acme", acmeNS, with(lineage("Kubernetes", "foo"), render.ControlPlaneLabel, "kubernetes-foo")), false},
+		{"another cluster's VM in the same namespace", pod("tenant-acme", acmeNS, with(lineage("Kubernetes", "foo"), render.ClusterNameLabel, "kubernetes-foo")), false},
+		{"exposed app", pod("tenant-acme", acmeNS, lineage("Postgres", "db")), true},
+		{"exposed app, pod with more labels", pod("tenant-acme", acmeNS, with(lineage("Postgres", "db"), "cnpg.io/instanceRole", "primary")), true},
+		{"unexposed app of an exposed kind", pod("tenant-acme", acmeNS, lineage("Postgres", "other")), false},
+		{"Redis named like the exposed Postgres", pod("tenant-acme", acmeNS, lineage("Redis", "db")), false},
+		{"app annotated \"false\"", pod("tenant-acme", acmeNS, lineage("Redis", "cache")), false},
+		{"pod with the exposed name and no kind", pod("tenant-acme", acmeNS, map[string]string{render.ApplicationNameLabel: "db"}), false},
+		{"pod with the exposed kind and no name", pod("tenant-acme", acmeNS, map[string]string{render.ApplicationKindLabel: "Postgres"}), false},
+		{"pod without lineage labels in the tenant namespace", pod("tenant-acme", acmeNS, map[string]string{"app": "operator"}), false},
+		{"routed app annotated reachable: its kind is not exposed here", pod("tenant-acme", acmeNS, lineage("JupyterHub", "lab")), false},
+		{"child tenant's app, exposed in the child", pod("tenant-acme-dev", devNS, lineage("Postgres", "db")), false},
+		{"child tenant's ComputePlane control plane (same label value)", pod("tenant-acme-dev", devNS, map[string]string{render.ControlPlaneLabel: "computeplane"}), false},
+		{"child tenant's ComputePlane VM", vm("tenant-acme-dev", devNS), false},
+		{"grandchild tenant's app", pod("tenant-acme-dev-qa", tenantNS("tenant-root", "tenant-acme", "tenant-acme-dev", "tenant-acme-dev-qa"), lineage("Postgres", "db")), false},
+		{"descendant not in the inputs (by its namespace label)", pod("tenant-acme-new", tenantNS("tenant-root", "tenant-acme", "tenant-acme-new"), lineage("Postgres", "db")), false},
+		{"cluster DNS", pod("kube-system", nil, map[string]string{"k8s-app": "kube-dns"}), true},
+		{"management API server", ciliumeval.Entity("kube-apiserver"), false},
+		{"ancestor etcd", pod("tenant-root", tenantNS("tenant-root"), map[string]string{"app.kubernetes.io/instance": "etcd", "cozystack.io/service": "etcd"}), false},
+		{"ancestor etcd by its instance label alone", pod("tenant-root", tenantNS("tenant-root"), map[string]string{"app.kubernetes.io/instance": "etcd"}), false},
+		{"ancestor etcd by its service label alone", pod("tenant-root", tenantNS("tenant-root"), map[string]string{"cozystack.io/service": "etcd"}), false},
+		// Not this policy's business: the tenant baseline decides these
+		// (TestEgressWithTenantBaseline).
+		{"ancestor ingress", pod("tenant-root", tenantNS("tenant-root"), map[string]string{"cozystack.io/service": "ingress"}), true},
+		{"another tenant's exposed app", pod("tenant-beta", tenantNS("tenant-root", "tenant-beta"), lineage("Postgres", "db")), true},
+		{"the internet", ciliumeval.Entity("world"), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := ciliumeval.Egress([]*ciliumeval.Policy{policy}, src, tt.dst)
+			if got.Allowed != tt.allow {
+				t.Errorf("%v -> %v: %s; want allowed=%t", src, tt.dst, got.Reason, tt.allow)
+			}
+		})
+	}
+
+	t.Run("selects only the cluster's VMs", func(t *testing.T) {
+		for _, e := range []ciliumeval.Endpoint{
+			ciliumeval.Pod("tenant-acme", map[string]string{render.ControlPlaneLabel: "computeplane"}, acmeNS),
+			ciliumeval.Pod("tenant-acme", with(lineage("Kubernetes", "foo"), render.ClusterNameLabel, "kubernetes-foo"), acmeNS),
+			vm("tenant-acme-dev", devNS),
+		} {
+			if policy.Selects(e) {
+				t.Errorf("the policy selects %v", e)
+			}
+		}
+		if !policy.Selects(src) {
+			t.Errorf("the policy does not select %v", src)
+		}
+	})
+}
+
+// TestEgressExposureIsExact enumerates pods of the tenant namespace over
+// every combination of the labels that matter and checks that exactly the
+// exceptions are reachable: the cluster's own control plane and VMs, and
+// the exposed apps by kind AND name, whatever else the pod carries.
+func TestEgressExposureIsExact(t *testing.T) {
+	fleet := egressFleet + `---
+apiVersion: apps.cozystack.io/v1alpha1
+kind: Postgres
+metadata: {name: analytics, namespace: tenant-acme, annotations: {computeplane.dev/reachable-from-computeplane: "true"}}
+---
+apiVersion: apps.cozystack.io/v1alpha1
+kind: Redis
+metadata: {name: queue, namespace: tenant-acme, annotations: {computeplane.dev/reachable-from-computeplane: "true"}}
+`
+	policy := parsePolicy(t, renderPolicies(t, fleet)["tenant-acme"])
+	nsLabels := tenantNS("tenant-root", "tenant-acme")
+	src := vm("tenant-acme", nsLabels)
+	exposed := map[[2]string]bool{{"Postgres", "db"}: true, {"Postgres", "analytics"}: true, {"Redis", "queue"}: true}
+
+	values := func(vs ...string) []string { return append(vs, "other", "") } // "" = label absent
+	count := 0
+	for _, kind := range values("Postgres", "Redis", "Kubernetes") {
+		for _, name := range values("db", "analytics", "queue") {
+			for _, cp := range values("computeplane") {
+				for _, cluster := range values("computeplane") {
+					labels := map[string]string{}
+					for k, v := range map[string]string{render.ApplicationKindLabel: kind, render.ApplicationNameLabel: name, render.ControlPlaneLabel: cp, render.ClusterNameLabel: cluster} {
+						if v != "" {
+							labels[k] = v
+						}
+					}
+					dst := ciliumeval.Pod("tenant-acme", labels, nsLabels)
+					want := cp == "computeplane" || cluster == "computeplane" || exposed[[2]string{kind, name}]
+					got := ciliumeval.Egress([]*ciliumeval.Policy{policy}, src, dst)
+					if got.Allowed != want {
+						t.Errorf("%v: %s; want allowed=%t", dst, got.Reason, want)
+					}
+					count++
+				}
+			}
+		}
+	}
+	if count != 5*5*3*3 {
+		t.Fatalf("enumerated %d pods", count)
+	}
+}
+
+// TestEgressWithTenantBaseline evaluates the policy together with the egress
+// policies Cozystack's tenant chart puts in tenant-acme (apps/tenant
+// templates/networkpolicy.yaml at 3c780acd, rendered for tenant-acme): the
+// baseline allows, the ComputePlane policy takes away.
+func TestEgressWithTenantBaseline(t *testing.T) {
+	policies := []*ciliumeval.Policy{parsePolicy(t, renderPolicies(t, egressFleet)["tenant-acme"])}
+	for _, doc := range strings.Split(tenantBaseline, "---\n") {
+		var obj map[string]any
+		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+			t.Fatal(err)
+		}
+		policies = append(policies, parsePolicy(t, obj))
+	}
+	acmeNS := tenantNS("tenant-root", "tenant-acme")
+	src := vm("tenant-acme", acmeNS)
+	tests := []struct {
+		name  string
+		dst   ciliumeval.Endpoint
+		allow bool
+	}{
+		{"exposed app", ciliumeval.Pod("tenant-acme", lineage("Postgres", "db"), acmeNS), true},
+		{"unexposed app: the baseline allows, the ComputePlane policy denies", ciliumeval.Pod("tenant-acme", lineage("Postgres", "other"), acmeNS), false},
+		{"own control plane", ciliumeval.Pod("tenant-acme", map[string]string{render.ControlPlaneLabel: "computeplane"}, acmeNS), true},
+		{"child tenant: the baseline allows, the ComputePlane policy denies", ciliumeval.Pod("tenant-acme-dev", lineage("Postgres", "db"), tenantNS("tenant-root", "tenant-acme", "tenant-acme-dev")), false},
+		{"ancestor etcd: the baseline allows, the ComputePlane policy denies", ciliumeval.Pod("tenant-root", map[string]string{"app.kubernetes.io/instance": "etcd", "cozystack.io/service": "etcd"}, tenantNS("tenant-root")), false},
+		{"ancestor ingress", ciliumeval.Pod("tenant-root", map[string]string{"cozystack.io/service": "ingress"}, tenantNS("tenant-root")), true},
+		{"another tenant: the baseline denies", ciliumeval.Pod("tenant-beta", lineage("Postgres", "db"), tenantNS("tenant-root", "tenant-beta")), false},
+		{"cluster DNS", ciliumeval.Pod("kube-system", map[string]string{"k8s-app": "kube-dns"}, nil), true},
+		{"management API server", ciliumeval.Entity("kube-apiserver"), false},
+		{"the internet", ciliumeval.Entity("world"), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := ciliumeval.Egress(policies, src, tt.dst)
+			if got.Allowed != tt.allow {
+				t.Errorf("%v -> %v: %s; want allowed=%t", src, tt.dst, got.Reason, tt.allow)
+			}
+		})
+	}
+}
+
+// tenantBaseline is the egress side of Cozystack's tenant policies for
+// tenant-acme (a child of tenant-root).
+const tenantBaseline = `apiVersion: cilium.io/v2
+kind: CiliumNetworkPolicy
+metadata: {name: allow-internal-communication, namespace: tenant-acme}
+spec:
+  endpointSelector: {}
+  egress:
+  - toEndpoints:
+    - {}
+---
+apiVersion: cilium.io/v2
+kind: CiliumNetworkPolicy
+metadata: {name: allow-external-communication, namespace: tenant-acme}
+spec:
+  endpointSelector: {}
+  egress:
+  - toEntities: [world]
+---
+apiVersion: cilium.io/v2
+kind: CiliumClusterwideNetworkPolicy
+metadata: {name: tenant-acme-egress}
+spec:
+  endpointSelector:
+    matchLabels: {"k8s:io.kubernetes.pod.namespace": tenant-acme}
+  egress:
+  - toEndpoints:
+    - matchLabels: {"k8s:io.cilium.k8s.namespace.labels.tenant.cozystack.io/tenant-acme": ""}
+  - toEndpoints:
+    - matchLabels: {"k8s:app.kubernetes.io/name": vminsert, "k8s:io.kubernetes.pod.namespace": tenant-root}
+  - toEndpoints:
+    - matchLabels: {"k8s:app.kubernetes.io/instance": etcd, "k8s:io.kubernetes.pod.namespace": tenant-root}
+  - toEndpoints:
+    - matchLabels: {cozystack.io/service: ingress, "k8s:io.kubernetes.pod.namespace": tenant-root}
+---
+apiVersion: cilium.io/v2
+kind: CiliumNetworkPolicy
+metadata: {name: allow-to-dns, namespace: tenant-acme}
+spec:
+  endpointSelector: {}
+  egress:
+  - toEndpoints:
+    - matchLabels: {"k8s:io.kubernetes.pod.namespace": kube-system, k8s-app: kube-dns}
+`
+
+// TestEgressPolicyShapes checks the policy of every tenant of the fleet:
+// each is what Cilium's CRD admits and what the agent loads, and the root
+// tenant, which has no ancestors, has no etcd rule.
+func TestEgressPolicyShapes(t *testing.T) {
+	registry := crdtest.LoadShared(t)
+	fleet := egressFleet + `---
+apiVersion: apps.cozystack.io/v1alpha1
+kind: Tenant
+metadata: {name: root, namespace: tenant-root}
+spec: {computeplane: true}
+`
+	policies := renderPolicies(t, fleet)
+	for _, ns := range []string{"tenant-root", "tenant-acme", "tenant-acme-dev", "tenant-beta"} {
+		obj, ok := policies[ns]
+		if !ok {
+			t.Errorf("no egress policy in %s", ns)
+			continue
+		}
+		for _, v := range registry.Validate(obj) {
+			t.Errorf("%s: %s", ns, v)
+		}
+		parsePolicy(t, obj)
+	}
+	if len(policies) != 4 {
+		t.Errorf("got egress policies in %d namespaces, want 4 (one per ComputePlane)", len(policies))
+	}
+	rules := policies["tenant-root"]["spec"].(map[string]any)["egressDeny"].([]any)
+	if got := fmt.Sprint(rules); strings.Contains(got, "etcd") {
+		t.Errorf("the root tenant has no ancestors, yet its policy names etcd: %s", got)
+	}
+	root := parsePolicy(t, policies["tenant-root"])
+	src := vm("tenant-root", tenantNS("tenant-root"))
+	for _, dst := range []ciliumeval.Endpoint{
+		ciliumeval.Pod("tenant-beta", lineage("Postgres", "db"), tenantNS("tenant-root", "tenant-beta")),
+		ciliumeval.Pod("tenant-root", map[string]string{"cozystack.io/service": "etcd"}, tenantNS("tenant-root")),
+	} {
+		if v := ciliumeval.Egress([]*ciliumeval.Policy{root}, src, dst); v.Allowed {
+			t.Errorf("root ComputePlane -> %v: %s; every tenant is a descendant of root and root's own pods are not exposed", dst, v.Reason)
+		}
+	}
+}

@@ -1,0 +1,146 @@
+package summary_test
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/computeplane-dev/computeplane-fn/fn"
+	"github.com/computeplane-dev/computeplane-fn/pkg/api"
+	"github.com/computeplane-dev/computeplane-fn/pkg/output"
+	"github.com/computeplane-dev/computeplane-fn/pkg/summary"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden summaries in testdata/")
+
+// golden compares got with testdata/<name>.md, or rewrites it with -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	file := filepath.Join("testdata", name+".md")
+	if *update {
+		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("%v (run go test -update)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("summary differs from %s (-want +got):\n%s", file, diff)
+	}
+}
+
+func write(t *testing.T, r summary.Report) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := summary.Write(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+func quickstart(t *testing.T) summary.Report {
+	t.Helper()
+	dir := "../../examples/quickstart"
+	r, problems := fn.StandaloneRun(dir, filepath.Join(dir, "config.yaml"), nil)
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	return summary.Report{Fleet: r.Fleet}
+}
+
+func TestSummarySmallFleet(t *testing.T) {
+	golden(t, "small-fleet", write(t, quickstart(t)))
+}
+
+func TestSummarySmallFleetWithChanges(t *testing.T) {
+	r := quickstart(t)
+	r.Dir = "clusters/fleet"
+	r.Check = true
+	r.Changes = output.Changes{
+		{Op: output.Added, Path: "tenant-acme/helmrelease-n8n-automations.yaml", New: []byte("kind: HelmRelease\n")},
+		{Op: output.Changed, Path: "tenant-acme/helmrelease-jupyterhub-research.yaml", Old: []byte("a: 1\nb: 2\n"), New: []byte("a: 1\nb: 3\n")},
+		{Op: output.Removed, Path: "tenant-old/helmrelease-computeplane.yaml", Old: []byte("kind: HelmRelease\n")},
+	}
+	golden(t, "small-fleet-changes", write(t, r))
+}
+
+func TestSummaryUpToDate(t *testing.T) {
+	r := quickstart(t)
+	r.Dir = "fleet"
+	got := write(t, r)
+	if !strings.Contains(got, "### Fleet folder `fleet`\n\nUp to date: no file changes.") {
+		t.Errorf("summary of an up-to-date folder:\n%s", got)
+	}
+}
+
+func TestSummaryRefused(t *testing.T) {
+	var problems api.Problems
+	for i := range 25 {
+		problems = append(problems, api.Problem{File: "apps.yaml", Object: api.ObjectRef{Kind: "JupyterHub", Namespace: "tenant-x", Name: fmt.Sprint("lab", i)}, Field: "metadata.namespace", Message: "JupyterHub apps run only on a ComputePlane, and tenant \"x\" has none"})
+	}
+	golden(t, "refused", write(t, summary.Report{Problems: problems, Dir: "fleet"}))
+}
+
+// TestSummaryLargeFleet renders 600 tenants with 10 apps each, changes a few and
+// removes one: the summary folds, names the touched tenants and stays far
+// below GitHub's comment limit.
+func TestSummaryLargeFleet(t *testing.T) {
+	dir := t.TempDir()
+	defs, err := filepath.Glob("../../examples/quickstart/definitions/*.yaml")
+	if err != nil || len(defs) == 0 {
+		t.Fatal("no definitions", err)
+	}
+	var tenants, apps strings.Builder
+	kinds := []string{"JupyterHub", "N8N", "Postgres", "Redis"}
+	for i := range 600 {
+		fmt.Fprintf(&tenants, "---\napiVersion: apps.cozystack.io/v1alpha1\nkind: Tenant\nmetadata:\n  name: t%04d\n  namespace: tenant-root\nspec:\n  computeplane: %v\n", i, i%2 == 0)
+		for j := range 10 {
+			kind := kinds[j%4]
+			if i%2 == 1 && (kind == "JupyterHub" || kind == "N8N") {
+				kind = "Postgres"
+			}
+			fmt.Fprintf(&apps, "---\napiVersion: apps.cozystack.io/v1alpha1\nkind: %s\nmetadata:\n  name: app%d\n  namespace: tenant-t%04d\nspec: {}\n", kind, j, i)
+		}
+	}
+	files := map[string]string{"tenants.yaml": tenants.String(), "apps.yaml": apps.String(),
+		"config.yaml": "apiVersion: fn.computeplane.dev/v1alpha1\nkind: ComputePlaneGenerator\nmetadata:\n  name: fleet\nspec:\n  inputs: [defs/, tenants.yaml, apps.yaml]\n"}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, "defs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range defs {
+		data, _ := os.ReadFile(d)
+		if err := os.WriteFile(filepath.Join(dir, "defs", filepath.Base(d)), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, problems := fn.StandaloneRun(dir, filepath.Join(dir, "config.yaml"), nil)
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	var changes output.Changes
+	for _, o := range r.Objects[:3] {
+		changes = append(changes, output.Change{Op: output.Changed, Path: o.Path(), Old: []byte("a\n"), New: []byte("b\n")})
+	}
+	for i := range 120 {
+		changes = append(changes, output.Change{Op: output.Removed, Path: fmt.Sprintf("tenant-gone/helmrelease-app%03d.yaml", i), Old: []byte("x\n")})
+	}
+	got := write(t, summary.Report{Fleet: r.Fleet, Dir: "fleet", Changes: changes})
+	if len(got) > 40_000 {
+		t.Errorf("the summary of a large fleet is %d bytes long", len(got))
+	}
+	golden(t, "large-fleet", got)
+}

@@ -1,0 +1,27 @@
+// Package units lays a rendered fleet out as many small Flux units, so that
+// kustomize-controller reconciles it quickly at any size.
+//
+// kustomize build is quadratic in the number of resources and
+// kustomize-controller runs it on every reconcile, so one Kustomization over
+// a large fleet would take hours. [NewPlan] cuts the rendered objects into
+// units: a platform unit (folder _platform: cozy-system, the platform objects
+// and every cluster-scoped object) and one unit per namespace (folder
+// <namespace>), a unit over spec.fleet.maxObjectsPerUnit being split into
+// parts (<namespace>/part<N>) by a consistent hash of each object's
+// identity. Each unit folder holds one file per object and a
+// kustomization.yaml that lists them.
+//
+// The wiring folder (spec.fleet.wiringPath, default _flux) holds one
+// kustomize.toolkit.fluxcd.io/v1 Kustomization per unit, spread over a fixed
+// number of wiring groups (_flux/<g>-of-<n>) by a consistent hash of the
+// unit's name, and one Kustomization per group in _flux itself, so that the
+// root Kustomization the operator applies, pointing at _flux, builds a
+// handful of objects whatever the fleet's size. Units are spread over
+// kustomize-controller shards by the sharding.fluxcd.io/key label, again by a
+// consistent hash of their name.
+//
+// Every assignment is stable: an object, a unit or a group is placed by its
+// own name, never by its neighbours', so adding a tenant moves nothing else.
+// docs/flux-wiring.md explains the wiring, what Flux prunes when a tenant
+// goes and how to bootstrap it.
+package units

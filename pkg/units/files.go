@@ -1,0 +1,228 @@
+package units
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kusttypes "sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
+	"github.com/computeplane-dev/computeplane-fn/pkg/output"
+	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
+)
+
+// File is one file of the fleet folder, the fleet-folder writer's own type.
+type File = output.File
+
+// Files renders the plan: for each unit its objects, one file each, and a
+// kustomization.yaml listing them; the wiring folder with one Kustomization
+// per wiring group and a kustomization.yaml listing them; and for each group
+// a folder with the Kustomizations of its units and a kustomization.yaml
+// listing them. Every kustomization.yaml and every Kustomization carries the
+// label app.kubernetes.io/managed-by: computeplane-fn, like the objects, so
+// that the folder writer recognises all of them as its own. The files are
+// sorted by path.
+func (p *Plan) Files() ([]File, error) {
+	perUnit, err := p.unitFiles()
+	if err != nil {
+		return nil, err
+	}
+	var out []File
+	for _, fs := range perUnit {
+		out = append(out, fs...)
+	}
+
+	wiring := p.Fleet.WiringPath
+	groupFiles := make([]string, 0, len(p.Groups))
+	for _, g := range p.Groups {
+		unitFiles := make([]string, 0, len(g.Units))
+		for _, u := range g.Units {
+			unitFiles = append(unitFiles, wiringFile(u.Name))
+		}
+		f, err := kustomizeFile(g.Folder, g.Name, unitFiles)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+
+		data, err := encode(p.GroupKustomization(g))
+		if err != nil {
+			return nil, fmt.Errorf("failed to encode the Kustomization of wiring group %s: %w", g.Name, err)
+		}
+		out = append(out, File{Path: path.Join(wiring, wiringFile(g.Name)), Data: data})
+		groupFiles = append(groupFiles, wiringFile(g.Name))
+	}
+	f, err := kustomizeFile(wiring, NamePrefix+"wiring", groupFiles)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, f)
+
+	slices.SortFunc(out, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
+	for i := 1; i < len(out); i++ {
+		if out[i-1].Path == out[i].Path {
+			return nil, fmt.Errorf("failed to lay out the fleet: two files at %s", out[i].Path)
+		}
+	}
+	return out, nil
+}
+
+// wiringFile is the file of a Kustomization in the wiring, named like every
+// other object's file: <kind-lowercase>-<name>.yaml.
+func wiringFile(name string) string { return "kustomization-" + name + ".yaml" }
+
+// unitFiles encodes, for every unit, its objects, its kustomization.yaml and
+// its Kustomization in the wiring, on all processors: encoding is most of a
+// layout's time, and each file depends on its unit only, so the result is
+// the same however the work is spread.
+func (p *Plan) unitFiles() ([][]File, error) {
+	out := make([][]File, len(p.Units))
+	errs := make([]error, len(p.Units))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range max(1, runtime.GOMAXPROCS(0)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ui := range next {
+				out[ui], errs[ui] = p.filesOfUnit(p.Units[ui])
+			}
+		}()
+	}
+	for ui := range p.Units {
+		next <- ui
+	}
+	close(next)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (p *Plan) filesOfUnit(u *Unit) ([]File, error) {
+	files := make([]File, 0, len(u.Objects)+2)
+	for i, o := range u.Objects {
+		data, err := output.EncodeOne(o)
+		if err != nil {
+			return nil, fmt.Errorf("failed to encode %s %s/%s for unit %s: %w", o.Kind, o.Namespace, o.Name, u.Name, err)
+		}
+		files = append(files, File{Path: path.Join(u.Folder, u.Files[i]), Data: data})
+	}
+	f, err := kustomizeFile(u.Folder, u.Name, u.Files)
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, f)
+	data, err := encode(p.UnitKustomization(u))
+	if err != nil {
+		return nil, fmt.Errorf("failed to encode the Kustomization of unit %s: %w", u.Name, err)
+	}
+	return append(files, File{Path: path.Join(p.Groups[u.Group].Folder, wiringFile(u.Name)), Data: data}), nil
+}
+
+// UnitKustomization is the Flux Kustomization that reconciles a unit:
+// prune: true, so that what leaves Git leaves the cluster (the cluster
+// HelmRelease opts out with its prune: disabled annotation); wait: true for
+// the platform unit only, since every other unit depends on it; dependsOn
+// the platform unit and the unit's next part; deletionPolicy: Orphan on the
+// parts after the first (docs/flux-wiring.md says why).
+func (p *Plan) UnitKustomization(u *Unit) *kustomizev1.Kustomization {
+	ks := p.kustomization(u.Name, u.Folder, u.Shard)
+	ks.Spec.Wait = u.Platform
+	for _, d := range u.DependsOn {
+		ks.Spec.DependsOn = append(ks.Spec.DependsOn, kustomizev1.DependencyReference{Name: d})
+	}
+	if u.Orphan {
+		ks.Spec.DeletionPolicy = kustomizev1.DeletionPolicyOrphan
+	}
+	return ks
+}
+
+// GroupKustomization is the Flux Kustomization that applies the unit
+// Kustomizations of a wiring group. It prunes, so that a unit removed from
+// Git is deleted (and its own objects pruned in turn), and orphans on
+// deletion, so that deleting a group (or the root above it) never deletes
+// the fleet.
+func (p *Plan) GroupKustomization(g *Group) *kustomizev1.Kustomization {
+	ks := p.kustomization(g.Name, g.Folder, g.Shard)
+	ks.Spec.DeletionPolicy = kustomizev1.DeletionPolicyOrphan
+	return ks
+}
+
+func (p *Plan) kustomization(name, folder string, shard int) *kustomizev1.Kustomization {
+	fc := p.Fleet
+	labels := map[string]string{fleet.ManagedByLabel: fleet.ManagedByValue}
+	if shard > 0 {
+		labels[ShardLabel] = ShardValue(shard)
+	}
+	return &kustomizev1.Kustomization{
+		TypeMeta: metav1.TypeMeta{APIVersion: kustomizev1.GroupVersion.String(), Kind: kustomizev1.KustomizationKind},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      name,
+			Namespace: fc.WiringNamespace,
+			Labels:    labels,
+		},
+		Spec: kustomizev1.KustomizationSpec{
+			Interval: metav1.Duration{Duration: fc.Interval},
+			SourceRef: kustomizev1.CrossNamespaceSourceReference{
+				Kind:      fc.SourceRef.Kind,
+				Name:      fc.SourceRef.Name,
+				Namespace: fc.SourceRef.Namespace,
+			},
+			Path:  fc.FluxPath(folder),
+			Prune: true,
+		},
+	}
+}
+
+// kustomizeFile is the kustomization.yaml of a folder, listing its files in
+// the given order. kustomize reads metadata there and ignores it, so the
+// managed-by label marks the file without changing what it builds.
+func kustomizeFile(folder, name string, resources []string) (File, error) {
+	k := kusttypes.Kustomization{
+		TypeMeta: kusttypes.TypeMeta{APIVersion: kusttypes.KustomizationVersion, Kind: kusttypes.KustomizationKind},
+		MetaData: &kusttypes.ObjectMeta{
+			Name:   name,
+			Labels: map[string]string{fleet.ManagedByLabel: fleet.ManagedByValue},
+		},
+		Resources: resources,
+	}
+	if k.Resources == nil {
+		// An empty group or part still builds: to nothing.
+		k.Resources = []string{}
+	}
+	data, err := encode(&k)
+	if err != nil {
+		return File{}, fmt.Errorf("failed to encode %s: %w", path.Join(folder, KustomizationFile), err)
+	}
+	return File{Path: path.Join(folder, KustomizationFile), Data: data}, nil
+}
+
+// encode writes a typed object as YAML with sorted keys, without the empty
+// status and creationTimestamp typed objects marshal, in the style of the
+// rest of the output (and of kustomize and the API server).
+func encode(obj any) ([]byte, error) {
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("failed to marshal %T: %w", obj, err)
+	}
+	n, err := yamlnode.FromJSON(data)
+	if err != nil {
+		return nil, err
+	}
+	yamlnode.DeleteKey(n, "status")
+	if md := yamlnode.Get(n, "metadata"); md != nil {
+		yamlnode.DeleteKey(md, "creationTimestamp")
+	}
+	return yaml.Marshal(n)
+}

@@ -1,0 +1,382 @@
+package units
+
+import (
+	"cmp"
+	"fmt"
+	"hash/fnv"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/computeplane-dev/computeplane-fn/pkg/api"
+	"github.com/computeplane-dev/computeplane-fn/pkg/render"
+)
+
+// Names of the wiring.
+const (
+	// NamePrefix starts the name of every Kustomization of the wiring, so
+	// that they stand apart from the operator's own in the wiring namespace.
+	NamePrefix = "computeplane-"
+	// PlatformUnitName is the Kustomization of the platform unit, which
+	// every other unit depends on.
+	PlatformUnitName = NamePrefix + "platform"
+	// ShardLabel is the label kustomize-controller shards select on
+	// (--watch-label-selector).
+	ShardLabel = "sharding.fluxcd.io/key"
+	// KustomizationFile is the kustomize file of every unit and wiring folder.
+	KustomizationFile = "kustomization.yaml"
+	// maxNameLength keeps a Kustomization name usable as the label value
+	// kustomize-controller stamps on every object it applies.
+	maxNameLength = 63
+)
+
+// Plan is the layout of a fleet in Flux units: which objects each unit
+// holds, where it lives and how it is wired.
+type Plan struct {
+	// Fleet is the spec.fleet the plan was made for.
+	Fleet *api.FleetConfig
+	// Units in a fixed order: the platform unit's parts first, then the
+	// namespaces' units by name, each unit's parts in order.
+	Units []*Unit
+	// Groups are the wiring groups, all of them, empty ones included.
+	Groups []*Group
+}
+
+// Unit is one folder of the fleet reconciled by one Flux Kustomization. A
+// namespace whose objects exceed the bound is split into parts, each of
+// them a Unit of its own.
+type Unit struct {
+	// Name is the name of the unit's Kustomization in the wiring namespace.
+	Name string
+	// Folder is the unit's folder, relative to the output folder.
+	Folder string
+	// Namespace is the namespace whose objects the unit holds; empty for
+	// the platform unit, which holds cozy-system, the platform objects and
+	// every cluster-scoped object.
+	Namespace string
+	// Platform marks the parts of the platform unit.
+	Platform bool
+	// Part is the index of this part (0 for a unit that is not split) and
+	// Parts the number of parts of the unit.
+	Part, Parts int
+	// Objects are the objects of the part, in render.Compare order.
+	Objects []render.Object
+	// Files are the objects' files, relative to Folder, in the same order.
+	Files []string
+	// Shard is the kustomize-controller shard (1..spec.fleet.shards), or 0
+	// when the fleet is not sharded.
+	Shard int
+	// Group is the index of the wiring group that holds the unit's
+	// Kustomization.
+	Group int
+	// DependsOn are the Kustomizations, in the wiring namespace, that must
+	// be ready at the same revision before this one is applied.
+	DependsOn []string
+	// Orphan is true for the parts after the first: deleting their
+	// Kustomization leaves their objects in place (see docs/flux-wiring.md).
+	Orphan bool
+}
+
+// Group is one wiring group: a folder of Kustomizations of units, itself
+// reconciled by a Kustomization listed in the wiring folder.
+type Group struct {
+	Name   string
+	Folder string
+	Index  int
+	Shard  int
+	Units  []*Unit
+}
+
+// NewPlan lays the objects out in units. cfg.Fleet must be set. Problems a
+// user can act on (a wiring group over the bound, two units that would share
+// a Kustomization name, two objects that would share a file) are returned as
+// api.Problems.
+func NewPlan(cfg *api.Config, objs []render.Object) (*Plan, error) {
+	if cfg == nil || cfg.Fleet == nil {
+		return nil, fmt.Errorf("failed to lay out the fleet: the config has no spec.fleet")
+	}
+	fc := cfg.Fleet
+	byFolder := map[string]*unitObjects{}
+	var folders []string
+	var problems api.Problems
+	for _, o := range objs {
+		folder, file, ns := placement(o)
+		if ns != "" && !api.ValidDNSLabel(ns) {
+			problems = append(problems, api.Errorf(o.From, o.Origin, "metadata.namespace",
+				"%s %s/%s is in namespace %q, which is not a valid namespace name, so it cannot have a unit", o.Kind, o.Namespace, o.Name, o.Namespace))
+			continue
+		}
+		u := byFolder[folder]
+		if u == nil {
+			u = &unitObjects{folder: folder, namespace: ns, platform: folder == api.PlatformUnitFolder}
+			byFolder[folder] = u
+			folders = append(folders, folder)
+		}
+		u.objs = append(u.objs, fileObject{o, file})
+	}
+	// The platform unit first: every other unit depends on it.
+	slices.SortFunc(folders, func(a, b string) int {
+		return cmp.Or(-cmp.Compare(boolInt(a == api.PlatformUnitFolder), boolInt(b == api.PlatformUnitFolder)), cmp.Compare(a, b))
+	})
+
+	p := &Plan{Fleet: fc}
+	hasPlatform := byFolder[api.PlatformUnitFolder] != nil
+	for _, folder := range folders {
+		u := byFolder[folder]
+		slices.SortFunc(u.objs, func(a, b fileObject) int { return render.Compare(a.Object, b.Object) })
+		files := make(map[string]fileObject, len(u.objs))
+		for _, b := range u.objs {
+			if a, dup := files[b.file]; dup {
+				problems = append(problems, api.Errorf(b.From, b.Origin, "metadata.name",
+					"%s %s %s/%s would be written to %s/%s like %s %s %s/%s; two objects must not share a file", b.APIVersion, b.Kind, b.Namespace, b.Name, folder, b.file, a.APIVersion, a.Kind, a.Namespace, a.Name))
+				continue
+			}
+			files[b.file] = b
+		}
+		base := NamePrefix + folder
+		if u.platform {
+			base = PlatformUnitName
+		}
+		parts := split(u.objs, fc.MaxObjectsPerUnit)
+		for i, part := range parts {
+			unit := &Unit{
+				Name:      partName(base, i),
+				Folder:    partFolder(folder, i),
+				Namespace: u.namespace,
+				Platform:  u.platform,
+				Part:      i,
+				Parts:     len(parts),
+				Orphan:    i > 0,
+			}
+			for _, fo := range part {
+				unit.Objects = append(unit.Objects, fo.Object)
+				unit.Files = append(unit.Files, fo.file)
+			}
+			if !u.platform && hasPlatform {
+				unit.DependsOn = append(unit.DependsOn, PlatformUnitName)
+			}
+			if i+1 < len(parts) {
+				// A part waits for the next one, so that an object moving to
+				// a new part on growth is taken over before the part it
+				// leaves prunes it (docs/flux-wiring.md).
+				unit.DependsOn = append(unit.DependsOn, partName(base, i+1))
+			}
+			p.Units = append(p.Units, unit)
+		}
+	}
+
+	problems = append(problems, p.assignNames(cfg)...)
+	if len(problems) > 0 {
+		return nil, problems.Compact()
+	}
+
+	for g := range fc.WiringGroups {
+		label := groupLabel(g, fc.WiringGroups)
+		grp := &Group{Index: g, Name: NamePrefix + "wiring-" + label, Folder: path.Join(fc.WiringPath, label)}
+		grp.Shard = shardOf(grp.Name, fc.Shards)
+		p.Groups = append(p.Groups, grp)
+	}
+	for _, u := range p.Units {
+		u.Shard = shardOf(u.Name, fc.Shards)
+		u.Group = bucket("group", u.Name, fc.WiringGroups)
+		p.Groups[u.Group].Units = append(p.Groups[u.Group].Units, u)
+	}
+	for _, g := range p.Groups {
+		if len(g.Units) > fc.MaxObjectsPerUnit {
+			problems = append(problems, api.Errorf(cfg.Ref, cfg.Origin, "spec.fleet.wiringGroups",
+				"wiring group %s would hold %d Kustomizations, more than spec.fleet.maxObjectsPerUnit (%d); raise spec.fleet.wiringGroups to at least %d, in a commit of its own (docs/flux-wiring.md)",
+				g.Name, len(g.Units), fc.MaxObjectsPerUnit, suggestGroups(len(p.Units), fc.MaxObjectsPerUnit)))
+		}
+	}
+	if len(problems) > 0 {
+		return nil, problems.Compact()
+	}
+	return p, nil
+}
+
+// Layout renders the fleet folder of cfg.Fleet for the rendered objects: the
+// units and the wiring, as files sorted by path. See NewPlan and Plan.Files.
+func Layout(cfg *api.Config, objs []render.Object) ([]File, error) {
+	p, err := NewPlan(cfg, objs)
+	if err != nil {
+		return nil, err
+	}
+	return p.Files()
+}
+
+type unitObjects struct {
+	folder    string
+	namespace string
+	platform  bool
+	objs      []fileObject
+}
+
+type fileObject struct {
+	render.Object
+	file string
+}
+
+// placement returns the unit folder of an object, its file inside that
+// folder and the namespace of the unit (empty for the platform unit).
+// Namespace units keep the default layout <namespace>/<kind>-<name>.yaml;
+// the platform unit spans namespaces, so its files keep their namespace
+// folder.
+func placement(o render.Object) (folder, file, namespace string) {
+	p := o.Path()
+	if o.Platform || o.Namespace == "" || o.Namespace == render.PlatformNamespace {
+		return api.PlatformUnitFolder, p, ""
+	}
+	return path.Dir(p), path.Base(p), o.Namespace
+}
+
+// split cuts a unit's objects into parts of at most limit objects. A unit
+// within the bound is one part. A larger one is hashed into k parts by each
+// object's identity (group, kind, namespace, name), k the smallest count
+// from ceil(n/limit) up at which no part is over the bound; each part keeps
+// render.Compare order. Because the hash of an object ignores every other
+// object, adding an object never moves another one unless k grows, and then
+// objects only move into the new parts (see hash.go). Should no k up to n
+// satisfy the bound (it takes a pathological set of names) the objects are
+// cut in order into ceil(n/limit) parts, still deterministically.
+func split(objs []fileObject, limit int) [][]fileObject {
+	n := len(objs)
+	if n <= limit {
+		return [][]fileObject{objs}
+	}
+	keys := make([]string, n)
+	for i, o := range objs {
+		keys[i] = objectKey(o.Object)
+	}
+	counts := make([]int, 0, n)
+	idx := make([]int, n)
+	for k := (n + limit - 1) / limit; k <= n; k++ {
+		counts = counts[:0]
+		for range k {
+			counts = append(counts, 0)
+		}
+		over := false
+		for i, key := range keys {
+			b := bucket("part", key, k)
+			idx[i] = b
+			counts[b]++
+			if counts[b] > limit {
+				over = true
+				break
+			}
+		}
+		if over {
+			continue
+		}
+		parts := make([][]fileObject, k)
+		for i, o := range objs {
+			parts[idx[i]] = append(parts[idx[i]], o)
+		}
+		// An empty part is kept: its Kustomization applies nothing, and
+		// dropping it would renumber the parts after it.
+		return parts
+	}
+	k := (n + limit - 1) / limit
+	parts := make([][]fileObject, 0, k)
+	for start := 0; start < n; start += limit {
+		parts = append(parts, objs[start:min(start+limit, n)])
+	}
+	return parts
+}
+
+// objectKey is what an object is hashed by: its identity without the API
+// version, so that moving to a new version of a kind moves nothing.
+func objectKey(o render.Object) string {
+	group := ""
+	if g, _, ok := strings.Cut(o.APIVersion, "/"); ok {
+		group = g
+	}
+	return group + "/" + o.Kind + "/" + o.Namespace + "/" + o.Name
+}
+
+func partName(base string, i int) string {
+	if i == 0 {
+		return base
+	}
+	return base + "-part" + strconv.Itoa(i)
+}
+
+func partFolder(folder string, i int) string {
+	if i == 0 {
+		return folder
+	}
+	return folder + "/part" + strconv.Itoa(i)
+}
+
+// groupLabel names group g of n: "07-of-32". The count is in the name so
+// that changing spec.fleet.wiringGroups replaces every group instead of
+// moving Kustomizations between groups that stay (docs/flux-wiring.md).
+func groupLabel(g, n int) string {
+	width := len(strconv.Itoa(n - 1))
+	return fmt.Sprintf("%0*d-of-%d", width, g, n)
+}
+
+// shardOf spreads Kustomizations over the shards by their own name: adding a
+// unit never moves another one; changing the shard count moves some.
+func shardOf(name string, shards int) int {
+	if shards <= 1 {
+		return 0
+	}
+	return bucket("shard", name, shards) + 1
+}
+
+// ShardValue is the value of the sharding label for shard s (1-based), as
+// the shard controllers select it: sharding.fluxcd.io/key in (shard1).
+func ShardValue(s int) string { return "shard" + strconv.Itoa(s) }
+
+// assignNames shortens names over the label-value limit and refuses two
+// units with one name.
+func (p *Plan) assignNames(cfg *api.Config) api.Problems {
+	var problems api.Problems
+	seen := map[string]*Unit{}
+	for _, u := range p.Units {
+		u.Name = shorten(u.Name)
+		for i, d := range u.DependsOn {
+			u.DependsOn[i] = shorten(d)
+		}
+		if prev, ok := seen[u.Name]; ok {
+			problems = append(problems, api.Errorf(cfg.Ref, cfg.Origin, "spec.fleet",
+				"the units in %s and %s would both be reconciled by Kustomization %s; a namespace named like another one's part cannot have a unit", prev.Folder, u.Folder, u.Name))
+			continue
+		}
+		seen[u.Name] = u
+	}
+	for g := range cfg.Fleet.WiringGroups {
+		name := NamePrefix + "wiring-" + groupLabel(g, cfg.Fleet.WiringGroups)
+		if u, ok := seen[name]; ok {
+			problems = append(problems, api.Errorf(cfg.Ref, cfg.Origin, "spec.fleet",
+				"the unit in %s would be reconciled by Kustomization %s, which is the name of a wiring group", u.Folder, name))
+		}
+	}
+	return problems
+}
+
+// shorten keeps a name within 63 characters: a longer one is cut and ends
+// in 8 hex digits of the FNV-1a hash of the whole name.
+func shorten(name string) string {
+	if len(name) <= maxNameLength {
+		return name
+	}
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	head := strings.TrimRight(name[:maxNameLength-9], "-.")
+	return fmt.Sprintf("%s-%08x", head, h.Sum32())
+}
+
+// suggestGroups is a group count that leaves room to grow: units spread
+// over groups of about 60% of the bound.
+func suggestGroups(units, limit int) int {
+	return max(1, (units*10+limit*6-1)/(limit*6))
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
