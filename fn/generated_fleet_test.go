@@ -27,8 +27,8 @@ import (
 // Whole nodes of the lazy objects (Build) must encode the same too.
 func TestGeneratedFleetStandaloneMatchesKRM(t *testing.T) {
 	dir := t.TempDir()
-	p := fleetgen.Defaults(30)
-	p.AppsPerTenant = 6
+	p := fleetgen.Defaults(20)
+	p.AppsPerTenant = 5
 	if _, err := fleetgen.Generate(dir, p); err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestGeneratedFleetStandaloneMatchesKRM(t *testing.T) {
 		if diff := cmp.Diff(krm, standalone.String()); diff != "" {
 			t.Errorf("keepInputs %v: standalone differs from KRM (-krm +standalone):\n%s", keep, diff)
 		}
-		if n := strings.Count(standalone.String(), "\nkind: HelmRelease\n"); n < 30*6 {
+		if n := strings.Count(standalone.String(), "\nkind: HelmRelease\n"); n < 20*5 {
 			t.Errorf("keepInputs %v: only %d HelmReleases rendered", keep, n)
 		}
 	}

@@ -174,7 +174,7 @@ func TestMatchesLibrary(t *testing.T) {
 // project writes: every one of them must be written here, and identically.
 func TestMatchesLibraryOnCleanTrees(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	for i := range 20000 {
+	for i := range 5000 {
 		n := randomTreeOf(r, 6, true)
 		if !compare(t, n) {
 			var in bytes.Buffer
@@ -258,7 +258,7 @@ func TestResolvedTag(t *testing.T) {
 	for _, v := range tricky {
 		check(v)
 	}
-	for range 200000 {
+	for range 40000 {
 		b := make([]byte, 1+r.IntN(12))
 		for i := range b {
 			b[i] = alphabet[r.IntN(len(alphabet))]
@@ -360,7 +360,7 @@ func FuzzAppendCopy(f *testing.F) {
 func TestAnalyzeShortcut(t *testing.T) {
 	alphabet := "aZ09._/-+=()@%~$;^<>:# ,?!&*|'\"`[]{}\t\n"
 	r := rand.New(rand.NewPCG(9, 10))
-	for range 100000 {
+	for range 25000 {
 		b := make([]byte, 1+r.IntN(6))
 		for i := range b {
 			b[i] = alphabet[r.IntN(len(alphabet))]
