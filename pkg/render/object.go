@@ -19,7 +19,8 @@ const PlatformNamespace = "cozy-system"
 
 // Object is one output object.
 type Object struct {
-	// Node is the object; nil until Build for the releases RunLazy puts off.
+	// Node is the object; nil for the objects RunLazy puts off or holds as
+	// text (Build gives them one).
 	Node       *yaml.Node
 	APIVersion string
 	Kind       string
@@ -48,8 +49,8 @@ type Object struct {
 	pending *pendingRelease
 }
 
-// pendingRelease is what Build needs to render a release put off by
-// PlanRelease.
+// pendingRelease is what AppendYAML and Build need to render a release put
+// off by RunLazy.
 type pendingRelease struct {
 	releases *releases
 	app      *fleet.App

@@ -153,7 +153,7 @@ func releaseSpec(f *fleet.Fleet, def *api.Definition, routed, values bool) helmv
 type releases struct {
 	f *fleet.Fleet
 	// shared lets releases share the nodes of their common parts, for
-	// writers that only encode them (Object.Build); otherwise each release
+	// writers that only encode them (Object.AppendYAML); otherwise each release
 	// gets copies, free to be changed.
 	shared    bool
 	mu        sync.Mutex
@@ -248,15 +248,11 @@ func releaseObject(app *fleet.App) Object {
 	}
 }
 
-// PlanRelease is RenderRelease put off until the release is written: it
-// returns the release's identity, with what Object.Build needs to render it.
-// Only apps whose values were encoded ahead (App.Values) are put off, since
+// plan is render put off until the release is written: it returns the
+// release's identity, with what AppendYAML and Build need to render it. Only
+// apps whose values were encoded ahead (App.Values) are put off, since
 // rendering them can then fail on nothing the user wrote; the problem of
-// values that could not be encoded is returned here.
-func PlanRelease(f *fleet.Fleet, app *fleet.App) (Object, error) {
-	return newReleases(f, true).plan(app)
-}
-
+// values that could not be encoded is returned here, where render would.
 func (r *releases) plan(app *fleet.App) (Object, error) {
 	if app.Values == nil {
 		return r.render(app)
