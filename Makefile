@@ -47,6 +47,14 @@ fuzz: ## Run every fuzz target for $(FUZZTIME) (default 60s); findings land in t
 golden: ## Rewrite the golden files of fixtures/, examples/ and the summaries (review the diff!)
 	KUSTOMIZE=$(KUSTOMIZE) $(GO) test ./fn/ ./e2e/ ./examples/ ./pkg/summary/ -run 'TestFixtures$$|TestQuickstartGolden|TestExamples|TestSummary' -update
 
+BENCHFLAGS ?=
+
+.PHONY: bench
+bench: build ## Benchmarks: stages and unit builds, then 1,000 and 10,000 generated tenants through the CLI against the scale targets
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/bench/ ./pkg/units/
+	$(GO) build -o $(BIN)/fleetbench ./internal/bench/cmd/fleetbench
+	$(BIN)/fleetbench -bin $(BIN)/computeplane-fn -work $(CURDIR)/.work/bench $(BENCHFLAGS)
+
 .PHONY: lint
 lint: ## gofmt and go vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }

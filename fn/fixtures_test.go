@@ -177,8 +177,9 @@ func TestFixturesOrderIndependent(t *testing.T) {
 }
 
 // TestFixturesStandaloneMatchesKRM renders every fixture through the
-// standalone entry point (config file plus input files): the stream must be
-// byte-identical to the KRM function's.
+// standalone entry points (config file plus input files), Standalone with
+// whole nodes and StandaloneRun with the lazy objects the CLI writes: the
+// streams must be byte-identical to the KRM function's.
 func TestFixturesStandaloneMatchesKRM(t *testing.T) {
 	for _, f := range loadFixtures(t) {
 		t.Run(filepath.Base(f.dir), func(t *testing.T) {
@@ -199,6 +200,18 @@ func TestFixturesStandaloneMatchesKRM(t *testing.T) {
 			}
 			if diff := cmp.Diff(krm, buf.String()); diff != "" {
 				t.Errorf("standalone differs from KRM (-krm +standalone):\n%s", diff)
+			}
+			// The CLI's run: lazy objects, written one by one.
+			run, problems := fn.StandaloneRun(f.dir, filepath.Join(f.dir, "config.yaml"), f.inputs)
+			if len(problems) > 0 {
+				t.Fatalf("standalone run refused: %v", problems)
+			}
+			buf.Reset()
+			if err := output.Encode(&buf, run.Objects); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(krm, buf.String()); diff != "" {
+				t.Errorf("standalone run differs from KRM (-krm +run):\n%s", diff)
 			}
 		})
 	}

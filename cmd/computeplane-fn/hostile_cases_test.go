@@ -287,8 +287,8 @@ func hostileCases() []hostileCase {
 		{name: "too many objects", long: true, stdin: "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nfunctionConfig:\n" + indent(baseConfig, "  ") + "items: [" + strings.Repeat("{kind: A, apiVersion: v1},", 500_001) + "{}]\n", want: []string{"stdin: ResourceList: items: holds 500,002 objects; the inputs of one run may hold at most 500,000 objects"}},
 		{name: "one object too large", stdin: krm(app("list: [" + strings.Repeat("1,", 1_100_000) + "1]\n")), want: []string{appRef + ": spec.list[999", "holds more than 1,000,000 YAML nodes; no Kubernetes object is that large"}},
 
-		{name: "config values copied into many clusters", stdin: resourceList(baseConfig+"  cluster:\n    values:\n      list: ["+strings.Repeat("1,", 200_000)+"1]\n", manyTenants(200)...), want: []string{"ComputePlaneGenerator fleet: spec.cluster.values: the output would hold more than 32,000,000 YAML nodes: each of the 200 ComputePlane clusters copies these values (200,004 nodes)"}},
-		{name: "definition labels copied into many releases", long: true, stdin: resourceList(baseConfig, manyApps(strings.Replace(baseDefinition, "  release:\n", "  release:\n    labels:\n"+manyLabels(1000), 1), 20_000)...), want: []string{"ApplicationDefinition postgres: spec.release: the output would hold more than 32,000,000 YAML nodes: each of the 20000 releases of kind Postgres copies the labels and health checks of this definition (2,000 nodes)"}},
+		{name: "config values copied into many clusters", stdin: resourceList(baseConfig+"  cluster:\n    values:\n      list: ["+strings.Repeat("1,", 200_000)+"1]\n", manyTenants(200)...), want: []string{"ComputePlaneGenerator fleet: spec.cluster.values: each of the 200 ComputePlane clusters copies these values (200,004 nodes, 1,600,012 bytes), more than the output may hold for such copies (at most 32,000,000 YAML nodes and 256 MiB)"}},
+		{name: "definition labels copied into many releases", long: true, stdin: resourceList(baseConfig, manyApps(strings.Replace(baseDefinition, "  release:\n", "  release:\n    labels:\n"+manyLabels(1000), 1), 20_000)...), want: []string{"ApplicationDefinition postgres: spec.release: each of the 20000 releases of kind Postgres copies the labels and health checks of this definition (2,000 nodes, 4,890 bytes), more than the output may hold"}},
 
 		// Wrong types.
 		{name: "computeplane is a string", stdin: krm(strings.Replace(baseTenant, "computeplane: true", `computeplane: "yes"`, 1)), want: []string{`Tenant tenant-root/acme: spec.computeplane: must be true or false, not the string "yes"`}},
@@ -382,7 +382,7 @@ func hostileCases() []hostileCase {
 		{name: "custom tags render", stdin: krm(app("x: !custom value\n")), render: []string{"x: !custom value"}},
 
 		// Labels that would make an invalid release.
-		{name: "label key too long for the release", stdin: krm(appWithMetadata("name: db\nnamespace: tenant-acme\nlabels: {" + strings.Repeat("k", 50) + ": v}\n")), want: []string{appRef + ": metadata.labels." + strings.Repeat("k", 50) + `: becomes the label "apps.cozystack.io-kkkk`}},
+		{name: "label key too long for the release", stdin: krm(appWithMetadata("name: db\nnamespace: tenant-acme\nlabels: {" + strings.Repeat("k", 50) + ": v}\n")), want: []string{appRef + ": metadata.labels." + strings.Repeat("k", 50) + `: becomes "apps.cozystack.io-kkkk`, `on the app's release, which is not a valid key there: name part must be no more than 63 bytes`}},
 		{name: "label value of 1 MB", stdin: krm(appWithMetadata("name: db\nnamespace: tenant-acme\nlabels: {a: " + strings.Repeat("v", 1<<20) + "}\n")), want: []string{appRef + ": metadata.labels.a: \"vvvv", "is not a valid label value: must be no more than 63 bytes"}},
 	}
 }

@@ -110,8 +110,12 @@ type App struct {
 	// egress policy in package render).
 	Reachable bool
 	// Spec is spec as written, the Helm values of the release; nil when the
-	// object has no spec.
+	// object has no spec, or when Values holds it.
 	Spec *yaml.Node
+	// Values is spec already encoded as the values of the app's HelmRelease,
+	// when the reader did that ahead of indexing (the standalone pipeline
+	// does, to hold text rather than node trees for large fleets).
+	Values *yamlnode.Encoded
 }
 
 // Knobs is a ComputePlane object: what a tenant sets for its own cluster.
@@ -135,12 +139,44 @@ var (
 // Object is one input document, already split from its file and unwrapped
 // from a List, with its identity read.
 type Object struct {
-	Node       *yaml.Node // the mapping node of the object
+	// Node is the mapping node of the object; nil for an object its reader
+	// decoded ahead (see Decoded).
+	Node       *yaml.Node
 	Origin     Origin
 	APIVersion string
 	Kind       string
 	Name       string
 	Namespace  string
+	// Decoded, when set, is what the object's decoder (DecodeApp,
+	// DecodeTenant or DecodeKnobs) made of it, with the problems it found,
+	// because the reader decoded it ahead (the standalone pipeline does, to
+	// drop node trees while reading); indexing then uses them instead of
+	// decoding Node.
+	Decoded *Decoded
+}
+
+// SetOrigin sets where the object was read from, in what was decoded of it
+// ahead too.
+func (o *Object) SetOrigin(origin Origin) {
+	o.Origin = origin
+	if d := o.Decoded; d != nil {
+		switch {
+		case d.App != nil:
+			d.App.Origin = origin
+		case d.Tenant != nil:
+			d.Tenant.Origin = origin
+		case d.Knobs != nil:
+			d.Knobs.Origin = origin
+		}
+	}
+}
+
+// Decoded is an input decoded ahead: one of App, Tenant and Knobs is set.
+type Decoded struct {
+	App      *App
+	Tenant   *Tenant
+	Knobs    *Knobs
+	Problems Problems
 }
 
 // Ref returns the object's reference for messages.
@@ -276,6 +312,11 @@ func validName(s string) bool {
 	}
 	return true
 }
+
+// ReleaseKeyPrefix is what cozystack-api glues onto every key of an app's
+// labels and annotations when it copies them to the app's HelmRelease
+// (render.AppLabelPrefix).
+const ReleaseKeyPrefix = "apps.cozystack.io-"
 
 // MaxAnnotationBytes is the API server's limit on all annotations of one
 // object together.
@@ -499,6 +540,15 @@ func DecodeApp(o Object) (*App, Problems) {
 	for k := range a.Annotations {
 		if IsToolAnnotation(k) {
 			delete(a.Annotations, k)
+		}
+	}
+	// cozystack-api copies them to the release with a prefix, which must
+	// leave them valid keys there.
+	for field, m := range map[string]map[string]string{"metadata.labels": a.Labels, "metadata.annotations": a.Annotations} {
+		for k := range m {
+			if key := ReleaseKeyPrefix + k; !ValidLabelKey(key) {
+				d.fail(joinField(field, k), "becomes %q on the app's release, which is not a valid key there: %s; shorten the key", clip(key), content.IsLabelKey(key)[0])
+			}
 		}
 	}
 	if v, ok := a.Annotations[ReachableAnnotation]; ok {

@@ -140,16 +140,15 @@ func (f *Fleet) SortedTenants() []*Tenant {
 // apiVersion and kind; what is not an input passes through. It returns every
 // problem found, sorted, and no fleet when there is any.
 func Build(cfg *api.Config, objects []api.Object) (*Fleet, api.Problems) {
-	f := &Fleet{Config: cfg, Definitions: map[string]*api.Definition{}, Tenants: map[string]*Tenant{}}
+	f := &Fleet{Config: cfg, Definitions: map[string]*api.Definition{}, Tenants: map[string]*Tenant{}, Inputs: make([]api.Object, 0, len(objects))}
 	var problems api.Problems
 	var tenants []*api.Tenant
 	var knobs []*api.Knobs
-	var appObjects []api.Object
+	appObjects := make([]api.Object, 0, len(objects))
 
 	// Work in one order whatever the input order, so that messages about
 	// two objects (duplicates, collisions) read the same on every run.
-	objects = slices.Clone(objects)
-	slices.SortStableFunc(objects, compareObjects)
+	objects = sortedObjects(objects)
 
 	// Definitions first: they say which kinds are apps.
 	byName := map[string]*api.Definition{}
@@ -195,13 +194,25 @@ func Build(cfg *api.Config, objects []api.Object) (*Fleet, api.Problems) {
 			}
 			switch o.Kind {
 			case api.TenantKind:
-				t, ps := api.DecodeTenant(o)
+				var t *api.Tenant
+				var ps api.Problems
+				if o.Decoded != nil {
+					t, ps = o.Decoded.Tenant, o.Decoded.Problems
+				} else {
+					t, ps = api.DecodeTenant(o)
+				}
 				problems = append(problems, ps...)
 				if len(ps) == 0 {
 					tenants = append(tenants, t)
 				}
 			case api.ComputePlaneKind:
-				k, ps := api.DecodeKnobs(o)
+				var k *api.Knobs
+				var ps api.Problems
+				if o.Decoded != nil {
+					k, ps = o.Decoded.Knobs, o.Decoded.Problems
+				} else {
+					k, ps = api.DecodeKnobs(o)
+				}
 				problems = append(problems, ps...)
 				if len(ps) == 0 {
 					knobs = append(knobs, k)
@@ -225,7 +236,25 @@ func Build(cfg *api.Config, objects []api.Object) (*Fleet, api.Problems) {
 	return f, nil
 }
 
-func compareObjects(a, b api.Object) int {
+// sortedObjects returns the objects in the order of compareObjects, objects
+// that compare equal in the order given (a stable sort). Objects are large
+// and many: their indices are sorted, and each object is moved once.
+func sortedObjects(objects []api.Object) []api.Object {
+	idx := make([]int, len(objects))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int {
+		return cmp.Or(compareObjects(&objects[a], &objects[b]), cmp.Compare(a, b))
+	})
+	out := make([]api.Object, len(objects))
+	for i, j := range idx {
+		out[i] = objects[j]
+	}
+	return out
+}
+
+func compareObjects(a, b *api.Object) int {
 	return cmp.Or(
 		cmp.Compare(a.APIVersion, b.APIVersion),
 		cmp.Compare(a.Kind, b.Kind),
@@ -234,6 +263,24 @@ func compareObjects(a, b api.Object) int {
 		cmp.Compare(a.Origin.File, b.Origin.File),
 		cmp.Compare(a.Origin.Index, b.Origin.Index),
 	)
+}
+
+// IsApp reports whether Build reads o as an app object: an object of the
+// apps.cozystack.io/v1alpha1 API that is neither a Tenant nor ComputePlane
+// knobs nor earlier output. Whether a definition declares its kind is
+// checked by Build.
+func IsApp(o api.Object) bool {
+	return isInput(o) && o.Kind != api.TenantKind && o.Kind != api.ComputePlaneKind
+}
+
+// IsTenant reports whether Build reads o as a Tenant of the tenant list.
+func IsTenant(o api.Object) bool { return isInput(o) && o.Kind == api.TenantKind }
+
+// IsKnobs reports whether Build reads o as a ComputePlane knob object.
+func IsKnobs(o api.Object) bool { return isInput(o) && o.Kind == api.ComputePlaneKind }
+
+func isInput(o api.Object) bool {
+	return o.APIVersion == api.AppsAPIVersion && !isGenerated(o)
 }
 
 func isGenerated(o api.Object) bool {
@@ -332,6 +379,7 @@ func (f *Fleet) attachKnobs(knobs []*api.Knobs) api.Problems {
 
 func (f *Fleet) buildApps(objects []api.Object) api.Problems {
 	var problems api.Problems
+	f.Apps = make([]*App, 0, len(objects))
 	cluster := f.ClusterRelease()
 	for _, o := range objects {
 		def, ok := f.Definitions[o.Kind]
@@ -340,7 +388,13 @@ func (f *Fleet) buildApps(objects []api.Object) api.Problems {
 				"no ApplicationDefinition in the inputs declares kind %s; add its definition to the inputs (known kinds: %s)", o.Kind, f.knownKinds()))
 			continue
 		}
-		a, ps := api.DecodeApp(o)
+		var a *api.App
+		var ps api.Problems
+		if o.Decoded != nil {
+			a, ps = o.Decoded.App, o.Decoded.Problems
+		} else {
+			a, ps = api.DecodeApp(o)
+		}
 		problems = append(problems, ps...)
 		if len(ps) > 0 {
 			continue

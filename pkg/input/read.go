@@ -14,6 +14,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/computeplane-dev/computeplane-fn/internal/parallel"
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
@@ -41,26 +42,39 @@ func CheckBytes(data []byte) error {
 // reported, with its field, before the first problem of another kind ends
 // the file.
 func (b *Budget) Decode(data []byte, name string) ([]api.Object, error) {
-	fileProblem := func(format string, args ...any) error {
-		return api.Problems{{File: name, Message: fmt.Sprintf(format, args...)}}
+	if err := b.chargeFile(data, name); err != nil {
+		return nil, err
 	}
+	objs, _, err := b.decodeDocuments(data, name, 0)
+	return objs, err
+}
+
+// chargeFile checks that data is YAML text and charges it to the budget.
+func (b *Budget) chargeFile(data []byte, name string) error {
 	if err := CheckBytes(data); err != nil {
-		return nil, fileProblem("%v", err)
+		return api.Problems{{File: name, Message: err.Error()}}
 	}
 	if err := b.ChargeBytes(data, name); err != nil {
-		return nil, overBudget{api.Problems{{Message: err.Error()}}}
+		return overBudget{api.Problems{{Message: err.Error()}}}
 	}
+	return nil
+}
+
+// decodeDocuments decodes the documents of data, numbering them from first,
+// and returns how many documents it read, empty ones included.
+func (b *Budget) decodeDocuments(data []byte, name string, first int) ([]api.Object, int, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var out []api.Object
 	var problems api.Problems
-	for index := 0; ; index++ {
+	index := first
+	for ; ; index++ {
 		var doc yaml.Node
 		err := decodeOne(dec, &doc)
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return nil, append(problems, api.Problem{File: name, Message: fmt.Sprintf("document %d: invalid YAML: %v", index+1, err)})
+			return nil, 0, append(problems, api.Problem{File: name, Message: fmt.Sprintf("document %d: invalid YAML: %v", index+1, err)})
 		}
 		if len(doc.Content) == 0 || yamlnode.IsNull(doc.Content[0]) {
 			continue
@@ -75,15 +89,154 @@ func (b *Budget) Decode(data []byte, name string) ([]api.Object, error) {
 			ps, fatal := asProblems(err)
 			problems = append(problems, ps...)
 			if fatal {
-				return nil, overBudget{problems}
+				return nil, 0, overBudget{problems}
 			}
 		}
 		out = append(out, objs...)
 	}
 	if len(problems) > 0 {
-		return nil, problems
+		return nil, 0, problems
+	}
+	return out, index - first, nil
+}
+
+// pieceBytes is the size above which a file is decoded in pieces, and about
+// the size of each piece.
+const pieceBytes = 256 << 10
+
+// splitDocuments cuts data at document start lines ("---" at the start of a
+// line, then a blank or the end of the line) into pieces of about size
+// bytes, so that the documents of one big file can be decoded on all cores.
+// A "---" there always starts a document for the YAML library: inside a
+// quoted or flow scalar it is an error, and a block scalar's lines are
+// indented. No piece starts right after a comment (see afterComment). It
+// returns nil when data must be decoded in one piece: small
+// files, files with directives (which apply to the document after them) or
+// with a byte order mark past the start.
+func splitDocuments(data []byte, size int) [][]byte {
+	if len(data) <= size {
+		return nil
+	}
+	for i := 0; i < len(data); {
+		if data[i] == '%' {
+			return nil
+		}
+		j := bytes.IndexByte(data[i:], '\n')
+		if j < 0 {
+			break
+		}
+		i += j + 1
+	}
+	if bytes.Contains(data[min(3, len(data)):], []byte("\uFEFF")) {
+		return nil
+	}
+	var pieces [][]byte
+	start := 0
+	for i := size; i < len(data); {
+		// The next document start line at or after i.
+		j := bytes.Index(data[i:], []byte("\n---"))
+		if j < 0 {
+			break
+		}
+		at := i + j + 1
+		rest := data[at+3:]
+		if (len(rest) == 0 || rest[0] == ' ' || rest[0] == '\t' || rest[0] == '\r' || rest[0] == '\n') && !afterComment(data[:at]) {
+			pieces = append(pieces, data[start:at])
+			start = at
+			i = at + size
+			continue
+		}
+		i = at + 3
+	}
+	if len(pieces) == 0 {
+		return nil
+	}
+	return append(pieces, data[start:])
+}
+
+// afterComment reports whether the last line of data that is not blank is a
+// comment: the library attaches such a comment differently when the
+// document after it is not in the same piece, so no piece starts there.
+func afterComment(data []byte) bool {
+	for len(data) > 0 {
+		end := len(data)
+		start := bytes.LastIndexByte(data[:end-1], '\n') + 1
+		line := bytes.TrimLeft(data[start:end], " \t\r\n")
+		if len(line) > 0 {
+			return line[0] == '#'
+		}
+		data = data[:start]
+	}
+	return false
+}
+
+// decodeFile decodes a file's bytes with a budget of its own, as
+// Budget.decodeFile does.
+func decodeFile(data []byte, name string, pieceSize int, prepare func(*api.Object)) ([]api.Object, error) {
+	return new(Budget).decodeFile(data, name, pieceSize, prepare)
+}
+
+// decodeFile decodes a file's bytes, in pieces of about pieceSize bytes on
+// all cores when it is bigger, and runs prepare on each object, as Read does.
+func (b *Budget) decodeFile(data []byte, name string, pieceSize int, prepare func(*api.Object)) ([]api.Object, error) {
+	if err := b.chargeFile(data, name); err != nil {
+		return nil, err
+	}
+	whole := func(b *Budget) ([]api.Object, error) {
+		objs, _, err := b.decodeDocuments(data, name, 0)
+		if err != nil {
+			return nil, err
+		}
+		prepareAll(objs, prepare)
+		return objs, nil
+	}
+	pieces := splitDocuments(data, pieceSize)
+	if pieces == nil {
+		return whole(b)
+	}
+	type decoded struct {
+		objs []api.Object
+		docs int
+	}
+	var out []api.Object
+	next := 0
+	err := parallel.Ordered(len(pieces), parallel.Workers(),
+		func(i int) (decoded, error) {
+			objs, docs, err := b.decodeDocuments(pieces[i], name, 0)
+			if err != nil {
+				return decoded{}, err
+			}
+			prepareAll(objs, prepare)
+			return decoded{objs, docs}, nil
+		},
+		func(_ int, d decoded) error {
+			// Documents were numbered within their piece.
+			for i := range d.objs {
+				d.objs[i].SetOrigin(api.Origin{File: name, Index: next + d.objs[i].Origin.Index})
+			}
+			next += d.docs
+			out = append(out, d.objs...)
+			return nil
+		})
+	switch {
+	case IsOverBudget(err):
+		return nil, err
+	case err != nil:
+		// Whatever else went wrong, the file in one piece says it the way
+		// it always has (a piece's line and document numbers are its own).
+		// The pieces have counted what they read already.
+		return whole(new(Budget))
 	}
 	return out, nil
+}
+
+func prepareAll(objs []api.Object, prepare func(*api.Object)) {
+	if prepare == nil {
+		return
+	}
+	for i := range objs {
+		prepare(&objs[i])
+	}
 }
 
 // decodeOne decodes a document, turning a panic of the YAML library into an
@@ -286,13 +439,20 @@ func ReadFile(path string) ([]api.Object, error) {
 	return new(Budget).ReadFile(path)
 }
 
-// ReadFile reads one YAML file, charging it to the budget. Only regular
-// files are read: a FIFO or a device would block or never end.
+// ReadFile reads one YAML file, charging it to the budget.
 func (b *Budget) ReadFile(path string) ([]api.Object, error) {
-	return b.readFile(path, filepath.ToSlash(path))
+	name := filepath.ToSlash(path)
+	data, err := b.readBytes(path, name)
+	if err != nil {
+		return nil, err
+	}
+	return b.Decode(data, name)
 }
 
-func (b *Budget) readFile(path, name string) ([]api.Object, error) {
+// readBytes reads a file, charging it to the budget. Only regular files
+// are read: a FIFO or a device would block or never end, and a file larger
+// than what the run may still read is refused from its size.
+func (b *Budget) readBytes(path, name string) ([]byte, error) {
 	fail := func(format string, args ...any) error {
 		return api.Problems{{File: name, Message: fmt.Sprintf(format, args...)}}
 	}
@@ -318,11 +478,24 @@ func (b *Budget) readFile(path, name string) ([]api.Object, error) {
 		return nil, fail("failed to read input: %v", unwrapPathError(err))
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, remaining+1))
-	if err != nil {
-		return nil, fail("failed to read input: %v", unwrapPathError(err))
+	// Sized by the file, as os.ReadFile does, rather than grown while
+	// reading; the limit still holds for files that grow or lie.
+	data := make([]byte, 0, info.Size()+1)
+	r := io.LimitReader(f, remaining+1)
+	for {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+		n, err := r.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fail("failed to read input: %v", unwrapPathError(err))
+		}
 	}
-	return b.Decode(data, name)
+	return data, nil
 }
 
 // unwrapPathError drops the path that os errors repeat, since every
@@ -484,52 +657,96 @@ func isYAML(name string) bool {
 // ReadAll expands patterns relative to dir and reads every file; it counts
 // against a budget of its own.
 func ReadAll(dir string, patterns []string) ([]api.Object, error) {
-	return new(Budget).ReadAll(dir, patterns)
+	return Read(dir, patterns, nil)
+}
+
+// Read is ReadAll with a step, prepare (may be nil), that runs on every
+// object of a file right after the file is decoded; it counts against a
+// budget of its own.
+func Read(dir string, patterns []string, prepare func(*api.Object)) ([]api.Object, error) {
+	return new(Budget).Read(dir, patterns, prepare)
 }
 
 // ReadAll expands patterns relative to dir and reads every file, charging
-// them to the budget. Origins name files relative to dir where possible, so
-// that messages match what the user wrote. The error is an api.Problems for
-// what is wrong inside files, and a plain error for a pattern that names
-// nothing.
+// them to the budget.
 func (b *Budget) ReadAll(dir string, patterns []string) ([]api.Object, error) {
-	files, err := Expand(dir, patterns)
-	if err != nil {
-		return nil, err
-	}
-	return b.readFiles(dir, files)
+	return b.Read(dir, patterns, nil)
 }
 
 // ReadAllInside is ReadAll for the patterns of a function config, which
 // must stay inside dir (see ExpandInside).
 func (b *Budget) ReadAllInside(dir string, patterns []string) ([]api.Object, error) {
+	return b.ReadInside(dir, patterns, nil)
+}
+
+// Read expands patterns relative to dir and reads every file, charging
+// them to the budget, and runs prepare (may be nil) on every object of a
+// file right after the file is decoded and its objects checked. Files are
+// read and decoded on all cores, big ones in pieces (see splitDocuments),
+// and the objects come back in the order of the files and documents;
+// prepare runs on the goroutine that decoded the object. The standalone
+// pipeline uses it to boil app objects down to what rendering needs while
+// reading, so that the node trees of all files are never held at once.
+//
+// Origins name files relative to dir where possible, so that messages
+// match what the user wrote. The error is an api.Problems for what is wrong
+// inside files, every file's problems together, and a plain error for a
+// pattern that names nothing.
+func (b *Budget) Read(dir string, patterns []string, prepare func(*api.Object)) ([]api.Object, error) {
+	files, err := Expand(dir, patterns)
+	if err != nil {
+		return nil, err
+	}
+	return b.readFiles(dir, files, prepare)
+}
+
+// ReadInside is Read for the patterns of a function config, which must
+// stay inside dir (see ExpandInside).
+func (b *Budget) ReadInside(dir string, patterns []string, prepare func(*api.Object)) ([]api.Object, error) {
 	files, err := ExpandInside(dir, patterns)
 	if err != nil {
 		return nil, err
 	}
-	return b.readFiles(dir, files)
+	return b.readFiles(dir, files, prepare)
 }
 
-func (b *Budget) readFiles(dir string, files []string) ([]api.Object, error) {
+func (b *Budget) readFiles(dir string, files []string, prepare func(*api.Object)) ([]api.Object, error) {
+	type read struct {
+		objs     []api.Object
+		problems api.Problems
+	}
 	var out []api.Object
 	var problems api.Problems
-	for _, f := range files {
-		name := filepath.ToSlash(f)
-		if dir != "" {
-			if rel, err := filepath.Rel(dir, f); err == nil && !strings.HasPrefix(rel, "..") {
-				name = filepath.ToSlash(rel)
+	err := parallel.Ordered(len(files), parallel.Workers(),
+		func(i int) (read, error) {
+			f := files[i]
+			name := filepath.ToSlash(f)
+			if dir != "" {
+				if rel, err := filepath.Rel(dir, f); err == nil && !strings.HasPrefix(rel, "..") {
+					name = filepath.ToSlash(rel)
+				}
 			}
-		}
-		objs, err := b.readFile(f, name)
-		if err != nil {
+			data, err := b.readBytes(f, name)
+			if err == nil {
+				var objs []api.Object
+				if objs, err = b.decodeFile(data, name, pieceBytes, prepare); err == nil {
+					return read{objs: objs}, nil
+				}
+			}
 			ps, fatal := asProblems(err)
-			problems = append(problems, ps...)
 			if fatal {
-				return nil, problems
+				return read{}, overBudget{ps}
 			}
-			continue
-		}
-		out = append(out, objs...)
+			return read{problems: ps}, nil
+		},
+		func(_ int, r read) error {
+			out = append(out, r.objs...)
+			problems = append(problems, r.problems...)
+			return nil
+		})
+	if err != nil {
+		ps, _ := asProblems(err)
+		return nil, append(problems, ps...)
 	}
 	if len(problems) > 0 {
 		return nil, problems

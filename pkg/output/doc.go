@@ -1,5 +1,7 @@
 // Package output writes rendered objects: as one YAML stream (the standalone
-// CLI's stdout) and, for fleet repos, as a folder of files.
+// CLI's stdout) and, for fleet repos, as a folder of files. The stream is
+// encoded in chunks on all cores and written in order as each chunk is ready,
+// so that a large fleet's output is never held whole.
 //
 // The folder writer works on a list of File values, so that any layout can be
 // written: Files gives the default one (one generated object per file at its

@@ -16,4 +16,11 @@
 // Assemble then adds what passes through, refuses two writers of one object
 // and puts everything in the one stable order: platform objects first, then
 // by namespace, kind and name.
+//
+// For large fleets (RunLazy, which the CLI runs) every check and the order
+// are still done up front, but the app releases are rendered only when a
+// writer reaches them (Object.AppendYAML), from a spec rendered once per
+// definition and routing and values encoded while the inputs were read
+// (EncodeValues, encoded.go); a tenant's ComputePlane objects are held as
+// text. docs/performance.md tells why.
 package render

@@ -19,6 +19,8 @@ const PlatformNamespace = "cozy-system"
 
 // Object is one output object.
 type Object struct {
+	// Node is the object; nil for the objects RunLazy puts off or holds as
+	// text (Build gives them one).
 	Node       *yaml.Node
 	APIVersion string
 	Kind       string
@@ -35,6 +37,93 @@ type Object struct {
 	// Tenant is the namespace of the tenant the object belongs to; empty for
 	// platform objects and objects that pass through.
 	Tenant string
+	// Values, when set, is the encoded value that replaces the node of
+	// yamlnode.Placeholder in Node (spec.values of an app release) when the
+	// object is written.
+	Values *yamlnode.Encoded
+	// Text, when set, is the whole object already encoded as one YAML
+	// document, and Node is nil (RunLazy holds tenant objects so); Build
+	// decodes it for writers that need a node.
+	Text []byte
+
+	pending *pendingRelease
+}
+
+// pendingRelease is what AppendYAML and Build need to render a release put
+// off by RunLazy.
+type pendingRelease struct {
+	releases *releases
+	app      *fleet.App
+}
+
+// Build returns the object with its whole Node, for writers and tests
+// that work on nodes: a release that RunLazy put off is rendered, text held
+// ready is decoded, and encoded values are decoded into the release. Writers
+// that only encode use AppendYAML, which spares all of that.
+func (o Object) Build() (Object, error) {
+	switch {
+	case o.pending != nil:
+		rendered, err := o.pending.releases.render(o.pending.app)
+		if err != nil {
+			return o, err
+		}
+		o = rendered
+	case o.Node == nil && o.Text != nil:
+		var doc yaml.Node
+		if err := yaml.Unmarshal(o.Text, &doc); err != nil {
+			return o, fmt.Errorf("failed to decode %s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
+		}
+		// The node of the text, as it was rendered (no styles of the text).
+		n, err := yamlnode.Copy(&doc, yamlnode.DefaultBudget)
+		if err != nil {
+			return o, err
+		}
+		o.Node, o.Text = n, nil
+		return o, nil
+	}
+	if o.Values != nil {
+		values, err := decodeValues(o.Values)
+		if err != nil {
+			return o, err
+		}
+		n := yamlnode.Clone(o.Node)
+		yamlnode.SetKey(yamlnode.Get(n, "spec"), "values", values)
+		o.Node, o.Values = n, nil
+	}
+	return o, nil
+}
+
+// encode turns the object into text (Text set, Node dropped).
+func (o *Object) encode() error {
+	if o.Node == nil || o.Values != nil {
+		return nil
+	}
+	text, err := yamlnode.AppendDocument(nil, o.Node)
+	if err != nil {
+		return fmt.Errorf("failed to encode %s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
+	}
+	o.Text, o.Node = text, nil
+	return nil
+}
+
+// objectMeta is the metadata node of a generated object as toNode writes an
+// ObjectMeta with these fields: keys sorted (annotations, labels, name,
+// namespace), empty ones left out.
+func objectMeta(name, namespace string, labels, annotations map[string]string) *yaml.Node {
+	md := &yaml.Node{Kind: yaml.MappingNode, Tag: yamlnode.TagMap, Content: make([]*yaml.Node, 0, 8)}
+	if len(annotations) > 0 {
+		md.Content = append(md.Content, yamlnode.String("annotations"), yamlnode.StringMap(annotations))
+	}
+	if len(labels) > 0 {
+		md.Content = append(md.Content, yamlnode.String("labels"), yamlnode.StringMap(labels))
+	}
+	if name != "" {
+		md.Content = append(md.Content, yamlnode.String("name"), yamlnode.String(name))
+	}
+	if namespace != "" {
+		md.Content = append(md.Content, yamlnode.String("namespace"), yamlnode.String(namespace))
+	}
+	return md
 }
 
 // Path is the file an object is written to in a fleet folder and in kpt:
@@ -107,7 +196,9 @@ func idOf(o Object) id {
 
 // Compare orders objects: platform objects first, then by namespace, kind,
 // name and apiVersion.
-func Compare(a, b Object) int {
+func Compare(a, b Object) int { return compare(&a, &b) }
+
+func compare(a, b *Object) int {
 	if a.Platform != b.Platform {
 		if a.Platform {
 			return -1
@@ -145,10 +236,13 @@ func FromInput(o api.Object) Object {
 // generated ones, refuses two objects with one identity where one of them is
 // generated, and sorts the result.
 func Assemble(generated []Object, others []Object) ([]Object, api.Problems) {
-	out := make([]Object, 0, len(generated)+len(others))
-	out = append(out, generated...)
-	out = append(out, others...)
-	slices.SortStableFunc(out, Compare)
+	all := generated
+	if len(others) > 0 {
+		all = make([]Object, 0, len(generated)+len(others))
+		all = append(all, generated...)
+		all = append(all, others...)
+	}
+	out := sortStable(all)
 	var problems api.Problems
 	for i := 1; i < len(out); i++ {
 		a, b := out[i-1], out[i]
@@ -171,4 +265,22 @@ func Assemble(generated []Object, others []Object) ([]Object, api.Problems) {
 		return nil, problems.Compact()
 	}
 	return out, nil
+}
+
+// sortStable sorts objects as slices.SortStableFunc(objs, Compare) does,
+// faster for as many and as large values as a fleet's objects: it sorts
+// their indices, ties broken by index, and moves each object once.
+func sortStable(objs []Object) []Object {
+	idx := make([]int, len(objs))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int {
+		return cmp.Or(compare(&objs[a], &objs[b]), cmp.Compare(a, b))
+	})
+	out := make([]Object, len(objs))
+	for i, j := range idx {
+		out[i] = objs[j]
+	}
+	return out
 }

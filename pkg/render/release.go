@@ -2,15 +2,16 @@ package render
 
 import (
 	"errors"
-	"strings"
+	"slices"
+	"sync"
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/fluxcd/pkg/apis/kustomize"
 	"github.com/fluxcd/pkg/apis/meta"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/api/validate/content"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
@@ -21,7 +22,7 @@ import (
 const (
 	// AppLabelPrefix is glued onto every key of the app's own labels and
 	// annotations when they are copied to its HelmRelease.
-	AppLabelPrefix = "apps.cozystack.io-"
+	AppLabelPrefix = api.ReleaseKeyPrefix
 
 	ApplicationKindLabel  = "apps.cozystack.io/application.kind"
 	ApplicationGroupLabel = "apps.cozystack.io/application.group"
@@ -47,31 +48,22 @@ const (
 // cozystack-api makes from it; with placement ComputePlane it is routed onto
 // the tenant's cluster through the cluster's admin kubeconfig.
 func RenderRelease(f *fleet.Fleet, app *fleet.App) (Object, error) {
-	def := app.Definition
-	routed := app.Placement == api.ComputePlane
+	return newReleases(f, false).render(app)
+}
 
+// releaseLabels are the labels of an app's release: the definition's, the
+// app's own (prefixed), and the lineage labels that make cozystack-api list
+// the release as the app, or, routed, the ones that keep it from doing so.
+func releaseLabels(f *fleet.Fleet, app *fleet.App) map[string]string {
+	def := app.Definition
 	labels := make(map[string]string, len(def.Labels)+len(app.Labels)+4)
 	for k, v := range def.Labels {
 		labels[k] = v
 	}
-	var problems api.Problems
 	for k, v := range app.Labels {
 		labels[AppLabelPrefix+k] = v
-		if !api.ValidLabelKey(AppLabelPrefix + k) {
-			problems = append(problems, api.Errorf(app.Ref, app.Origin, fieldKey("metadata.labels", k),
-				"becomes the label %q of the release, which is not a valid label key: %s; shorten the key", AppLabelPrefix+k, content.IsLabelKey(AppLabelPrefix + k)[0]))
-		}
 	}
-	for k := range app.Annotations {
-		if !api.ValidLabelKey(AppLabelPrefix + k) {
-			problems = append(problems, api.Errorf(app.Ref, app.Origin, fieldKey("metadata.annotations", k),
-				"becomes the annotation %q of the release, which is not a valid annotation key: %s; shorten the key", AppLabelPrefix+k, content.IsLabelKey(AppLabelPrefix + k)[0]))
-		}
-	}
-	if len(problems) > 0 {
-		return Object{}, problems.Compact()
-	}
-	if routed && !f.Config.Routing.EditableThroughAPI {
+	if app.Placement == api.ComputePlane && !f.Config.Routing.EditableThroughAPI {
 		labels[RoutedKindLabel] = app.Kind
 		labels[RoutedNameLabel] = app.Name
 	} else {
@@ -79,46 +71,52 @@ func RenderRelease(f *fleet.Fleet, app *fleet.App) (Object, error) {
 		labels[ApplicationGroupLabel] = api.AppsGroup
 		labels[ApplicationNameLabel] = app.Name
 	}
-	var annotations map[string]string
-	if len(app.Annotations) > 0 {
-		annotations = make(map[string]string, len(app.Annotations))
-		for k, v := range app.Annotations {
-			annotations[AppLabelPrefix+k] = v
-		}
-	}
+	return managedLabels(labels)
+}
 
+// releaseAnnotations are the app's own annotations, prefixed; nil when it
+// has none.
+func releaseAnnotations(app *fleet.App) map[string]string {
+	if len(app.Annotations) == 0 {
+		return nil
+	}
+	annotations := make(map[string]string, len(app.Annotations))
+	for k, v := range app.Annotations {
+		annotations[AppLabelPrefix+k] = v
+	}
+	return annotations
+}
+
+// releaseSpec is the spec of a release of definition def, routed or not,
+// with or without values (a placeholder then keeps the field's place). It
+// takes no app on purpose: everything of a release that depends on the app
+// itself is in its metadata and values, so the spec is rendered once per
+// definition and routing and shared by every app of that kind (see
+// releases).
+func releaseSpec(f *fleet.Fleet, def *api.Definition, routed, values bool) helmv2.HelmReleaseSpec {
 	maxHistory := releaseMaxHistory
-	hr := helmv2.HelmRelease{
-		TypeMeta: metav1.TypeMeta{APIVersion: helmv2.GroupVersion.String(), Kind: helmv2.HelmReleaseKind},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:        app.Release,
-			Namespace:   app.Namespace,
-			Labels:      managedLabels(labels),
-			Annotations: annotations,
+	spec := helmv2.HelmReleaseSpec{
+		ChartRef: &helmv2.CrossNamespaceSourceReference{
+			Kind:      def.ChartRef.Kind,
+			Name:      def.ChartRef.Name,
+			Namespace: def.ChartRef.Namespace,
 		},
-		Spec: helmv2.HelmReleaseSpec{
-			ChartRef: &helmv2.CrossNamespaceSourceReference{
-				Kind:      def.ChartRef.Kind,
-				Name:      def.ChartRef.Name,
-				Namespace: def.ChartRef.Namespace,
-			},
-			Interval:   metav1.Duration{Duration: releaseInterval},
-			MaxHistory: &maxHistory,
-			Install: &helmv2.Install{
-				Timeout:     &metav1.Duration{Duration: def.InstallTimeout},
-				Strategy:    &helmv2.InstallStrategy{Name: "RetryOnFailure", RetryInterval: &metav1.Duration{Duration: releaseRetryInterval}},
-				DisableWait: def.DisableWait,
-			},
-			Upgrade: &helmv2.Upgrade{
-				Timeout:     &metav1.Duration{Duration: def.UpgradeTimeout},
-				Strategy:    &helmv2.UpgradeStrategy{Name: "RetryOnFailure", RetryInterval: &metav1.Duration{Duration: releaseRetryInterval}},
-				DisableWait: def.DisableWait,
-			},
-			ValuesFrom: []helmv2.ValuesReference{{Kind: "Secret", Name: ValuesSecret}},
+		Interval:   metav1.Duration{Duration: releaseInterval},
+		MaxHistory: &maxHistory,
+		Install: &helmv2.Install{
+			Timeout:     &metav1.Duration{Duration: def.InstallTimeout},
+			Strategy:    &helmv2.InstallStrategy{Name: "RetryOnFailure", RetryInterval: &metav1.Duration{Duration: releaseRetryInterval}},
+			DisableWait: def.DisableWait,
 		},
+		Upgrade: &helmv2.Upgrade{
+			Timeout:     &metav1.Duration{Duration: def.UpgradeTimeout},
+			Strategy:    &helmv2.UpgradeStrategy{Name: "RetryOnFailure", RetryInterval: &metav1.Duration{Duration: releaseRetryInterval}},
+			DisableWait: def.DisableWait,
+		},
+		ValuesFrom: []helmv2.ValuesReference{{Kind: "Secret", Name: ValuesSecret}},
 	}
 	for _, hc := range def.HealthCheckExprs {
-		hr.Spec.HealthCheckExprs = append(hr.Spec.HealthCheckExprs, kustomize.CustomHealthCheck{
+		spec.HealthCheckExprs = append(spec.HealthCheckExprs, kustomize.CustomHealthCheck{
 			APIVersion: hc.APIVersion,
 			Kind:       hc.Kind,
 			HealthCheckExpressions: kustomize.HealthCheckExpressions{
@@ -128,57 +126,152 @@ func RenderRelease(f *fleet.Fleet, app *fleet.App) (Object, error) {
 	}
 	switch {
 	case def.WaitStrategy != "":
-		hr.Spec.WaitStrategy = &helmv2.WaitStrategy{Name: helmv2.WaitStrategyName(def.WaitStrategy)}
+		spec.WaitStrategy = &helmv2.WaitStrategy{Name: helmv2.WaitStrategyName(def.WaitStrategy)}
 	case len(def.HealthCheckExprs) > 0:
 		// Health checks are only evaluated by the poller strategy.
-		hr.Spec.WaitStrategy = &helmv2.WaitStrategy{Name: "poller"}
+		spec.WaitStrategy = &helmv2.WaitStrategy{Name: "poller"}
 	}
 	if routed {
 		cluster := f.ClusterRelease()
-		hr.Spec.KubeConfig = &meta.KubeConfigReference{
+		spec.KubeConfig = &meta.KubeConfigReference{
 			SecretRef: &meta.SecretKeyReference{Name: fleet.KubeconfigSecret(cluster), Key: fleet.KubeconfigKey},
 		}
-		hr.Spec.Install.CreateNamespace = true
-		hr.Spec.DependsOn = []helmv2.DependencyReference{{Name: cluster}}
+		spec.Install.CreateNamespace = true
+		spec.DependsOn = []helmv2.DependencyReference{{Name: cluster}}
 	}
-	if app.Spec != nil {
-		// A placeholder keeps the field's place; the app's spec is copied
-		// in as written below.
-		hr.Spec.Values = &apiextensionsv1.JSON{Raw: []byte("{}")}
+	if values {
+		spec.Values = &apiextensionsv1.JSON{Raw: []byte("{}")}
 	}
+	return spec
+}
 
-	n, err := toNode(&hr)
+// releases renders the releases of one run. The parts of a release that are
+// the same for every app of a definition (apiVersion, kind and the spec but
+// its values) are converted to YAML once per definition and routing, through
+// the upstream API types; each release then gets its own metadata and
+// values. Safe for concurrent use: writers render releases on all cores.
+type releases struct {
+	f *fleet.Fleet
+	// shared lets releases share the nodes of their common parts, for
+	// writers that only encode them (Object.AppendYAML); otherwise each release
+	// gets copies, free to be changed.
+	shared    bool
+	mu        sync.Mutex
+	templates map[templateKey]*yaml.Node
+}
+
+type templateKey struct {
+	def            *api.Definition
+	routed, values bool
+}
+
+func newReleases(f *fleet.Fleet, shared bool) *releases {
+	return &releases{f: f, shared: shared, templates: map[templateKey]*yaml.Node{}}
+}
+
+// template returns the release of an app of def without metadata.
+func (r *releases) template(key templateKey) (*yaml.Node, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t, ok := r.templates[key]; ok {
+		return t, nil
+	}
+	hr := helmv2.HelmRelease{
+		TypeMeta: metav1.TypeMeta{APIVersion: helmv2.GroupVersion.String(), Kind: helmv2.HelmReleaseKind},
+		Spec:     releaseSpec(r.f, key.def, key.routed, key.values),
+	}
+	t, err := toNode(&hr)
+	if err != nil {
+		return nil, err
+	}
+	r.templates[key] = t
+	return t, nil
+}
+
+func (r *releases) render(app *fleet.App) (Object, error) {
+	o := releaseObject(app)
+	var values *yaml.Node
+	switch {
+	case app.Values != nil:
+		if app.Values.Err != nil {
+			return Object{}, valuesProblem(app.App, app.Values.Err)
+		}
+		values = yamlnode.Placeholder()
+		o.Values = app.Values
+	case app.Spec != nil:
+		var err error
+		if values, err = yamlnode.Copy(app.Spec, yamlnode.DefaultBudget); err != nil {
+			return Object{}, valuesProblem(app.App, err)
+		}
+	}
+	t, err := r.template(templateKey{app.Definition, app.Placement == api.ComputePlane, values != nil})
 	if err != nil {
 		return Object{}, err
 	}
-	if app.Spec != nil {
-		values, err := yamlnode.Copy(app.Spec, yamlnode.DefaultBudget)
-		if err != nil {
-			field := "spec"
-			if pe, ok := err.(*yamlnode.PathError); ok && pe.Path != "" {
-				field += "." + pe.Path
+	md := objectMeta(o.Name, o.Namespace, releaseLabels(r.f, app), releaseAnnotations(app))
+	// The template's top level: apiVersion, kind, metadata, spec.
+	n := &yaml.Node{Kind: t.Kind, Tag: t.Tag, Content: make([]*yaml.Node, len(t.Content))}
+	for i := 0; i+1 < len(t.Content); i += 2 {
+		k, v := t.Content[i], t.Content[i+1]
+		switch k.Value {
+		case "metadata":
+			v = md
+		case "spec":
+			if !r.shared {
+				v = yamlnode.Clone(v)
 			}
-			return Object{}, api.Errorf(app.Ref, app.Origin, field, "%v", unwrapPath(err))
+			if values != nil {
+				spec := &yaml.Node{Kind: v.Kind, Tag: v.Tag, Content: slices.Clone(v.Content)}
+				yamlnode.SetKey(spec, "values", values)
+				v = spec
+			}
+		default:
+			if !r.shared {
+				k, v = yamlnode.Clone(k), yamlnode.Clone(v)
+			}
 		}
-		yamlnode.SetKey(yamlnode.Get(n, "spec"), "values", values)
+		n.Content[i], n.Content[i+1] = k, v
 	}
+	o.Node = n
+	return o, nil
+}
+
+// releaseObject is the identity of an app's HelmRelease, without its node.
+func releaseObject(app *fleet.App) Object {
 	tenant := ""
 	if app.Tenant != nil {
 		tenant = app.Tenant.Namespace
 	}
 	return Object{
-		Node: n, APIVersion: hr.APIVersion, Kind: hr.Kind, Namespace: hr.Namespace, Name: hr.Name,
+		APIVersion: helmv2.GroupVersion.String(), Kind: helmv2.HelmReleaseKind, Namespace: app.Namespace, Name: app.Release,
 		Generated: true, From: app.Ref, Origin: app.Origin, Tenant: tenant,
-	}, nil
+	}
 }
 
-// fieldKey is the field path of a label or annotation key, in brackets
-// where the key holds dots or slashes.
-func fieldKey(field, key string) string {
-	if strings.ContainsAny(key, "./[] ") {
-		return field + "[" + key + "]"
+// plan is render put off until the release is written: it returns the
+// release's identity, with what AppendYAML and Build need to render it. Only
+// apps whose values were encoded ahead (App.Values) are put off, since
+// rendering them can then fail on nothing the user wrote; the problem of
+// values that could not be encoded is returned here, where render would.
+func (r *releases) plan(app *fleet.App) (Object, error) {
+	if app.Values == nil {
+		return r.render(app)
 	}
-	return field + "." + key
+	if app.Values.Err != nil {
+		return Object{}, valuesProblem(app.App, app.Values.Err)
+	}
+	o := releaseObject(app)
+	o.pending = &pendingRelease{releases: r, app: app}
+	return o, nil
+}
+
+// valuesProblem reports why an app's spec cannot be copied into its release.
+func valuesProblem(app *api.App, err error) api.Problem {
+	field := "spec"
+	if pe, ok := err.(*yamlnode.PathError); ok && pe.Path != "" {
+		field += "." + pe.Path
+	}
+	return api.Errorf(app.Ref, app.Origin, field, "%v", unwrapPath(err))
 }
 
 // unwrapPath drops the path of a yamlnode.PathError, which the caller has

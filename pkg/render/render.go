@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/computeplane-dev/computeplane-fn/internal/parallel"
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
@@ -21,11 +22,24 @@ func Run(cfg *api.Config, objects []api.Object) ([]Object, api.Problems) {
 // rendered from, for reports about a run (the pull-request summary). On any
 // problem it returns neither.
 func RunFleet(cfg *api.Config, objects []api.Object) (*fleet.Fleet, []Object, api.Problems) {
+	return run(cfg, objects, false)
+}
+
+// RunLazy is RunFleet for large fleets: the releases of apps whose values
+// were encoded ahead (api.App.Values) are checked and ordered but rendered
+// only by Object.Build, when they are written, and the objects of each
+// tenant's ComputePlane are held as text (Object.Text) from the moment they
+// are rendered. Every problem is still found before anything is returned.
+func RunLazy(cfg *api.Config, objects []api.Object) (*fleet.Fleet, []Object, api.Problems) {
+	return run(cfg, objects, true)
+}
+
+func run(cfg *api.Config, objects []api.Object, lazy bool) (*fleet.Fleet, []Object, api.Problems) {
 	f, problems := fleet.Build(cfg, objects)
 	if len(problems) > 0 {
 		return nil, nil, problems
 	}
-	generated, problems := Render(f)
+	generated, problems := render(f, lazy)
 	if len(problems) > 0 {
 		return nil, nil, problems
 	}
@@ -47,7 +61,11 @@ func RunFleet(cfg *api.Config, objects []api.Object) (*fleet.Fleet, []Object, ap
 
 // Render builds every generated object of a checked fleet, unordered.
 func Render(f *fleet.Fleet) ([]Object, api.Problems) {
-	var out []Object
+	return render(f, false)
+}
+
+func render(f *fleet.Fleet, lazy bool) ([]Object, api.Problems) {
+	out := make([]Object, 0, len(f.Apps)+len(f.Tenants)+1)
 	var problems api.Problems
 	fail := func(err error) {
 		var p api.Problem
@@ -65,7 +83,6 @@ func Render(f *fleet.Fleet) ([]Object, api.Problems) {
 	if p, over := predictCopies(f); over {
 		return nil, api.Problems{p}
 	}
-	var size outputSize
 	if f.Config.Delivery == api.Direct {
 		if f.Config.Source.Generate {
 			o, err := RenderSource(f)
@@ -79,28 +96,52 @@ func Render(f *fleet.Fleet) ([]Object, api.Problems) {
 		if len(ps) > 0 {
 			return nil, ps
 		}
+		var tenants []*fleet.Tenant
 		for _, t := range f.SortedTenants() {
-			if !t.ComputePlane {
-				continue
-			}
-			objs, ps := RenderComputePlane(f, plan, t)
-			problems = append(problems, ps...)
-			out = append(out, objs...)
-			if p, over := size.add(objs...); over {
-				return nil, api.Problems{p}
+			if t.ComputePlane {
+				tenants = append(tenants, t)
 			}
 		}
+		// Tenants are rendered on all cores, and collected in their order.
+		type rendered struct {
+			objs     []Object
+			problems api.Problems
+		}
+		err := parallel.Ordered(len(tenants), parallel.Workers(),
+			func(i int) (rendered, error) {
+				objs, ps := RenderComputePlane(f, plan, tenants[i])
+				if lazy && len(ps) == 0 {
+					// Held as text until written: a few KB instead of
+					// hundreds of nodes per tenant.
+					for j := range objs {
+						if err := objs[j].encode(); err != nil {
+							ps = append(ps, problemOf(tenants[i], err))
+						}
+					}
+				}
+				return rendered{objs, ps}, nil
+			},
+			func(_ int, r rendered) error {
+				problems = append(problems, r.problems...)
+				out = append(out, r.objs...)
+				return nil
+			})
+		if err != nil {
+			fail(err)
+		}
+	}
+	rs := newReleases(f, lazy)
+	renderRelease := rs.render
+	if lazy {
+		renderRelease = rs.plan
 	}
 	for _, app := range f.Apps {
-		o, err := RenderRelease(f, app)
+		o, err := renderRelease(app)
 		if err != nil {
 			fail(err)
 			continue
 		}
 		out = append(out, o)
-		if p, over := size.add(o); over {
-			return nil, api.Problems{p}
-		}
 	}
 	if len(problems) > 0 {
 		return nil, problems.Compact()
@@ -132,40 +173,33 @@ func RenderComputePlane(f *fleet.Fleet, plan *ClusterPlan, t *fleet.Tenant) ([]O
 	return append(out, egress), nil
 }
 
-// Limits of the generated output. What every cluster copies (the config's
-// spec.cluster.values) and what every release of a kind copies (its
-// definition's labels and health checks) is multiplied by the number of
-// tenants and apps, so the inputs' limits alone do not bound the output.
-// The scale target generates 15 million nodes and 190 MB.
+// Limits of what inputs make the output copy many times: every ComputePlane
+// cluster copies the config's spec.cluster.values, and every release of a
+// kind its definition's labels and health checks. Everything else in the
+// output is bounded by the inputs' own limits (package input); these
+// copies are multiplied by the number of tenants and apps, and a few small
+// inputs could ask for a huge output. The scale target copies some 0.3
+// million nodes and 3.5 MB.
 const (
-	// MaxOutputNodes is the most YAML nodes one run generates.
-	MaxOutputNodes = 32_000_000
-	// MaxOutputBytes is the most bytes of scalar values one run generates.
-	MaxOutputBytes = 1 << 30
+	// MaxCopiedNodes is the most YAML nodes such copies may add to a run.
+	MaxCopiedNodes = 32_000_000
+	// MaxCopiedBytes is the most bytes of values such copies may add.
+	MaxCopiedBytes = 256 << 20
 )
 
-// outputSize counts what a run has generated.
-type outputSize struct{ nodes, bytes int }
+// size is a count of YAML nodes and of the bytes of their keys and values.
+type size struct{ nodes, bytes int }
 
-// add counts objects and reports the problem when the output goes over a
-// limit, naming the object that did.
-func (s *outputSize) add(objs ...Object) (api.Problem, bool) {
-	for _, o := range objs {
-		n, b := yamlnode.Size(o.Node)
-		s.nodes += n
-		s.bytes += b
-		if s.nodes > MaxOutputNodes || s.bytes > MaxOutputBytes {
-			return api.Errorf(o.From, o.Origin, "", "the output would hold more than %s YAML nodes or %d MiB of values (at %s %s/%s); split the fleet into several runs, or make what every object copies smaller (spec.cluster.values of the config, the labels and health checks of a definition)",
-				yamlnode.Count(MaxOutputNodes), MaxOutputBytes>>20, o.Kind, o.Namespace, o.Name), true
-		}
-	}
-	return api.Problem{}, false
+func (s size) add(o size) size  { return size{s.nodes + o.nodes, s.bytes + o.bytes} }
+func (s size) times(n int) size { return size{s.nodes * n, s.bytes * n} }
+func (s size) over() bool       { return s.nodes > MaxCopiedNodes || s.bytes > MaxCopiedBytes }
+func (s size) less(o size) bool { return s.nodes < o.nodes || s.nodes == o.nodes && s.bytes < o.bytes }
+func (s size) String() string {
+	return fmt.Sprintf("%s nodes, %s bytes", yamlnode.Count(s.nodes), yamlnode.Count(s.bytes))
 }
 
 // predictCopies refuses, before anything is rendered, a fleet whose copies
-// alone go over MaxOutputNodes: every cluster copies the config's
-// spec.cluster.values and every release its definition's labels and health
-// checks, so a few small inputs can ask for a huge output.
+// go over MaxCopiedNodes or MaxCopiedBytes, naming what is copied.
 func predictCopies(f *fleet.Fleet) (api.Problem, bool) {
 	clusters := 0
 	if f.Config.Delivery == api.Direct {
@@ -176,47 +210,72 @@ func predictCopies(f *fleet.Fleet) (api.Problem, bool) {
 		}
 	}
 	values := valueSize(f.Config.Cluster.Values)
-	fromValues, fromDefinitions := clusters*values, 0
-	var largest *api.Definition
+	fromValues := values.times(clusters)
+	copied := map[*api.Definition]size{}
 	releases := map[*api.Definition]int{}
-	copied := func(d *api.Definition) int { return 2*len(d.Labels) + 12*len(d.HealthCheckExprs) }
+	var fromDefinitions size
 	for _, app := range f.Apps {
 		d := app.Definition
-		fromDefinitions += copied(d)
+		c, ok := copied[d]
+		if !ok {
+			c = definitionSize(d)
+			copied[d] = c
+		}
+		fromDefinitions = fromDefinitions.add(c)
 		releases[d]++
-		if largest == nil || copied(d)*releases[d] > copied(largest)*releases[largest] {
+	}
+	if !fromValues.add(fromDefinitions).over() {
+		return api.Problem{}, false
+	}
+	limits := fmt.Sprintf("at most %s YAML nodes and %d MiB", yamlnode.Count(MaxCopiedNodes), MaxCopiedBytes>>20)
+	if !fromValues.less(fromDefinitions) {
+		return api.Errorf(f.Config.Ref, f.Config.Origin, "spec.cluster.values",
+			"each of the %d ComputePlane clusters copies these values (%s), more than the output may hold for such copies (%s); split the fleet into several runs, or fix fewer values",
+			clusters, values, limits), true
+	}
+	var largest *api.Definition
+	for d := range copied {
+		if largest == nil || copied[largest].times(releases[largest]).less(copied[d].times(releases[d])) ||
+			copied[d].times(releases[d]) == copied[largest].times(releases[largest]) && d.Ref.Name < largest.Ref.Name {
 			largest = d
 		}
 	}
-	if fromValues+fromDefinitions <= MaxOutputNodes {
-		return api.Problem{}, false
-	}
-	advice := "split the fleet into several runs, or make what they copy smaller"
-	if fromValues >= fromDefinitions {
-		return api.Errorf(f.Config.Ref, f.Config.Origin, "spec.cluster.values",
-			"the output would hold more than %s YAML nodes: each of the %d ComputePlane clusters copies these values (%s nodes); %s",
-			yamlnode.Count(MaxOutputNodes), clusters, yamlnode.Count(values), advice), true
-	}
 	return api.Errorf(largest.Ref, largest.Origin, "spec.release",
-		"the output would hold more than %s YAML nodes: each of the %d releases of kind %s copies the labels and health checks of this definition (%s nodes); %s",
-		yamlnode.Count(MaxOutputNodes), releases[largest], largest.Kind, yamlnode.Count(copied(largest)), advice), true
+		"each of the %d releases of kind %s copies the labels and health checks of this definition (%s), more than the output may hold for such copies (%s); split the fleet into several runs, or give the definition fewer labels and health checks",
+		releases[largest], largest.Kind, copied[largest], limits), true
 }
 
-// valueSize counts the YAML nodes of a JSON-like value.
-func valueSize(v any) int {
+// definitionSize is what a definition gives each of its releases.
+func definitionSize(d *api.Definition) size {
+	s := size{nodes: 2 * len(d.Labels)}
+	for k, v := range d.Labels {
+		s.bytes += len(k) + len(v)
+	}
+	for _, hc := range d.HealthCheckExprs {
+		s.nodes += 12
+		s.bytes += len(hc.APIVersion) + len(hc.Kind) + len(hc.Current) + len(hc.InProgress) + len(hc.Failed) + 64
+	}
+	return s
+}
+
+// valueSize counts the YAML nodes of a JSON-like value and the bytes of its
+// keys and values.
+func valueSize(v any) size {
 	switch v := v.(type) {
 	case map[string]any:
-		n := 1
-		for _, x := range v {
-			n += 1 + valueSize(x)
+		s := size{nodes: 1}
+		for k, x := range v {
+			s = s.add(size{1, len(k)}).add(valueSize(x))
 		}
-		return n
+		return s
 	case []any:
-		n := 1
+		s := size{nodes: 1}
 		for _, x := range v {
-			n += valueSize(x)
+			s = s.add(valueSize(x))
 		}
-		return n
+		return s
+	case string:
+		return size{1, len(v)}
 	}
-	return 1
+	return size{1, 8}
 }

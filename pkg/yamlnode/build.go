@@ -139,6 +139,22 @@ func FromJSON(data []byte) (*yaml.Node, error) {
 	return FromValue(v)
 }
 
+// Clone returns a deep copy of a tree this package built, keeping every
+// field; unlike Copy it neither checks nor normalises.
+func Clone(n *yaml.Node) *yaml.Node {
+	if n == nil {
+		return nil
+	}
+	c := *n
+	if n.Content != nil {
+		c.Content = make([]*yaml.Node, len(n.Content))
+		for i, child := range n.Content {
+			c.Content[i] = Clone(child)
+		}
+	}
+	return &c
+}
+
 // Copy returns a deep copy of n with aliases expanded, mapping keys sorted
 // (as kustomize and the API server write them) and comments, anchors and
 // styles other than literal blocks dropped, so that values copied from an

@@ -1,0 +1,369 @@
+// Command fleetbench renders generated fleets through the computeplane-fn
+// binary and checks the scale targets of the product contract: at the
+// largest size, under 15 s and 1 GiB, at most 2× the serialization floor, and
+// at most 11× the time of a fleet ten times smaller. `make bench` runs it.
+//
+// For every size it generates the fleet (or reuses one generated before with
+// the same parameters) and then, reps times, alternates a render of the whole
+// fleet (output written to a file) with a measurement of the floor on the
+// same input files and that output, in a separate process. Times are the best
+// of the reps: the machine is shared, and the best run is the one least
+// disturbed by others.
+//
+//	fleetbench [-bin bin/computeplane-fn] [-sizes 1000,10000] [-reps 3] [-work .work/bench]
+//	fleetbench floor INPUT-DIR OUTPUT-FILE   (the floor alone, as JSON)
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/computeplane-dev/computeplane-fn/internal/bench"
+	"github.com/computeplane-dev/computeplane-fn/internal/fleetgen"
+)
+
+// Targets of SPEC section 7, checked at the largest size.
+const (
+	maxWall   = 15 * time.Second
+	maxRSS    = 1 << 30
+	maxRatio  = 2.0
+	maxGrowth = 11.0
+)
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "floor" {
+		os.Exit(floorMain(os.Args[2:]))
+	}
+	os.Exit(benchMain(os.Args[1:]))
+}
+
+func floorMain(args []string) int {
+	if len(args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: fleetbench floor INPUT-DIR OUTPUT-FILE")
+		return 2
+	}
+	f, err := bench.MeasureFloor(args[0], args[1])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fleetbench floor:", err)
+		return 1
+	}
+	if err := json.NewEncoder(os.Stdout).Encode(f); err != nil {
+		return 1
+	}
+	return 0
+}
+
+type result struct {
+	tenants  int
+	stats    fleetgen.Stats
+	wall     time.Duration // best render
+	walls    []time.Duration
+	cpu      time.Duration // least CPU time (user+sys) of a render
+	cpus     []time.Duration
+	rss      int64 // highest peak RSS over the reps, bytes
+	floor    bench.Floor
+	floors   []time.Duration
+	outBytes int64
+	failure  string
+}
+
+func (r result) ratio() float64 { return r.wall.Seconds() / r.floor.Total().Seconds() }
+
+func benchMain(args []string) int {
+	flags := flag.NewFlagSet("fleetbench", flag.ContinueOnError)
+	bin := flags.String("bin", "bin/computeplane-fn", "the computeplane-fn binary to measure")
+	sizesFlag := flags.String("sizes", "1000,10000", "fleet sizes in tenants, comma-separated; the targets are checked at the largest and the growth between the first and the largest")
+	reps := flags.Int("reps", 3, "renders (and floor measurements) per size; the best counts")
+	work := flags.String("work", ".work/bench", "folder for the generated fleets and the rendered output")
+	rssLimit := flags.Int64("kill-above", 4<<30, "kill a render whose resident memory grows above this many bytes (protects a shared machine)")
+	if err := flags.Parse(args); err != nil {
+		return 2
+	}
+	var sizes []int
+	for _, s := range strings.Split(*sizesFlag, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n <= 0 {
+			fmt.Fprintf(os.Stderr, "fleetbench: bad size %q\n", s)
+			return 2
+		}
+		sizes = append(sizes, n)
+	}
+	binPath, err := filepath.Abs(*bin)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fleetbench:", err)
+		return 2
+	}
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fleetbench:", err)
+		return 2
+	}
+	fmt.Printf("fleetbench: %s on %d CPUs (%s/%s), best of %d, shared machine: compare ratios, not absolute times\n",
+		*bin, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, *reps)
+
+	results := make([]*result, len(sizes))
+	dirs := make([]string, len(sizes))
+	outs := make([]string, len(sizes))
+	for i, n := range sizes {
+		dir, stats, err := ensureFleet(filepath.Join(*work, fmt.Sprintf("fleet-%d", n)), n)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "fleetbench:", err)
+			return 1
+		}
+		out, err := filepath.Abs(filepath.Join(*work, fmt.Sprintf("out-%d.yaml", n)))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "fleetbench:", err)
+			return 1
+		}
+		dirs[i], outs[i] = dir, out
+		results[i] = &result{tenants: n, stats: stats}
+	}
+	// Sizes alternate within each rep, so that a change of load on the
+	// machine hits all of them alike and the growth stays comparable.
+	for rep := 1; rep <= *reps; rep++ {
+		for i, r := range results {
+			if r.failure != "" {
+				continue
+			}
+			m, err := render(binPath, dirs[i], outs[i], *rssLimit)
+			r.rss = max(r.rss, m.rss)
+			if err != nil {
+				r.failure = err.Error()
+				continue
+			}
+			r.walls = append(r.walls, m.wall)
+			r.cpus = append(r.cpus, m.cpu)
+			f, err := floor(self, dirs[i], outs[i])
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "fleetbench:", err)
+				return 1
+			}
+			r.floors = append(r.floors, f.Total())
+			if r.floor.Total() == 0 || f.Total() < r.floor.Total() {
+				r.floor = f
+			}
+			fmt.Fprintf(os.Stderr, "  %d tenants, rep %d: render %.2fs (cpu %.2fs, peak %s), floor %.2fs\n", r.tenants, rep, m.wall.Seconds(), m.cpu.Seconds(), mib(m.rss), f.Total().Seconds())
+		}
+	}
+	for i, r := range results {
+		if len(r.walls) > 0 {
+			r.wall = slices.Min(r.walls)
+			r.cpu = slices.Min(r.cpus)
+		}
+		if info, err := os.Stat(outs[i]); err == nil {
+			r.outBytes = info.Size()
+		}
+	}
+	return report(results)
+}
+
+// ensureFleet generates the fleet of n tenants into dir unless dir already
+// holds exactly that fleet.
+func ensureFleet(dir string, n int) (string, fleetgen.Stats, error) {
+	p := fleetgen.Defaults(n)
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fleetgen.Stats{}, err
+	}
+	if mf, err := fleetgen.ReadManifest(abs); err == nil && mf.Params == p {
+		return abs, mf.Stats, nil
+	}
+	if err := os.RemoveAll(abs); err != nil {
+		return "", fleetgen.Stats{}, err
+	}
+	start := time.Now()
+	stats, err := fleetgen.Generate(abs, p)
+	if err != nil {
+		return "", fleetgen.Stats{}, err
+	}
+	fmt.Fprintf(os.Stderr, "  generated %d tenants, %d apps, %d files, %s in %.1fs\n", stats.Tenants, stats.Apps, stats.Files, mib(stats.Bytes), time.Since(start).Seconds())
+	return abs, stats, nil
+}
+
+// measurement is one render.
+type measurement struct {
+	wall, cpu time.Duration
+	rss       int64
+}
+
+// render runs the binary on the fleet in dir, writing its output to out, and
+// returns the wall time, the CPU time and the peak resident memory.
+func render(bin, dir, out string, killAbove int64) (measurement, error) {
+	var m measurement
+	f, err := os.Create(out)
+	if err != nil {
+		return m, err
+	}
+	defer f.Close()
+	var stderr bytes.Buffer
+	cmd := exec.Command(bin, fleetgen.ConfigFile)
+	cmd.Dir = dir
+	cmd.Stdout = f
+	cmd.Stderr = &stderr
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return m, err
+	}
+	killed := make(chan int64, 1)
+	done := make(chan struct{})
+	go watch(cmd.Process, killAbove, killed, done)
+	err = cmd.Wait()
+	m.wall = time.Since(start)
+	close(done)
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		m.rss = ru.Maxrss * 1024 // KiB on Linux
+		m.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	select {
+	case seen := <-killed:
+		m.rss = max(m.rss, seen)
+		return m, fmt.Errorf("killed after %.1fs: resident memory above %s", m.wall.Seconds(), mib(seen))
+	default:
+	}
+	if err != nil {
+		return m, fmt.Errorf("render failed: %v: %s", err, firstLines(stderr.String(), 5))
+	}
+	return m, nil
+}
+
+// watch kills p when its resident memory grows above limit.
+func watch(p *os.Process, limit int64, killed chan<- int64, done <-chan struct{}) {
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	status := fmt.Sprintf("/proc/%d/status", p.Pid)
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+		data, err := os.ReadFile(status)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+				kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+				if kb*1024 > limit {
+					_ = p.Kill()
+					killed <- kb * 1024
+					return
+				}
+			}
+		}
+	}
+}
+
+// floor measures the serialization floor in a separate process, so that
+// neither run's heap disturbs the other.
+func floor(self, dir, out string) (bench.Floor, error) {
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(self, "floor", dir, out)
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return bench.Floor{}, fmt.Errorf("floor: %v: %s", err, firstLines(stderr.String(), 5))
+	}
+	var f bench.Floor
+	if err := json.Unmarshal(stdout.Bytes(), &f); err != nil {
+		return f, fmt.Errorf("floor: %w", err)
+	}
+	if f.Total() <= 0 {
+		return f, errors.New("floor: measured nothing")
+	}
+	return f, nil
+}
+
+func report(results []*result) int {
+	fmt.Println()
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "tenants\tapps\tinput\toutput\twall\tcpu\tpeak RSS\tfloor (decode+encode)\trender/floor\t")
+	for _, r := range results {
+		if r.failure != "" {
+			fmt.Fprintf(tw, "%d\t%d\t%s\t-\t-\t-\t%s\t-\t-\t\n", r.tenants, r.stats.Apps, mib(r.stats.Bytes), mib(r.rss))
+			continue
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%.2fs\t%.2fs\t%s\t%.2fs (%.2f+%.2f)\t%.2f×\t\n",
+			r.tenants, r.stats.Apps, mib(r.stats.Bytes), mib(r.outBytes), r.wall.Seconds(), r.cpu.Seconds(), mib(r.rss),
+			r.floor.Total().Seconds(), r.floor.Decode.Seconds(), r.floor.Encode.Seconds(), r.ratio())
+	}
+	tw.Flush()
+	for _, r := range results {
+		if r.failure != "" {
+			fmt.Printf("%d tenants: %s\n", r.tenants, r.failure)
+		}
+	}
+
+	last := results[len(results)-1]
+	first := results[0]
+	fmt.Printf("\ntargets at %d tenants / %d apps:\n", last.tenants, last.stats.Apps)
+	ok := true
+	check := func(name, got string, pass bool) {
+		verdict := "PASS"
+		if !pass {
+			verdict, ok = "FAIL", false
+		}
+		fmt.Printf("  %-26s %-12s %s\n", name, got, verdict)
+	}
+	failed := last.failure != ""
+	check("wall < 15s", dur(last.wall, failed), !failed && last.wall < maxWall)
+	check("peak RSS < 1 GiB", mib(last.rss), !failed && last.rss < maxRSS)
+	check("render ≤ 2× floor", ratio(last.ratio(), failed), !failed && last.ratio() <= maxRatio)
+	if len(results) > 1 {
+		growth := last.wall.Seconds() / first.wall.Seconds()
+		scale := float64(last.tenants) / float64(first.tenants)
+		failed := failed || first.failure != ""
+		check(fmt.Sprintf("growth %d→%d ≤ %.0f×", first.tenants, last.tenants, maxGrowth*scale/10),
+			ratio(growth, failed), !failed && growth <= maxGrowth*scale/10)
+		if !failed {
+			fmt.Printf("  (over the same sizes the floor grew %.2f×, the render's CPU time %.2f×)\n",
+				last.floor.Total().Seconds()/first.floor.Total().Seconds(), last.cpu.Seconds()/first.cpu.Seconds())
+		}
+	}
+	if !ok {
+		return 1
+	}
+	return 0
+}
+
+func mib(b int64) string {
+	if b <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20))
+}
+
+func dur(d time.Duration, failed bool) string {
+	if failed {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fs", d.Seconds())
+}
+
+func ratio(x float64, failed bool) string {
+	if failed {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f×", x)
+}
+
+func firstLines(s string, n int) string {
+	lines := strings.SplitN(strings.TrimSpace(s), "\n", n+1)
+	if len(lines) > n {
+		lines = append(lines[:n], "...")
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,167 @@
+package bench_test
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/computeplane-dev/computeplane-fn/fn"
+	"github.com/computeplane-dev/computeplane-fn/internal/fleetgen"
+	"github.com/computeplane-dev/computeplane-fn/pkg/api"
+	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
+	"github.com/computeplane-dev/computeplane-fn/pkg/output"
+	"github.com/computeplane-dev/computeplane-fn/pkg/render"
+)
+
+// The benchmark fleet: 300 tenants (3,000 apps) unless BENCH_TENANTS says
+// otherwise. It is generated once per process into a temporary folder.
+var (
+	fleetOnce sync.Once
+	fleetDir  string
+	fleetErr  error
+)
+
+func benchFleet(b *testing.B) string {
+	b.Helper()
+	fleetOnce.Do(func() {
+		tenants := 300
+		if s := os.Getenv("BENCH_TENANTS"); s != "" {
+			tenants, fleetErr = strconv.Atoi(s)
+			if fleetErr != nil {
+				return
+			}
+		}
+		fleetDir, fleetErr = os.MkdirTemp("", "computeplane-fn-bench-")
+		if fleetErr != nil {
+			return
+		}
+		_, fleetErr = fleetgen.Generate(fleetDir, fleetgen.Defaults(tenants))
+	})
+	if fleetErr != nil {
+		b.Fatal(fleetErr)
+	}
+	return fleetDir
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if fleetDir != "" {
+		os.RemoveAll(fleetDir)
+	}
+	os.Exit(code)
+}
+
+func readFleet(b *testing.B, dir string) (*api.Config, []api.Object) {
+	b.Helper()
+	cfg, objs, problems := fn.ReadInputs(dir, filepath.Join(dir, fleetgen.ConfigFile), nil)
+	if len(problems) > 0 {
+		b.Fatal(problems)
+	}
+	return cfg, objs
+}
+
+func inputBytes(b *testing.B, dir string) int64 {
+	b.Helper()
+	mf, err := fleetgen.ReadManifest(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return mf.Stats.Bytes
+}
+
+// BenchmarkRead reads the fleet as the standalone CLI does: files decoded on
+// all cores, app objects decoded and their values encoded while reading.
+func BenchmarkRead(b *testing.B) {
+	dir := benchFleet(b)
+	b.SetBytes(inputBytes(b, dir))
+	b.ReportAllocs()
+	for b.Loop() {
+		readFleet(b, dir)
+	}
+}
+
+// BenchmarkIndex builds and checks the fleet (fleet.Build).
+func BenchmarkIndex(b *testing.B) {
+	cfg, objs := readFleet(b, benchFleet(b))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, problems := fleet.Build(cfg, objs); len(problems) > 0 {
+			b.Fatal(problems)
+		}
+	}
+}
+
+// BenchmarkRender renders every output object (each release's node, as the
+// writer does one by one) and puts them in order.
+func BenchmarkRender(b *testing.B) {
+	cfg, objs := readFleet(b, benchFleet(b))
+	f, problems := fleet.Build(cfg, objs)
+	if len(problems) > 0 {
+		b.Fatal(problems)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		out, problems := render.Render(f)
+		if len(problems) > 0 {
+			b.Fatal(problems)
+		}
+		if _, problems := render.Assemble(out, nil); len(problems) > 0 {
+			b.Fatal(problems)
+		}
+	}
+}
+
+// BenchmarkSerialize encodes the rendered objects as one YAML stream.
+func BenchmarkSerialize(b *testing.B) {
+	cfg, objs := readFleet(b, benchFleet(b))
+	f, problems := fleet.Build(cfg, objs)
+	if len(problems) > 0 {
+		b.Fatal(problems)
+	}
+	out, problems := render.Render(f)
+	if len(problems) > 0 {
+		b.Fatal(problems)
+	}
+	out, problems = render.Assemble(out, nil)
+	if len(problems) > 0 {
+		b.Fatal(problems)
+	}
+	var w countingWriter
+	if err := output.Encode(&w, out); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(w.n)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := output.Encode(io.Discard, out); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkStandalone is the whole standalone run: read, index, order,
+// render and serialize (fn.Standalone and output.Encode).
+func BenchmarkStandalone(b *testing.B) {
+	dir := benchFleet(b)
+	b.SetBytes(inputBytes(b, dir))
+	b.ReportAllocs()
+	for b.Loop() {
+		objs, problems := fn.Standalone(dir, filepath.Join(dir, fleetgen.ConfigFile), nil)
+		if len(problems) > 0 {
+			b.Fatal(problems)
+		}
+		if err := output.Encode(io.Discard, objs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+type countingWriter struct{ n int64 }
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.n += int64(len(p))
+	return len(p), nil
+}
