@@ -131,6 +131,10 @@ func (p Processor) run(rl *framework.ResourceList) ([]*yaml.RNode, api.Problems)
 	objects := make([]api.Object, 0, len(rl.Items))
 	for _, item := range rl.Items {
 		objs, err := budget.Unwrap(item.YNode(), originOf(item))
+		if err == nil {
+			// A ResourceList is held whole until it is written.
+			err = budget.HoldItems(objs)
+		}
 		if err != nil {
 			problems = append(problems, problemsOf(err, cfg)...)
 			if input.IsOverBudget(err) {
