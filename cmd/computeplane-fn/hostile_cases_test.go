@@ -284,18 +284,18 @@ func hostileCases() []hostileCase {
 		{name: "a dense document", args: []string{"config.yaml", "dense.yaml"}, files: map[string]string{"config.yaml": baseConfig},
 			prepare: func(t *testing.T, dir string) {
 				writeLarge(t, filepath.Join(dir, "dense.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\nlist: [", "a,", "a]\n", 30<<20)
-			}, want: []string{"dense.yaml: a YAML document holds about 47,", "nodes (estimated from its bytes before parsing); one document may hold at most about 8,000,000: write one object per document"}},
+			}, want: []string{"dense.yaml: a YAML document holds about 47,", "nodes (estimated from its bytes before parsing); one document may hold at most about 4,000,000: write one object per document"}},
 		{name: "dense documents", long: true, args: []string{"config.yaml", "dense.yaml"}, files: map[string]string{"config.yaml": baseConfig},
 			prepare: func(t *testing.T, dir string) {
-				doc := "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\nlist: [" + strings.Repeat("a,", 2_500_000) + "a]\n"
-				writeLarge(t, filepath.Join(dir, "dense.yaml"), "", doc, "", 5*len(doc)-1)
+				doc := "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\nlist: [" + strings.Repeat("a,", 1_300_000) + "a]\n"
+				writeLarge(t, filepath.Join(dir, "dense.yaml"), "", doc, "", 9*len(doc)-1)
 			}, want: []string{"dense.yaml: the inputs of one run may hold at most about 32,000,000 YAML nodes together (estimated from their bytes before parsing)"}},
 		{name: "large objects that pass through", long: true, files: files(largeConfigMaps(3, 470_000)), args: standaloneArgs, want: []string{"ConfigMap c2: the objects that pass through this function or are kept (keepInputs) may hold at most 2,000,000 YAML nodes together"}},
 		{name: "too many objects", long: true, stdin: "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nfunctionConfig:\n" + indent(baseConfig, "  ") + "items: [" + strings.Repeat("{kind: A, apiVersion: v1},", 50_001) + "{}]\n", want: []string{"stdin: ResourceList: items: holds 50,002 objects; a ResourceList may hold at most 50,000 (render a fleet this large with the standalone CLI)"}},
 		{name: "a ResourceList too large to write", long: true, stdin: resourceList(baseConfig+"  inputs: [apps.yaml]\n", baseDefinition), files: map[string]string{"apps.yaml": manyRootApps(40_000)},
 			want: []string{"the ResourceList to write would hold", "the KRM function writes at most 2,000,000", "render a fleet this large with the standalone CLI"}, maxRSS: 2048},
 		{name: "one document too large", long: true, files: files("apiVersion: v1\nkind: List\nitems:\n" + strings.Repeat("- {apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {a: b, c: d}}\n", 300_000)), args: standaloneArgs,
-			want: []string{"apps.yaml: a YAML document holds about 11,400,010 nodes (estimated from its bytes before parsing); one document may hold at most about 8,000,000: write one object per document"}},
+			want: []string{"apps.yaml: a YAML document holds about 11,400,010 nodes (estimated from its bytes before parsing); one document may hold at most about 4,000,000: write one object per document"}},
 		{name: "one object too large", stdin: krm(app("list: [" + strings.Repeat("1,", 1_100_000) + "1]\n")), want: []string{appRef + ": spec.list[999", "holds more than 1,000,000 YAML nodes; no Kubernetes object is that large"}},
 
 		{name: "config values copied into many clusters", stdin: resourceList(baseConfig+"  cluster:\n    values:\n      list: ["+strings.Repeat("1,", 200_000)+"1]\n", manyTenants(200)...), want: []string{"ComputePlaneGenerator fleet: spec.cluster.values: each of the 200 ComputePlane clusters copies these values (200,004 nodes, 1,600,012 bytes), more than the output may hold for such copies (at most 32,000,000 YAML nodes and 256 MiB)"}},

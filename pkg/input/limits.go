@@ -21,7 +21,7 @@ const (
 	// before it is parsed: a file or a ResourceList is decoded a document
 	// at a time, and a document whole. Kubernetes objects are far smaller;
 	// only a huge v1 List or ResourceList comes near it.
-	MaxDocumentNodes = 8_000_000
+	MaxDocumentNodes = 4_000_000
 	// MaxEstimatedNodes bounds the YAML nodes of all inputs of a run,
 	// estimated from their bytes before they are parsed (EstimateNodes):
 	// go-yaml builds a whole document in memory before anyone can look at
