@@ -113,6 +113,7 @@ func (p Processor) run(rl *framework.ResourceList) ([]*yaml.RNode, api.Problems)
 	if budget == nil {
 		budget = new(input.Budget)
 	}
+	budget.ForResourceList = true
 	if rl.FunctionConfig == nil || yamlnode.IsNull(rl.FunctionConfig.YNode()) {
 		return nil, api.Problems{{Message: fmt.Sprintf("a function config (%s %s) is required", api.ConfigAPIVersion, api.ConfigKind)}}
 	}

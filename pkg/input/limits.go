@@ -55,6 +55,10 @@ const (
 // what goes over a limit. The zero value is ready to use; one Budget is
 // shared by everything one run reads, from any number of goroutines.
 type Budget struct {
+	// ForResourceList is set by the KRM function, which holds everything it
+	// reads until it writes the ResourceList; messages then say so.
+	ForResourceList bool
+
 	bytes, estimate, documents, objects, nodes, held, files atomic.Int64
 }
 

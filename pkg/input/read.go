@@ -460,13 +460,16 @@ func (b *Budget) Object(n *yaml.Node, origin api.Origin) (api.Object, error) {
 // every item of a ResourceList) to the budget; the readers of this package
 // call it for what their prepare step leaves a node.
 func (b *Budget) Hold(objs []api.Object) error {
+	if b.ForResourceList {
+		return b.HoldItems(objs)
+	}
 	return b.hold(objs, "the objects that pass through this function or are kept (keepInputs)", "pass fewer or smaller objects through (for a large fleet, keepInputs: false)")
 }
 
-// HoldItems is Hold for the items of a ResourceList, all of which the KRM
-// function holds.
+// HoldItems is Hold for the items of a ResourceList and the inputs the KRM
+// function reads, all of which it holds.
 func (b *Budget) HoldItems(objs []api.Object) error {
-	return b.hold(objs, "the items of a ResourceList", "render a fleet this large with the standalone CLI")
+	return b.hold(objs, "the inputs of the KRM function (items and spec.inputs)", "render a fleet this large with the standalone CLI")
 }
 
 func (b *Budget) hold(objs []api.Object, what, advice string) error {
