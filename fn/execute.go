@@ -1,11 +1,13 @@
 package fn
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"unicode/utf8"
 
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -152,7 +154,21 @@ func readResourceList(r io.Reader, budget *input.Budget, wrap *wrapping) (*frame
 			return fail("the ResourceList is %d MiB, larger than the %d MiB one run reads", info.Size()>>20, input.MaxInputBytes>>20)
 		}
 	}
-	data, err := io.ReadAll(io.LimitReader(r, input.MaxInputBytes+1))
+	// Binary data shows in its first bytes: refuse it before reading on.
+	br := bufio.NewReaderSize(r, 64<<10)
+	if head, _ := br.Peek(64 << 10); len(head) > 0 {
+		if len(head) == 64<<10 {
+			// The last character may be cut off.
+			for i := 0; i < utf8.UTFMax && len(head) > 0 && !utf8.RuneStart(head[len(head)-1]); i++ {
+				head = head[:len(head)-1]
+			}
+			head = head[:max(0, len(head)-1)]
+		}
+		if err := input.CheckBytes(head); err != nil {
+			return fail("%v", err)
+		}
+	}
+	data, err := io.ReadAll(io.LimitReader(br, input.MaxInputBytes+1))
 	if err != nil {
 		return fail("failed to read the ResourceList: %v", err)
 	}
