@@ -29,6 +29,19 @@ demo: build ## Render the bundled example fleet (examples/quickstart) to stdout
 .PHONY: test
 test: tools build ## Run every test (unit, golden fixtures, examples, end to end, a short fuzz pass)
 	KUSTOMIZE=$(KUSTOMIZE) $(GO) test -count=1 ./...
+	$(MAKE) --no-print-directory fuzz FUZZTIME=$(SHORT_FUZZTIME)
+
+# Fuzz targets as package:target; go test runs one -fuzz target per call.
+FUZZ_TARGETS := ./pkg/input:FuzzDecode ./fn:FuzzProcessor
+SHORT_FUZZTIME ?= 10s
+
+.PHONY: fuzz
+fuzz: ## Run every fuzz target for $(FUZZTIME) (default 60s); findings land in testdata/fuzz
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz $$name in $$pkg for $(FUZZTIME)"; \
+		$(GO) test $$pkg -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME); \
+	done
 
 .PHONY: golden
 golden: ## Rewrite the golden files of fixtures/, examples/ and the summaries (review the diff!)

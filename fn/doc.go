@@ -8,4 +8,8 @@
 // processor serves kpt (`kpt fn eval --exec`), kustomize transformers and
 // kustomize generators (which get no items and read everything from
 // spec.inputs).
+//
+// Execute is the KRM entry point of the binary: it reads the ResourceList
+// itself, bounded and checked, before kyaml's code sees it, and a panic in
+// the processor becomes a refusal that says it is a bug (see docs/limits.md).
 package fn

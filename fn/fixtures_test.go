@@ -29,7 +29,7 @@ type fixture struct {
 	inputs []string // file names, sorted
 }
 
-func loadFixtures(t *testing.T) []fixture {
+func loadFixtures(t testing.TB) []fixture {
 	t.Helper()
 	dirs, err := filepath.Glob("../fixtures/*")
 	if err != nil {
@@ -56,7 +56,7 @@ func loadFixtures(t *testing.T) []fixture {
 
 // resourceList builds the ResourceList kpt would send: the inputs as items,
 // each with its file in the path annotation, and the config.
-func (f fixture) resourceList(t *testing.T, reverse bool) []byte {
+func (f fixture) resourceList(t testing.TB, reverse bool) []byte {
 	t.Helper()
 	var items []*yaml.RNode
 	for _, name := range f.inputs {

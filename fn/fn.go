@@ -20,6 +20,10 @@ type Processor struct {
 	// Dir is the folder spec.inputs is relative to; empty means the
 	// working directory.
 	Dir string
+	// Budget counts what the run reads against the limits of package
+	// input; nil starts a new one. Execute shares one with the reading of
+	// stdin.
+	Budget *input.Budget
 }
 
 // Refusal is returned when the inputs are refused: it carries the KRM
@@ -35,40 +39,116 @@ func (r *Refusal) Error() string { return r.Problems.Error() }
 // Process implements framework.ResourceListProcessor. On a refusal it leaves
 // no items in the list, sets the results and returns a *Refusal, so that the
 // process exits non-zero and nothing half-rendered is written.
-func (p Processor) Process(rl *framework.ResourceList) error {
+//
+// A panic is a bug of this function, never the user's mistake: it is turned
+// into a refusal that says so, rather than a Go stack trace, and no item is
+// written.
+func (p Processor) Process(rl *framework.ResourceList) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = refuse(rl, api.Problems{{Message: fmt.Sprintf("%s: %v", BugMessage, r)}})
+		}
+	}()
+	if panicForTest != nil {
+		panicForTest()
+	}
 	out, problems := p.run(rl)
 	if len(problems) > 0 {
-		rl.Items = nil
-		rl.Results = Results(problems)
-		return &Refusal{Results: rl.Results, Problems: problems}
+		return refuse(rl, problems)
 	}
 	rl.Items = out
 	return nil
 }
 
+// panicForTest, set by a test, makes Process panic, to check that a panic
+// ends as a refusal; no input can.
+var panicForTest func()
+
+// BugMessage starts the message of a refusal that is a bug of this function.
+const BugMessage = "internal error (this is a bug in computeplane-fn; please report it with the input that caused it)"
+
+// refuse empties the list, sets the results of the problems and returns the
+// refusal.
+func refuse(rl *framework.ResourceList, problems api.Problems) *Refusal {
+	problems = Capped(problems)
+	rl.Items = nil
+	rl.Results = Results(problems)
+	return &Refusal{Results: rl.Results, Problems: problems}
+}
+
+// MaxProblems is the most problems one run reports; a fleet with a million
+// broken apps needs the first few to be fixed, not a million lines.
+const MaxProblems = 1000
+
+// Capped returns at most MaxProblems problems, sorted, and a last one that
+// says how many more there are.
+func Capped(problems api.Problems) api.Problems {
+	if len(problems) <= MaxProblems {
+		return problems
+	}
+	problems = problems.Compact()
+	if len(problems) <= MaxProblems {
+		return problems
+	}
+	more := len(problems) - MaxProblems
+	return append(problems[:MaxProblems:MaxProblems], api.Problem{Message: fmt.Sprintf("... and %d more problems", more)})
+}
+
+// problemsOf returns the problems an error of package input carries, or
+// one problem of the config's spec.inputs for any other error (a pattern
+// that names nothing).
+func problemsOf(err error, cfg *api.Config) api.Problems {
+	var ps api.Problems
+	if errors.As(err, &ps) {
+		return ps
+	}
+	if cfg == nil {
+		return api.Problems{{Message: err.Error()}}
+	}
+	return api.Problems{api.Errorf(cfg.Ref, cfg.Origin, "spec.inputs", "%v", err)}
+}
+
 func (p Processor) run(rl *framework.ResourceList) ([]*yaml.RNode, api.Problems) {
+	budget := p.Budget
+	if budget == nil {
+		budget = new(input.Budget)
+	}
 	if rl.FunctionConfig == nil || yamlnode.IsNull(rl.FunctionConfig.YNode()) {
 		return nil, api.Problems{{Message: fmt.Sprintf("a function config (%s %s) is required", api.ConfigAPIVersion, api.ConfigKind)}}
 	}
-	cfgObj := api.NewObject(rl.FunctionConfig.YNode(), originOf(rl.FunctionConfig))
+	cfgNode := yamlnode.Resolve(rl.FunctionConfig.YNode())
+	if cfgNode.Kind != yaml.MappingNode {
+		return nil, api.Problems{{Message: fmt.Sprintf("the function config must be a %s %s object, not %s", api.ConfigAPIVersion, api.ConfigKind, yamlnode.Describe(cfgNode))}}
+	}
+	cfgObj, err := budget.Object(cfgNode, originOf(rl.FunctionConfig))
+	if err != nil {
+		return nil, problemsOf(err, nil)
+	}
 	cfg, problems := api.DecodeConfig(cfgObj)
 	if len(problems) > 0 {
 		return nil, problems
 	}
 	objects := make([]api.Object, 0, len(rl.Items))
 	for _, item := range rl.Items {
-		objs, err := input.Unwrap(item.YNode(), originOf(item))
+		objs, err := budget.Unwrap(item.YNode(), originOf(item))
 		if err != nil {
-			return nil, api.Problems{{File: originOf(item).File, Message: err.Error()}}
+			problems = append(problems, problemsOf(err, cfg)...)
+			if input.IsOverBudget(err) {
+				return nil, problems
+			}
+			continue
 		}
 		objects = append(objects, objs...)
 	}
-	if len(cfg.Inputs) > 0 {
-		fromFiles, err := input.ReadAll(p.Dir, cfg.Inputs)
+	if len(cfg.Inputs) > 0 && len(problems) == 0 {
+		fromFiles, err := budget.ReadAllInside(p.Dir, cfg.Inputs)
 		if err != nil {
-			return nil, api.Problems{api.Errorf(cfg.Ref, cfg.Origin, "spec.inputs", "%v", err)}
+			return nil, problemsOf(err, cfg)
 		}
 		objects = append(objects, fromFiles...)
+	}
+	if len(problems) > 0 {
+		return nil, problems
 	}
 	objs, problems := render.Run(cfg, objects)
 	if len(problems) > 0 {

@@ -1,6 +1,7 @@
 package fn
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
@@ -17,6 +18,11 @@ import (
 // Every object comes with its whole node; StandaloneRun is the way for
 // fleets of any size, and what the CLI runs. Every problem is found before
 // anything is returned; the output is byte for byte the KRM function's.
+//
+// The config's spec.inputs must stay inside dir (input.ExpandInside); the
+// command-line inputs, which the person running it typed, may be anywhere.
+// Everything read counts against one input.Budget. At most MaxProblems
+// problems are returned.
 func Standalone(dir, configPath string, args []string) ([]render.Object, api.Problems) {
 	r, problems := StandaloneRun(dir, configPath, args)
 	if len(problems) > 0 {
@@ -57,7 +63,7 @@ func StandaloneRun(dir, configPath string, args []string) (*Run, api.Problems) {
 	}
 	f, objs, problems := render.RunLazy(cfg, objects)
 	if len(problems) > 0 {
-		return nil, problems
+		return nil, Capped(problems)
 	}
 	return &Run{Config: cfg, Fleet: f, Objects: objs}, nil
 }
@@ -65,7 +71,13 @@ func StandaloneRun(dir, configPath string, args []string) (*Run, api.Problems) {
 // ReadInputs is the reading half of Standalone: the config, and the objects
 // of its spec.inputs and of args, inputs boiled down (see prepare).
 func ReadInputs(dir, configPath string, args []string) (*api.Config, []api.Object, api.Problems) {
-	cfg, problems := ReadConfig(configPath)
+	cfg, objects, problems := readInputs(dir, configPath, args)
+	return cfg, objects, Capped(problems)
+}
+
+func readInputs(dir, configPath string, args []string) (*api.Config, []api.Object, api.Problems) {
+	budget := new(input.Budget)
+	cfg, problems := readConfig(budget, configPath)
 	if len(problems) > 0 {
 		return nil, nil, problems
 	}
@@ -76,15 +88,19 @@ func ReadInputs(dir, configPath string, args []string) (*api.Config, []api.Objec
 	}
 	var objects []api.Object
 	if len(cfg.Inputs) > 0 {
-		objs, err := input.Read(dir, cfg.Inputs, prepareInput)
+		objs, err := budget.ReadInside(dir, cfg.Inputs, prepareInput)
 		if err != nil {
-			return nil, nil, api.Problems{api.Errorf(cfg.Ref, cfg.Origin, "spec.inputs", "%v", err)}
+			return nil, nil, problemsOf(err, cfg)
 		}
 		objects = append(objects, objs...)
 	}
 	if len(args) > 0 {
-		objs, err := input.Read(dir, args, prepareInput)
+		objs, err := budget.Read(dir, args, prepareInput)
 		if err != nil {
+			var ps api.Problems
+			if errors.As(err, &ps) {
+				return nil, nil, ps
+			}
 			return nil, nil, api.Problems{{Message: err.Error()}}
 		}
 		objects = append(objects, objs...)
@@ -117,8 +133,16 @@ func prepare(o *api.Object) {
 
 // ReadConfig reads the ComputePlaneGenerator from a file holding exactly one.
 func ReadConfig(path string) (*api.Config, api.Problems) {
-	objs, err := input.ReadFile(path)
+	return readConfig(new(input.Budget), path)
+}
+
+func readConfig(budget *input.Budget, path string) (*api.Config, api.Problems) {
+	objs, err := budget.ReadFile(path)
 	if err != nil {
+		var ps api.Problems
+		if errors.As(err, &ps) {
+			return nil, ps
+		}
 		return nil, api.Problems{{File: path, Message: err.Error()}}
 	}
 	if len(objs) != 1 {

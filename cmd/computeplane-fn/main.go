@@ -16,9 +16,6 @@ import (
 	"strings"
 	"syscall"
 
-	"sigs.k8s.io/kustomize/kyaml/fn/framework"
-	"sigs.k8s.io/kustomize/kyaml/kio"
-
 	"github.com/computeplane-dev/computeplane-fn/fn"
 	"github.com/computeplane-dev/computeplane-fn/internal/profiling"
 	"github.com/computeplane-dev/computeplane-fn/pkg/output"
@@ -68,10 +65,13 @@ func tuneGC() {
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	// The last resort: a panic is a bug, reported as one and with exit
+	// status 1 like any refusal, never as a Go stack trace. Nothing relies
+	// on it: the hostile-input tests fail on this message.
 	defer func() {
 		if r := recover(); r != nil {
-			fmt.Fprintf(stderr, "computeplane-fn: internal error (this is a bug, please report it): %v\n", r)
-			code = 2
+			fmt.Fprintf(stderr, "computeplane-fn: %s: %v\n", fn.BugMessage, r)
+			code = 1
 		}
 	}()
 	flags := flag.NewFlagSet("computeplane-fn", flag.ContinueOnError)
@@ -206,8 +206,7 @@ func writeSummary(file string, r summary.Report) error {
 }
 
 func runKRM(stdin io.Reader, stdout, stderr io.Writer) int {
-	rw := &kio.ByteReadWriter{Reader: stdin, Writer: stdout, KeepReaderAnnotations: true}
-	if err := framework.Execute(fn.Processor{}, rw); err != nil {
+	if err := fn.Execute(fn.Processor{}, stdin, stdout); err != nil {
 		fmt.Fprintln(stderr, err.Error())
 		return 1
 	}

@@ -16,6 +16,9 @@ type decoder struct {
 	ref      ObjectRef
 	origin   Origin
 	problems Problems
+	// labels and annotations are metadata.labels and .annotations, read
+	// once by commonMetadata.
+	labels, annotations map[string]string
 }
 
 func (d *decoder) fail(field, format string, args ...any) {

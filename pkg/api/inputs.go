@@ -4,7 +4,10 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
@@ -128,7 +131,9 @@ var (
 	tenantNameRE = regexp.MustCompile(`^[a-z][a-z0-9]*$`)
 	dns1035RE    = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
 	dns1123RE    = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-	durationRE   = regexp.MustCompile(`^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$`)
+	// kindRE is the shape of a Kubernetes kind: CamelCase letters and digits.
+	kindRE     = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
+	durationRE = regexp.MustCompile(`^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$`)
 )
 
 // Object is one input document, already split from its file and unwrapped
@@ -212,18 +217,152 @@ func (o Object) decoder() *decoder {
 	return &decoder{ref: o.Ref(), origin: o.Origin}
 }
 
-// metadata checks the metadata every input needs and returns it.
+// metadata checks the metadata every input needs and returns it: a name
+// (each kind checks its syntax), a namespace where namespaced, and labels
+// and annotations as the API server would admit them.
 func (d *decoder) metadata(o Object, namespaced bool) *yaml.Node {
 	md := d.mapping(yamlnode.Get(o.Node, "metadata"), "metadata")
 	if md == nil {
-		d.fail("metadata", "is required")
+		if yamlnode.IsNull(yamlnode.Get(o.Node, "metadata")) {
+			d.fail("metadata", "is required")
+		}
 		return nil
 	}
 	d.requiredStr(yamlnode.Get(md, "name"), "metadata.name")
 	if namespaced {
 		d.requiredStr(yamlnode.Get(md, "namespace"), "metadata.namespace")
 	}
+	d.commonMetadata(md)
 	return md
+}
+
+// commonMetadata checks what the API server checks in the metadata of every
+// object: the namespace is a DNS label, labels and annotations are maps of
+// strings with valid keys (and label values), and the annotations are not
+// larger than 256 KiB.
+func (d *decoder) commonMetadata(md *yaml.Node) {
+	if ns := d.str(yamlnode.Get(md, "namespace"), "metadata.namespace"); ns != "" && !ValidDNSLabel(ns) {
+		d.fail("metadata.namespace", "%q is not a valid namespace name (a DNS label: at most 63 lowercase letters, digits and dashes)", ns)
+	}
+	d.labels = d.stringMap(yamlnode.Get(md, "labels"), "metadata.labels")
+	for k, v := range d.labels {
+		d.labelKey(joinField("metadata.labels", k), k)
+		d.labelValue(joinField("metadata.labels", k), v)
+	}
+	d.annotations = d.stringMap(yamlnode.Get(md, "annotations"), "metadata.annotations")
+	size := 0
+	for k, v := range d.annotations {
+		size += len(k) + len(v)
+		if !ValidLabelKey(k) {
+			d.fail(joinField("metadata.annotations", k), "%q is not a valid annotation key: %s", clip(k), content.IsLabelKey(k)[0])
+		}
+	}
+	if size > MaxAnnotationBytes {
+		d.fail("metadata.annotations", "hold %d bytes; the API server admits at most %d (256 KiB)", size, MaxAnnotationBytes)
+	}
+}
+
+// labelKey and labelValue check a label the way the API server does,
+// reporting the first of its reasons.
+func (d *decoder) labelKey(field, k string) {
+	if !ValidLabelKey(k) {
+		d.fail(field, "%q is not a valid label key: %s", clip(k), content.IsLabelKey(k)[0])
+	}
+}
+
+func (d *decoder) labelValue(field, v string) {
+	if !ValidLabelValue(v) {
+		d.fail(field, "%q is not a valid label value: %s", clip(v), content.IsLabelValue(v)[0])
+	}
+}
+
+// ValidLabelValue is content.IsLabelValue without its regular expression
+// and allocations, for the hundreds of thousands of labels of a large fleet:
+// at most 63 characters, alphanumerics, '-', '_' and '.', starting and
+// ending with an alphanumeric.
+func ValidLabelValue(v string) bool {
+	if len(v) > 63 {
+		return false
+	}
+	return v == "" || validName(v)
+}
+
+// ValidLabelKey is content.IsLabelKey (a qualified name) the same way: a
+// name as ValidLabelValue but not empty, after an optional DNS subdomain
+// prefix and '/'.
+func ValidLabelKey(k string) bool {
+	prefix, name, found := strings.Cut(k, "/")
+	if !found {
+		prefix, name = "", k
+	} else if prefix == "" || len(prefix) > 253 || !dns1123SubdomainRE.MatchString(prefix) {
+		return false
+	}
+	return name != "" && len(name) <= 63 && validName(name)
+}
+
+func validName(s string) bool {
+	alnum := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' }
+	if !alnum(s[0]) || !alnum(s[len(s)-1]) {
+		return false
+	}
+	for i := 1; i < len(s)-1; i++ {
+		if c := s[i]; !alnum(c) && c != '-' && c != '_' && c != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+// ReleaseKeyPrefix is what cozystack-api glues onto every key of an app's
+// labels and annotations when it copies them to the app's HelmRelease
+// (render.AppLabelPrefix).
+const ReleaseKeyPrefix = "apps.cozystack.io-"
+
+// MaxAnnotationBytes is the API server's limit on all annotations of one
+// object together.
+const MaxAnnotationBytes = 256 << 10
+
+// objectName checks a name the way the API server checks the name of every
+// object (it becomes a segment of a URL path), and refuses control
+// characters, which no Kubernetes name holds and which garble messages.
+func (d *decoder) objectName(name string) {
+	if name == "" {
+		return
+	}
+	if msgs := content.IsPathSegmentName(name); len(msgs) > 0 {
+		d.fail("metadata.name", "%q is not a valid object name: %s", clip(name), msgs[0])
+		return
+	}
+	if strings.ContainsFunc(name, func(r rune) bool { return unicode.IsControl(r) || unicode.IsSpace(r) || r == utf8.RuneError }) {
+		d.fail("metadata.name", "%q is not a valid object name: it holds spaces or control characters", clip(name))
+	}
+}
+
+// CheckObject checks an object that passes through (no input of this
+// function) for what every Kubernetes object needs: a string apiVersion and
+// kind, and metadata as the API server would admit it. kpt and kustomize
+// would refuse it further down the line; refusing it here names the file.
+func CheckObject(o Object) Problems {
+	d := o.decoder()
+	for _, f := range []string{"apiVersion", "kind"} {
+		if n := yamlnode.Get(o.Node, f); yamlnode.IsNull(n) {
+			d.fail(f, "is required: every input must be a Kubernetes object")
+		} else if d.str(n, f) == "" {
+			d.fail(f, "must not be empty")
+		}
+	}
+	if md := d.mapping(yamlnode.Get(o.Node, "metadata"), "metadata"); md != nil {
+		d.objectName(d.str(yamlnode.Get(md, "name"), "metadata.name"))
+		d.commonMetadata(md)
+	}
+	return d.problems
+}
+
+func clip(s string) string {
+	if len(s) > 60 {
+		return s[:60] + "..."
+	}
+	return s
 }
 
 // DecodeDefinition reads an ApplicationDefinition.
@@ -231,9 +370,14 @@ func DecodeDefinition(o Object) (*Definition, Problems) {
 	d := o.decoder()
 	def := &Definition{Ref: o.Ref(), Origin: o.Origin, InstallTimeout: DefaultReleaseTimeout, UpgradeTimeout: DefaultReleaseTimeout}
 	md := d.metadata(o, false)
+	if name := d.str(yamlnode.Get(md, "name"), "metadata.name"); name != "" && !dns1123SubdomainRE.MatchString(name) || len(name) > 253 {
+		d.fail("metadata.name", "%q is not a valid ApplicationDefinition name (a DNS subdomain: lowercase letters, digits, dashes and dots)", clip(name))
+	}
 	spec := d.mapping(yamlnode.Get(o.Node, "spec"), "spec")
 	if spec == nil {
-		d.fail("spec", "is required")
+		if yamlnode.IsNull(yamlnode.Get(o.Node, "spec")) {
+			d.fail("spec", "is required")
+		}
 		return nil, d.problems
 	}
 	app := d.mapping(yamlnode.Get(spec, "application"), "spec.application")
@@ -241,6 +385,10 @@ func DecodeDefinition(o Object) (*Definition, Problems) {
 		d.fail("spec.application", "is required")
 	}
 	def.Kind = d.requiredStr(yamlnode.Get(app, "kind"), "spec.application.kind")
+	if def.Kind != "" && (!kindRE.MatchString(def.Kind) || len(def.Kind) > 63) {
+		d.fail("spec.application.kind", "%q is not a valid kind: CamelCase letters and digits, starting with a capital letter", clip(def.Kind))
+		def.Kind = ""
+	}
 	def.Plural = d.str(yamlnode.Get(app, "plural"), "spec.application.plural")
 	def.Singular = d.str(yamlnode.Get(app, "singular"), "spec.application.singular")
 	d.str(yamlnode.Get(app, "openAPISchema"), "spec.application.openAPISchema")
@@ -258,6 +406,10 @@ func DecodeDefinition(o Object) (*Definition, Problems) {
 			d.fail("spec.release.prefix", "%q may hold only lowercase letters, digits and dashes", def.Prefix)
 		}
 		def.Labels = d.stringMap(yamlnode.Get(rel, "labels"), "spec.release.labels")
+		for k, v := range def.Labels {
+			d.labelKey(joinField("spec.release.labels", k), k)
+			d.labelValue(joinField("spec.release.labels", k), v)
+		}
 		cr := d.mapping(yamlnode.Get(rel, "chartRef"), "spec.release.chartRef")
 		if cr == nil {
 			d.fail("spec.release.chartRef", "is required")
@@ -275,7 +427,7 @@ func DecodeDefinition(o Object) (*Definition, Problems) {
 		}
 	}
 
-	ann := d.stringMap(yamlnode.Get(md, "annotations"), "metadata.annotations")
+	ann := d.annotations
 	if v, ok := ann[InstallTimeoutAnnotation]; ok && v != "" {
 		if t, ok := d.timeout(v, joinField("metadata.annotations", InstallTimeoutAnnotation)); ok {
 			def.InstallTimeout, def.UpgradeTimeout = t, t
@@ -367,7 +519,7 @@ func DecodeTenant(o Object) (*Tenant, Problems) {
 	t.Name = d.str(yamlnode.Get(md, "name"), "metadata.name")
 	t.Parent = d.str(yamlnode.Get(md, "namespace"), "metadata.namespace")
 	if t.Name != "" && !tenantNameRE.MatchString(t.Name) {
-		d.fail("metadata.name", "tenant name %q must start with a lowercase letter and hold only lowercase letters and digits (^[a-z][a-z0-9]*$); dashes are not allowed", t.Name)
+		d.fail("metadata.name", "tenant name %q must start with a lowercase letter and hold only lowercase letters and digits (^[a-z][a-z0-9]*$); dashes are not allowed", clip(t.Name))
 	}
 	spec := d.mapping(yamlnode.Get(o.Node, "spec"), "spec")
 	t.ComputePlane = d.boolean(yamlnode.Get(spec, "computeplane"), "spec.computeplane", false)
@@ -382,16 +534,21 @@ func DecodeApp(o Object) (*App, Problems) {
 	a.Name = d.str(yamlnode.Get(md, "name"), "metadata.name")
 	a.Namespace = d.str(yamlnode.Get(md, "namespace"), "metadata.namespace")
 	if a.Name != "" && !dns1035RE.MatchString(a.Name) {
-		d.fail("metadata.name", "%q must be a DNS-1035 label: lowercase letters, digits and dashes, starting with a letter", a.Name)
+		d.fail("metadata.name", "%q must be a DNS-1035 label: lowercase letters, digits and dashes, starting with a letter", clip(a.Name))
 	}
-	if a.Namespace != "" && (len(a.Namespace) > 63 || !dns1123RE.MatchString(a.Namespace)) {
-		d.fail("metadata.namespace", "%q is not a valid namespace name", a.Namespace)
-	}
-	a.Labels = d.stringMap(yamlnode.Get(md, "labels"), "metadata.labels")
-	a.Annotations = d.stringMap(yamlnode.Get(md, "annotations"), "metadata.annotations")
+	a.Labels, a.Annotations = d.labels, d.annotations
 	for k := range a.Annotations {
 		if IsToolAnnotation(k) {
 			delete(a.Annotations, k)
+		}
+	}
+	// cozystack-api copies them to the release with a prefix, which must
+	// leave them valid keys there.
+	for field, m := range map[string]map[string]string{"metadata.labels": a.Labels, "metadata.annotations": a.Annotations} {
+		for k := range m {
+			if key := ReleaseKeyPrefix + k; !ValidLabelKey(key) {
+				d.fail(joinField(field, k), "becomes %q on the app's release, which is not a valid key there: %s; shorten the key", clip(key), content.IsLabelKey(key)[0])
+			}
 		}
 	}
 	if v, ok := a.Annotations[ReachableAnnotation]; ok {

@@ -4,7 +4,10 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // ObjectRef identifies an object in messages and KRM results.
@@ -19,16 +22,41 @@ type ObjectRef struct {
 // what is empty.
 func (r ObjectRef) String() string {
 	var b strings.Builder
-	b.WriteString(r.Kind)
+	b.WriteString(Printable(r.Kind))
 	if r.Namespace != "" || r.Name != "" {
 		b.WriteByte(' ')
 		if r.Namespace != "" {
-			b.WriteString(r.Namespace)
+			b.WriteString(Printable(r.Namespace))
 			b.WriteByte('/')
 		}
-		b.WriteString(r.Name)
+		b.WriteString(Printable(r.Name))
 	}
 	return b.String()
+}
+
+// Printable returns s for a message: as it is when it holds only printable
+// characters, else quoted with Go escapes, so that a name with a newline or
+// a NUL in it cannot garble or fake a line of the output. Long strings are
+// clipped.
+func Printable(s string) string {
+	s = clipRunes(s, 200)
+	for _, r := range s {
+		if !unicode.IsPrint(r) || r == utf8.RuneError {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}
+
+func clipRunes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }
 
 // Origin is where an input object was read from: a file (relative to the
@@ -61,7 +89,7 @@ type Problem struct {
 func (p Problem) Error() string {
 	var b strings.Builder
 	if p.File != "" {
-		b.WriteString(p.File)
+		b.WriteString(Printable(p.File))
 		b.WriteString(": ")
 	}
 	if p.Object.Kind != "" {
@@ -69,7 +97,7 @@ func (p Problem) Error() string {
 		b.WriteString(": ")
 	}
 	if p.Field != "" {
-		b.WriteString(p.Field)
+		b.WriteString(Printable(p.Field))
 		b.WriteString(": ")
 	}
 	b.WriteString(p.Message)

@@ -221,6 +221,7 @@ func Build(cfg *api.Config, objects []api.Object) (*Fleet, api.Problems) {
 				appObjects = append(appObjects, o)
 			}
 		default:
+			problems = append(problems, api.CheckObject(o)...)
 			f.Passthrough = append(f.Passthrough, o)
 		}
 	}

@@ -1,6 +1,14 @@
 // Package input reads the input objects of computeplane-fn from files,
 // folders and globs: it splits multi-document YAML, unwraps v1 Lists and
 // records where each object came from, so that every later message can name
-// the file. It refuses what it cannot read safely (binary data, oversized
-// files, malformed YAML) with an error naming the file.
+// the file.
+//
+// It is the gate for hostile input. A Budget counts what one run reads
+// (bytes, an estimate of the YAML nodes made before parsing, objects, nodes
+// with aliases followed, files) against the limits in limits.go, and every
+// object passes yamlnode.Check before any other code walks it. What cannot
+// be read safely (binary data, oversized files, malformed YAML, alias bombs,
+// absurd nesting, duplicate or merge keys, FIFOs, inputs of a config that
+// lead outside the working directory) is refused as api.Problems naming the
+// file, the object and the field. docs/limits.md explains each limit.
 package input

@@ -19,42 +19,53 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
 
-// Limits bound what one run reads, so that hostile input ends in a clear
-// error instead of exhausting the machine.
-const (
-	// MaxFileBytes is the largest input file or ResourceList accepted.
-	MaxFileBytes = 512 << 20
-	// MaxObjects is the most input objects one run accepts.
-	MaxObjects = 2_000_000
-)
-
 // Decode splits YAML bytes into objects. name is used in messages and as the
 // origin file of every object. Empty documents are skipped; a v1 List is
-// unwrapped into its items.
+// unwrapped into its items. It counts against a budget of its own; use
+// Budget.Decode to share one across the inputs of a run.
 func Decode(data []byte, name string) ([]api.Object, error) {
-	if err := check(data, name); err != nil {
+	return new(Budget).Decode(data, name)
+}
+
+// CheckBytes refuses data that is no YAML text: binary data, text that is
+// not UTF-8, and NUL bytes (which YAML does not allow and which no
+// Kubernetes object holds).
+func CheckBytes(data []byte) error {
+	if bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
+		return errors.New("not a YAML file (binary or not UTF-8)")
+	}
+	return nil
+}
+
+// Decode splits YAML bytes into objects, charging them to the budget. The
+// error is an api.Problems: every object that cannot be read safely is
+// reported, with its field, before the first problem of another kind ends
+// the file.
+func (b *Budget) Decode(data []byte, name string) ([]api.Object, error) {
+	if err := b.chargeFile(data, name); err != nil {
 		return nil, err
 	}
-	objs, _, err := decodeDocuments(data, name, 0)
+	objs, _, err := b.decodeDocuments(data, name, 0)
 	return objs, err
 }
 
-// check refuses what is not a YAML file of a size this tool reads.
-func check(data []byte, name string) error {
-	if len(data) > MaxFileBytes {
-		return fmt.Errorf("%s: file is larger than %d MiB", name, MaxFileBytes>>20)
+// chargeFile checks that data is YAML text and charges it to the budget.
+func (b *Budget) chargeFile(data []byte, name string) error {
+	if err := CheckBytes(data); err != nil {
+		return api.Problems{{File: name, Message: err.Error()}}
 	}
-	if !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0 {
-		return fmt.Errorf("%s: not a YAML file (binary or not UTF-8)", name)
+	if err := b.ChargeBytes(data, name); err != nil {
+		return overBudget{api.Problems{{Message: err.Error()}}}
 	}
 	return nil
 }
 
 // decodeDocuments decodes the documents of data, numbering them from first,
 // and returns how many documents it read, empty ones included.
-func decodeDocuments(data []byte, name string, first int) ([]api.Object, int, error) {
+func (b *Budget) decodeDocuments(data []byte, name string, first int) ([]api.Object, int, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var out []api.Object
+	var problems api.Problems
 	index := first
 	for ; ; index++ {
 		var doc yaml.Node
@@ -63,23 +74,28 @@ func decodeDocuments(data []byte, name string, first int) ([]api.Object, int, er
 			break
 		}
 		if err != nil {
-			return nil, 0, fmt.Errorf("%s: document %d: invalid YAML: %w", name, index+1, err)
+			return nil, 0, append(problems, api.Problem{File: name, Message: fmt.Sprintf("document %d: invalid YAML: %v", index+1, err)})
 		}
-		n := yamlnode.Resolve(&doc)
-		if n == nil || yamlnode.IsNull(n) {
+		if len(doc.Content) == 0 || yamlnode.IsNull(doc.Content[0]) {
 			continue
 		}
-		if n.Kind != yaml.MappingNode {
-			return nil, 0, fmt.Errorf("%s: document %d: expected an object (a YAML map), found %s", name, index+1, yamlnode.Describe(n))
+		root := doc.Content[0]
+		if root.Kind != yaml.MappingNode {
+			problems = append(problems, api.Problem{File: name, Message: fmt.Sprintf("document %d: expected an object (a YAML map), found %s", index+1, yamlnode.Describe(root))})
+			continue
 		}
-		objs, err := Unwrap(n, api.Origin{File: name, Index: index})
+		objs, err := b.Unwrap(root, api.Origin{File: name, Index: index})
 		if err != nil {
-			return nil, 0, err
+			ps, fatal := asProblems(err)
+			problems = append(problems, ps...)
+			if fatal {
+				return nil, 0, overBudget{problems}
+			}
 		}
 		out = append(out, objs...)
-		if len(out) > MaxObjects {
-			return nil, 0, fmt.Errorf("%s: more than %d objects", name, MaxObjects)
-		}
+	}
+	if len(problems) > 0 {
+		return nil, 0, problems
 	}
 	return out, index - first, nil
 }
@@ -154,14 +170,20 @@ func afterComment(data []byte) bool {
 	return false
 }
 
+// decodeFile decodes a file's bytes with a budget of its own, as
+// Budget.decodeFile does.
+func decodeFile(data []byte, name string, pieceSize int, prepare func(*api.Object)) ([]api.Object, error) {
+	return new(Budget).decodeFile(data, name, pieceSize, prepare)
+}
+
 // decodeFile decodes a file's bytes, in pieces of about pieceSize bytes on
 // all cores when it is bigger, and runs prepare on each object, as Read does.
-func decodeFile(data []byte, name string, pieceSize int, prepare func(*api.Object)) ([]api.Object, error) {
-	if err := check(data, name); err != nil {
+func (b *Budget) decodeFile(data []byte, name string, pieceSize int, prepare func(*api.Object)) ([]api.Object, error) {
+	if err := b.chargeFile(data, name); err != nil {
 		return nil, err
 	}
-	whole := func() ([]api.Object, error) {
-		objs, _, err := decodeDocuments(data, name, 0)
+	whole := func(b *Budget) ([]api.Object, error) {
+		objs, _, err := b.decodeDocuments(data, name, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -170,7 +192,7 @@ func decodeFile(data []byte, name string, pieceSize int, prepare func(*api.Objec
 	}
 	pieces := splitDocuments(data, pieceSize)
 	if pieces == nil {
-		return whole()
+		return whole(b)
 	}
 	type decoded struct {
 		objs []api.Object
@@ -180,7 +202,7 @@ func decodeFile(data []byte, name string, pieceSize int, prepare func(*api.Objec
 	next := 0
 	err := parallel.Ordered(len(pieces), parallel.Workers(),
 		func(i int) (decoded, error) {
-			objs, docs, err := decodeDocuments(pieces[i], name, 0)
+			objs, docs, err := b.decodeDocuments(pieces[i], name, 0)
 			if err != nil {
 				return decoded{}, err
 			}
@@ -194,15 +216,16 @@ func decodeFile(data []byte, name string, pieceSize int, prepare func(*api.Objec
 			}
 			next += d.docs
 			out = append(out, d.objs...)
-			if len(out) > MaxObjects {
-				return fmt.Errorf("%s: more than %d objects", name, MaxObjects)
-			}
 			return nil
 		})
-	if err != nil {
-		// Whatever went wrong, the file in one piece says it the way it
-		// always has (a piece's line and document numbers are its own).
-		return whole()
+	switch {
+	case IsOverBudget(err):
+		return nil, err
+	case err != nil:
+		// Whatever else went wrong, the file in one piece says it the way
+		// it always has (a piece's line and document numbers are its own).
+		// The pieces have counted what they read already.
+		return whole(new(Budget))
 	}
 	return out, nil
 }
@@ -216,8 +239,9 @@ func prepareAll(objs []api.Object, prepare func(*api.Object)) {
 	}
 }
 
-// decodeOne decodes a document, turning a panic of the YAML library (it has
-// had some on malformed input) into an error.
+// decodeOne decodes a document, turning a panic of the YAML library into an
+// error. go-yaml recovers its own failures; this is for the ones it may
+// still have, and no test relies on it.
 func decodeOne(dec *yaml.Decoder, doc *yaml.Node) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -227,54 +251,237 @@ func decodeOne(dec *yaml.Decoder, doc *yaml.Node) (err error) {
 	return dec.Decode(doc)
 }
 
-// Unwrap returns the object, or the items of a v1 List.
+// Unwrap returns the object, or the items of a v1 List, after checking
+// each with yamlnode.Check; it counts against a budget of its own.
 func Unwrap(n *yaml.Node, origin api.Origin) ([]api.Object, error) {
+	return new(Budget).Unwrap(n, origin)
+}
+
+// overBudget marks the problem that ends a run: a limit of the whole run,
+// after which nothing more is read.
+type overBudget struct{ api.Problems }
+
+// Unwrap lets errors.As find the problems.
+func (o overBudget) Unwrap() error { return o.Problems }
+
+// IsOverBudget reports whether err says that a limit of the whole run was
+// hit, after which reading more is pointless.
+func IsOverBudget(err error) bool {
+	var ob overBudget
+	return errors.As(err, &ob)
+}
+
+func asProblems(err error) (api.Problems, bool) {
+	var ob overBudget
+	if errors.As(err, &ob) {
+		return ob.Problems, true
+	}
+	var ps api.Problems
+	if errors.As(err, &ps) {
+		return ps, false
+	}
+	return api.Problems{{Message: err.Error()}}, true
+}
+
+// Unwrap returns the object, or the items of a v1 List, each checked with
+// yamlnode.Check and charged to the budget. The error is an api.Problems
+// naming every object that cannot be read safely.
+func (b *Budget) Unwrap(n *yaml.Node, origin api.Origin) ([]api.Object, error) {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil, api.Problems{{File: origin.File, Message: fmt.Sprintf("expected an object (a YAML map), found %s", describeItem(n))}}
+	}
 	o := api.NewObject(n, origin)
 	if o.APIVersion != "v1" || o.Kind != "List" {
-		return []api.Object{o}, nil
+		obj, err := b.Object(n, origin)
+		if err != nil {
+			return nil, err
+		}
+		return []api.Object{obj}, nil
+	}
+	listProblem := func(format string, args ...any) error {
+		return api.Problems{api.Errorf(o.Ref(), origin, "items", format, args...)}
 	}
 	items := yamlnode.Get(n, "items")
 	if yamlnode.IsNull(items) {
 		return nil, nil
 	}
 	if items.Kind != yaml.SequenceNode {
-		return nil, fmt.Errorf("%s: document %d: v1 List: items must be a list, not %s", origin.File, origin.Index+1, yamlnode.Describe(items))
+		return nil, listProblem("a v1 List's items must be a list, not %s", yamlnode.Describe(items))
 	}
 	out := make([]api.Object, 0, len(items.Content))
+	var problems api.Problems
 	for i, item := range items.Content {
-		item = yamlnode.Resolve(item)
-		if item == nil || item.Kind != yaml.MappingNode {
-			return nil, fmt.Errorf("%s: document %d: v1 List: items[%d] must be an object, not %s", origin.File, origin.Index+1, i, yamlnode.Describe(item))
+		if item.Kind != yaml.MappingNode {
+			problems = append(problems, api.Errorf(o.Ref(), origin, fmt.Sprintf("items[%d]", i), "must be an object (a YAML map), not %s", describeItem(item)))
+			continue
 		}
-		out = append(out, api.NewObject(item, origin))
+		obj, err := b.Object(item, origin)
+		if err != nil {
+			ps, fatal := asProblems(err)
+			problems = append(problems, ps...)
+			if fatal {
+				return nil, overBudget{problems}
+			}
+			continue
+		}
+		out = append(out, obj)
+	}
+	if len(problems) > 0 {
+		return nil, problems
 	}
 	return out, nil
 }
 
-// ReadFile reads one YAML file.
+func describeItem(n *yaml.Node) string {
+	if n != nil && n.Kind == yaml.AliasNode {
+		return "an alias (*" + n.Value + "); every object must stand on its own"
+	}
+	return yamlnode.Describe(n)
+}
+
+// joinKey appends a map key to a field path, in brackets when it holds
+// dots or slashes, as label and annotation keys do.
+func joinKey(field, key string) string {
+	if strings.ContainsAny(key, "./[] ") {
+		return field + "[" + key + "]"
+	}
+	return field + "." + key
+}
+
+// pathAnnotations name the file an item is written to by kpt, in its
+// current and legacy spellings.
+var pathAnnotations = map[string]bool{
+	"internal.config.kubernetes.io/path": true,
+	"config.kubernetes.io/path":          true,
+}
+
+// insidePath reports whether p is a relative path that stays inside the
+// folder it is relative to.
+func insidePath(p string) bool {
+	if p == "" {
+		return true
+	}
+	if strings.HasPrefix(p, "/") || strings.HasPrefix(p, `\`) || strings.Contains(p, "\x00") || filepath.VolumeName(p) != "" {
+		return false
+	}
+	for _, seg := range strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '\\' }) {
+		if seg == ".." {
+			return false
+		}
+	}
+	return true
+}
+
+// identityFields are the fields that kyaml, kpt and kustomize read without
+// following aliases; an alias there would make them see another object.
+var identityFields = []string{"apiVersion", "kind", "metadata"}
+var metadataFields = []string{"name", "namespace", "labels", "annotations"}
+
+// Object checks one object with yamlnode.Check, refuses aliases in its
+// identity and metadata, and charges it to the budget. The error is an
+// api.Problems.
+func (b *Budget) Object(n *yaml.Node, origin api.Origin) (api.Object, error) {
+	o := api.NewObject(n, origin)
+	nodes, err := yamlnode.Check(n, MaxObjectNodes)
+	if err != nil {
+		var pe *yamlnode.PathError
+		if errors.As(err, &pe) {
+			return o, api.Problems{api.Errorf(o.Ref(), origin, pe.Path, "%v", pe.Err)}
+		}
+		return o, api.Problems{api.Errorf(o.Ref(), origin, "", "%v", err)}
+	}
+	var problems api.Problems
+	noAlias := func(m *yaml.Node, field string, keys []string) {
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			if slices.Contains(keys, m.Content[i].Value) && m.Content[i+1].Kind == yaml.AliasNode {
+				problems = append(problems, api.Errorf(o.Ref(), origin, field+m.Content[i].Value,
+					"must be written out, not a YAML alias (*%s): tools that read it do not follow aliases", m.Content[i+1].Value))
+			}
+		}
+	}
+	noAlias(n, "", identityFields)
+	if md := yamlnode.Get(n, "metadata"); md != nil && md.Kind == yaml.MappingNode {
+		noAlias(md, "metadata.", metadataFields)
+		// kyaml, kpt and kustomize rewrite annotations (the path and
+		// index of an item); an anchor there would go missing.
+		if ann := yamlnode.Get(md, "annotations"); ann != nil && ann.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(ann.Content); i += 2 {
+				k, v := ann.Content[i].Value, ann.Content[i+1]
+				if pathAnnotations[k] && v.Kind == yaml.ScalarNode && !insidePath(v.Value) {
+					problems = append(problems, api.Errorf(o.Ref(), origin, joinKey("metadata.annotations", k),
+						"%q leads outside the package: the path of an item must be relative and stay inside it", v.Value))
+				}
+			}
+			for i, c := range ann.Content {
+				if c.Anchor != "" || c.Kind == yaml.AliasNode {
+					field := "metadata.annotations"
+					if i%2 == 1 {
+						field = joinKey(field, ann.Content[i-1].Value)
+					}
+					problems = append(problems, api.Errorf(o.Ref(), origin, field,
+						"must be written out, without YAML anchors or aliases: tools rewrite annotations and would drop an anchor"))
+					break
+				}
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return o, problems
+	}
+	if err := b.chargeObject(nodes); err != nil {
+		return o, overBudget{api.Problems{{File: origin.File, Message: err.Error()}}}
+	}
+	return o, nil
+}
+
+// ReadFile reads one YAML file; it counts against a budget of its own.
 func ReadFile(path string) ([]api.Object, error) {
-	data, err := readBytes(path)
+	return new(Budget).ReadFile(path)
+}
+
+// ReadFile reads one YAML file, charging it to the budget.
+func (b *Budget) ReadFile(path string) ([]api.Object, error) {
+	name := filepath.ToSlash(path)
+	data, err := b.readBytes(path, name)
 	if err != nil {
 		return nil, err
 	}
-	return Decode(data, filepath.ToSlash(path))
+	return b.Decode(data, name)
 }
 
-// readBytes reads a file, at most MaxFileBytes+1 of it.
-func readBytes(path string) ([]byte, error) {
+// readBytes reads a file, charging it to the budget. Only regular files
+// are read: a FIFO or a device would block or never end, and a file larger
+// than what the run may still read is refused from its size.
+func (b *Budget) readBytes(path, name string) ([]byte, error) {
+	fail := func(format string, args ...any) error {
+		return api.Problems{{File: name, Message: fmt.Sprintf(format, args...)}}
+	}
+	fatal := func(format string, args ...any) error {
+		return overBudget{api.Problems{{File: name, Message: fmt.Sprintf(format, args...)}}}
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, fail("failed to read input: %v", unwrapPathError(err))
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fail("failed to read input: not a regular file")
+	}
+	if err := b.chargeFiles(1); err != nil {
+		return nil, fatal("%v", err)
+	}
+	remaining := b.RemainingBytes()
+	if info.Size() > remaining {
+		return nil, fatal("the file is %d MiB; the inputs of one run may hold at most %d MiB together", info.Size()>>20, MaxInputBytes>>20)
+	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("failed to read input: %w", err)
+		return nil, fail("failed to read input: %v", unwrapPathError(err))
 	}
 	defer f.Close()
 	// Sized by the file, as os.ReadFile does, rather than grown while
 	// reading; the limit still holds for files that grow or lie.
-	size := 512
-	if info, err := f.Stat(); err == nil && info.Mode().IsRegular() {
-		size = int(min(info.Size(), MaxFileBytes)) + 1
-	}
-	data := make([]byte, 0, size)
-	r := io.LimitReader(f, MaxFileBytes+1)
+	data := make([]byte, 0, info.Size()+1)
+	r := io.LimitReader(f, remaining+1)
 	for {
 		if len(data) == cap(data) {
 			data = append(data, 0)[:len(data)]
@@ -285,26 +492,73 @@ func readBytes(path string) ([]byte, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("failed to read input %s: %w", path, err)
+			return nil, fail("failed to read input: %v", unwrapPathError(err))
 		}
 	}
 	return data, nil
 }
 
+// unwrapPathError drops the path that os errors repeat, since every
+// message already names the file.
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
 // Expand turns paths, folders and glob patterns into the sorted list of YAML
 // files they name, relative to dir as given. A folder contributes every
-// .yaml and .yml file below it. A pattern that names nothing is an error, so
+// .yaml and .yml file below it, skipping hidden folders and not following
+// symbolic links to folders. A pattern that names nothing is an error, so
 // that a typo never silently renders an empty fleet.
 func Expand(dir string, patterns []string) ([]string, error) {
-	seen := map[string]bool{}
-	var files []string
-	add := func(p string) {
-		if !seen[p] {
-			seen[p] = true
-			files = append(files, p)
+	return expand(dir, patterns, false)
+}
+
+// ExpandInside is Expand for patterns that must stay inside dir, as those of
+// a function config do (kustomize restricts the files a kustomization loads
+// the same way): no absolute paths, no "..", and no symbolic link that
+// leads out of dir. A config from a pull request can then not read, and
+// copy into the rendered fleet, files such as a kubeconfig elsewhere on the
+// CI machine.
+func ExpandInside(dir string, patterns []string) ([]string, error) {
+	return expand(dir, patterns, true)
+}
+
+func expand(dir string, patterns []string, inside bool) ([]string, error) {
+	var root string
+	if inside {
+		var err error
+		if root, err = realPath(cmpOr(dir, ".")); err != nil {
+			return nil, fmt.Errorf("failed to resolve the working directory: %w", err)
 		}
 	}
+	seen := map[string]bool{}
+	var files []string
+	add := func(p string) error {
+		if seen[p] {
+			return nil
+		}
+		if inside {
+			if err := within(root, p); err != nil {
+				return err
+			}
+		}
+		seen[p] = true
+		files = append(files, p)
+		if len(files) > MaxFiles {
+			return fmt.Errorf("names more than %s files", yamlnode.Count(MaxFiles))
+		}
+		return nil
+	}
 	for _, pattern := range patterns {
+		if inside {
+			if err := relativeInside(pattern); err != nil {
+				return nil, fmt.Errorf("input %q: %w", pattern, err)
+			}
+		}
 		full := pattern
 		if !filepath.IsAbs(full) && dir != "" {
 			full = filepath.Join(dir, pattern)
@@ -319,11 +573,18 @@ func Expand(dir string, patterns []string) ([]string, error) {
 		for _, m := range matches {
 			info, err := os.Stat(m)
 			if err != nil {
-				return nil, fmt.Errorf("input %q: %w", pattern, err)
+				return nil, fmt.Errorf("input %q: %w", pattern, unwrapPathError(err))
 			}
 			if !info.IsDir() {
-				add(m)
+				if err := add(m); err != nil {
+					return nil, fmt.Errorf("input %q: %w", pattern, err)
+				}
 				continue
+			}
+			if inside {
+				if err := within(root, m); err != nil {
+					return nil, fmt.Errorf("input %q: %w", pattern, err)
+				}
 			}
 			err = filepath.WalkDir(m, func(p string, e fs.DirEntry, err error) error {
 				if err != nil {
@@ -333,7 +594,7 @@ func Expand(dir string, patterns []string) ([]string, error) {
 					return filepath.SkipDir
 				}
 				if !e.IsDir() && isYAML(e.Name()) {
-					add(p)
+					return add(p)
 				}
 				return nil
 			})
@@ -346,55 +607,149 @@ func Expand(dir string, patterns []string) ([]string, error) {
 	return files, nil
 }
 
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// relativeInside refuses a pattern that could name a file outside the
+// working directory.
+func relativeInside(pattern string) error {
+	if filepath.IsAbs(pattern) || strings.HasPrefix(pattern, "/") || strings.HasPrefix(pattern, `\`) || filepath.VolumeName(pattern) != "" {
+		return errors.New("must be relative to the working directory, not an absolute path")
+	}
+	clean := filepath.ToSlash(filepath.Clean(pattern))
+	if clean == ".." || strings.HasPrefix(clean, "../") {
+		return errors.New("must stay inside the working directory (no ..)")
+	}
+	return nil
+}
+
+func realPath(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(abs)
+}
+
+// within refuses a path whose real location, symbolic links followed, is
+// outside root.
+func within(root, p string) error {
+	real, err := realPath(p)
+	if err != nil {
+		return unwrapPathError(err)
+	}
+	rel, err := filepath.Rel(root, real)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return fmt.Errorf("%s leads outside the working directory (a symbolic link?)", filepath.ToSlash(p))
+	}
+	return nil
+}
+
 func isYAML(name string) bool {
 	ext := strings.ToLower(filepath.Ext(name))
 	return (ext == ".yaml" || ext == ".yml") && !strings.HasPrefix(name, ".")
 }
 
-// ReadAll expands patterns relative to dir and reads every file. Origins name
-// files relative to dir where possible, so that messages match what the user
-// wrote.
+// ReadAll expands patterns relative to dir and reads every file; it counts
+// against a budget of its own.
 func ReadAll(dir string, patterns []string) ([]api.Object, error) {
 	return Read(dir, patterns, nil)
 }
 
 // Read is ReadAll with a step, prepare (may be nil), that runs on every
-// object of a file right after the file is decoded. Files are read and
-// decoded on all cores, big ones in pieces (see splitDocuments), and the
-// objects come back in the order of the files and documents, as ReadAll
-// returns them; prepare runs on the goroutine that decoded the object. The standalone pipeline uses it to boil app objects down to what
-// rendering needs while reading, so that the node trees of all files are
-// never held at once.
+// object of a file right after the file is decoded; it counts against a
+// budget of its own.
 func Read(dir string, patterns []string, prepare func(*api.Object)) ([]api.Object, error) {
+	return new(Budget).Read(dir, patterns, prepare)
+}
+
+// ReadAll expands patterns relative to dir and reads every file, charging
+// them to the budget.
+func (b *Budget) ReadAll(dir string, patterns []string) ([]api.Object, error) {
+	return b.Read(dir, patterns, nil)
+}
+
+// ReadAllInside is ReadAll for the patterns of a function config, which
+// must stay inside dir (see ExpandInside).
+func (b *Budget) ReadAllInside(dir string, patterns []string) ([]api.Object, error) {
+	return b.ReadInside(dir, patterns, nil)
+}
+
+// Read expands patterns relative to dir and reads every file, charging
+// them to the budget, and runs prepare (may be nil) on every object of a
+// file right after the file is decoded and its objects checked. Files are
+// read and decoded on all cores, big ones in pieces (see splitDocuments),
+// and the objects come back in the order of the files and documents;
+// prepare runs on the goroutine that decoded the object. The standalone
+// pipeline uses it to boil app objects down to what rendering needs while
+// reading, so that the node trees of all files are never held at once.
+//
+// Origins name files relative to dir where possible, so that messages
+// match what the user wrote. The error is an api.Problems for what is wrong
+// inside files, every file's problems together, and a plain error for a
+// pattern that names nothing.
+func (b *Budget) Read(dir string, patterns []string, prepare func(*api.Object)) ([]api.Object, error) {
 	files, err := Expand(dir, patterns)
 	if err != nil {
 		return nil, err
 	}
+	return b.readFiles(dir, files, prepare)
+}
+
+// ReadInside is Read for the patterns of a function config, which must
+// stay inside dir (see ExpandInside).
+func (b *Budget) ReadInside(dir string, patterns []string, prepare func(*api.Object)) ([]api.Object, error) {
+	files, err := ExpandInside(dir, patterns)
+	if err != nil {
+		return nil, err
+	}
+	return b.readFiles(dir, files, prepare)
+}
+
+func (b *Budget) readFiles(dir string, files []string, prepare func(*api.Object)) ([]api.Object, error) {
+	type read struct {
+		objs     []api.Object
+		problems api.Problems
+	}
 	var out []api.Object
-	err = parallel.Ordered(len(files), parallel.Workers(),
-		func(i int) ([]api.Object, error) {
+	var problems api.Problems
+	err := parallel.Ordered(len(files), parallel.Workers(),
+		func(i int) (read, error) {
 			f := files[i]
-			data, err := readBytes(f)
-			if err != nil {
-				return nil, err
-			}
 			name := filepath.ToSlash(f)
 			if dir != "" {
 				if rel, err := filepath.Rel(dir, f); err == nil && !strings.HasPrefix(rel, "..") {
 					name = filepath.ToSlash(rel)
 				}
 			}
-			return decodeFile(data, name, pieceBytes, prepare)
-		},
-		func(_ int, objs []api.Object) error {
-			out = append(out, objs...)
-			if len(out) > MaxObjects {
-				return fmt.Errorf("inputs hold more than %d objects", MaxObjects)
+			data, err := b.readBytes(f, name)
+			if err == nil {
+				var objs []api.Object
+				if objs, err = b.decodeFile(data, name, pieceBytes, prepare); err == nil {
+					return read{objs: objs}, nil
+				}
 			}
+			ps, fatal := asProblems(err)
+			if fatal {
+				return read{}, overBudget{ps}
+			}
+			return read{problems: ps}, nil
+		},
+		func(_ int, r read) error {
+			out = append(out, r.objs...)
+			problems = append(problems, r.problems...)
 			return nil
 		})
 	if err != nil {
-		return nil, err
+		ps, _ := asProblems(err)
+		return nil, append(problems, ps...)
+	}
+	if len(problems) > 0 {
+		return nil, problems
 	}
 	return out, nil
 }

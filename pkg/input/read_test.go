@@ -1,6 +1,7 @@
 package input_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/input"
 )
 
@@ -43,7 +45,7 @@ func TestDecodeRefusals(t *testing.T) {
 		{"malformed", "a: [b\n", "invalid YAML"},
 		{"scalar document", "just text\n", "expected an object"},
 		{"list items not a list", "apiVersion: v1\nkind: List\nitems: {a: b}\n", "items must be a list"},
-		{"list item not an object", "apiVersion: v1\nkind: List\nitems: [3]\n", "items[0] must be an object"},
+		{"list item not an object", "apiVersion: v1\nkind: List\nitems: [3]\n", "items[0]: must be an object"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := input.Decode([]byte(tc.data), "f.yaml")
@@ -73,5 +75,90 @@ func TestExpand(t *testing.T) {
 	}
 	if _, err := input.Expand(dir, []string{"missing/"}); err == nil || !strings.Contains(err.Error(), `"missing/"`) {
 		t.Errorf("a missing input: got %v", err)
+	}
+}
+
+func TestDecodeProblems(t *testing.T) {
+	tests := []struct {
+		name, src string
+		want      []string // Problem.Error() of every problem, in order
+	}{
+		{name: "binary", src: "\x00\x01", want: []string{"x.yaml: not a YAML file (binary or not UTF-8)"}},
+		{name: "malformed", src: "a: [\n", want: []string{"x.yaml: document 1: invalid YAML: yaml: line 1: did not find expected node content"}},
+		{name: "scalar document", src: "a\n---\nb\n", want: []string{"x.yaml: document 1: expected an object (a YAML map), found the string \"a\"", "x.yaml: document 2: expected an object (a YAML map), found the string \"b\""}},
+		{name: "list items not objects", src: "apiVersion: v1\nkind: List\nitems: [1, {apiVersion: v1, kind: A}]\n", want: []string{"x.yaml: List: items[0]: must be an object (a YAML map), not the number 1"}},
+		{name: "list item aliases another", src: "apiVersion: v1\nkind: List\nitems:\n- &a {apiVersion: v1, kind: A, metadata: {name: a}}\n- {apiVersion: v1, kind: A, metadata: {name: b}, spec: {x: *a}}\n", want: []string{"x.yaml: A b: spec.x: alias *a refers to an anchor outside this object; every object must stand on its own (objects are written separately and in another order), so write the value out"}},
+		{name: "aliased identity", src: "apiVersion: v1\nkind: &k A\nspec: {kind: *k}\nmetadata:\n  name: &n a\n  namespace: *n\n", want: []string{"x.yaml: A a/a: metadata.namespace: must be written out, not a YAML alias (*n): tools that read it do not follow aliases"}},
+		{name: "each object reported", src: "apiVersion: v1\nkind: A\nx: {a: 1, a: 2}\n---\napiVersion: v1\nkind: B\ny: {<<: {}}\n", want: []string{"x.yaml: A: x.a: is set twice in this map (duplicate key)", "x.yaml: B: y.<<: YAML merge keys (<<) are not supported; write the keys out"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			objs, err := input.Decode([]byte(tt.src), "x.yaml")
+			var problems api.Problems
+			if !errors.As(err, &problems) {
+				t.Fatalf("want problems, got %v (%d objects)", err, len(objs))
+			}
+			var got []string
+			for _, p := range problems {
+				got = append(got, p.Error())
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}
+
+// TestBudgetIsShared checks that the limits count a whole run: files read
+// through one budget add up.
+func TestBudgetIsShared(t *testing.T) {
+	var b input.Budget
+	doc := []byte("apiVersion: v1\nkind: A\n")
+	for i := 0; i < 3; i++ {
+		if _, err := b.Decode(doc, "x.yaml"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s := b.Stats(); s.Objects != 3 || s.Bytes != int64(3*len(doc)) || s.Nodes != 15 {
+		t.Errorf("stats %+v, want 3 objects, %d bytes, 15 nodes", s, 3*len(doc))
+	}
+}
+
+func TestExpandInside(t *testing.T) {
+	dir := t.TempDir()
+	outside := t.TempDir()
+	for _, p := range []string{"in/a.yaml", "in/.hidden/b.yaml", "in/c.txt"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(outside, "secret.yaml"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "secret.yaml"), filepath.Join(dir, "in", "link.yaml")); err != nil {
+		t.Skip("no symbolic links:", err)
+	}
+	if got, err := input.ExpandInside(dir, []string{"in/a.yaml", "in/*.txt"}); err != nil || len(got) != 2 {
+		t.Errorf("ExpandInside = %v, %v; want two files", got, err)
+	}
+	for pattern, want := range map[string]string{
+		"../x":                      "must stay inside the working directory",
+		"in/../../x":                "must stay inside the working directory",
+		"/etc/passwd":               "must be relative to the working directory",
+		"in/":                       "in/link.yaml leads outside the working directory",
+		"in/link.yaml":              "in/link.yaml leads outside the working directory",
+		filepath.Join(outside, "*"): "must be relative",
+	} {
+		_, err := input.ExpandInside(dir, []string{pattern})
+		if err == nil || !strings.Contains(filepath.ToSlash(err.Error()), want) {
+			t.Errorf("ExpandInside(%q) = %v, want %q", pattern, err, want)
+		}
+	}
+	// Command-line inputs may be anywhere.
+	if got, err := input.Expand(dir, []string{filepath.Join(outside, "*.yaml")}); err != nil || len(got) != 1 {
+		t.Errorf("Expand outside = %v, %v; want one file", got, err)
 	}
 }

@@ -221,8 +221,15 @@ func compare(a, b *Object) int {
 }
 
 // FromInput wraps an input object that is kept or passes through.
+//
+// An object with comments is written in yamlnode.Canonical form, so that
+// running the function on its own output changes nothing.
 func FromInput(o api.Object) Object {
-	return Object{Node: o.Node, APIVersion: o.APIVersion, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, From: o.Ref(), Origin: o.Origin}
+	n := o.Node
+	if yamlnode.HasComments(n) {
+		n = yamlnode.Canonical(n)
+	}
+	return Object{Node: n, APIVersion: o.APIVersion, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, From: o.Ref(), Origin: o.Origin}
 }
 
 // Assemble adds the kept inputs and the objects that pass through to the

@@ -22,7 +22,7 @@ import (
 const (
 	// AppLabelPrefix is glued onto every key of the app's own labels and
 	// annotations when they are copied to its HelmRelease.
-	AppLabelPrefix = "apps.cozystack.io-"
+	AppLabelPrefix = api.ReleaseKeyPrefix
 
 	ApplicationKindLabel  = "apps.cozystack.io/application.kind"
 	ApplicationGroupLabel = "apps.cozystack.io/application.group"

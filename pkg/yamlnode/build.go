@@ -186,7 +186,8 @@ func (c *copier) copy(n *yaml.Node, depth int, path string) (*yaml.Node, error) 
 		}
 		return c.copy(n.Content[0], depth+1, path)
 	case yaml.AliasNode:
-		return c.copy(n.Alias, depth+1, path)
+		// An alias stands for its anchor's node at the same level.
+		return c.copy(n.Alias, depth, path)
 	case yaml.MappingNode, yaml.SequenceNode:
 		out := &yaml.Node{Kind: n.Kind, Tag: n.ShortTag(), Content: make([]*yaml.Node, 0, len(n.Content))}
 		for i, child := range n.Content {

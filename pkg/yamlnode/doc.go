@@ -1,6 +1,12 @@
 // Package yamlnode reads and builds YAML nodes (go.yaml.in/yaml/v3, as used by
 // kustomize's kyaml) without panicking on any input.
 //
+// Checking: Check walks an input object once, following aliases, and refuses
+// what would make a later walk unsafe or the written output unreadable (alias
+// bombs, cycles, aliases to other objects, nesting beyond MaxDepth, keys that
+// are not strings, merge keys, duplicate keys, scalars their tag does not
+// fit), at O(1) per node.
+//
 // Reading: typed lookups that tell a missing field from one of the wrong type,
 // and conversion of a node tree into JSON-like Go values with a budget, so that
 // an alias bomb or a very deep document ends in an error instead of exhausting

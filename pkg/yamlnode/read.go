@@ -20,19 +20,22 @@ const (
 	TagSeq    = "!!seq"
 )
 
-// MaxDepth is how deep a document may nest before it is refused.
+// MaxDepth is how deep a document may nest before it is refused, counting
+// levels with aliases expanded. Helm values and OpenAPI schemas nest a few
+// dozen levels at most; go-yaml itself stops at 10,000.
 const MaxDepth = 100
 
 // DefaultBudget is the number of nodes one conversion may visit. Aliases are
 // visited each time they are referenced, so this bounds alias bombs.
 const DefaultBudget = 10_000_000
 
-// ErrBudget is returned when a conversion visits more nodes than its budget,
+// ErrBudget is returned when a walk visits more nodes than its budget,
 // which happens with alias bombs.
-var ErrBudget = errors.New("document expands to too many nodes (YAML alias bomb?)")
+var ErrBudget = errors.New("expands to too many YAML nodes with its aliases followed (a YAML alias bomb?)")
 
-// ErrDepth is returned when a document nests deeper than MaxDepth.
-var ErrDepth = fmt.Errorf("document nests deeper than %d levels", MaxDepth)
+// ErrDepth is returned when a document nests deeper than MaxDepth, counting
+// levels with aliases expanded.
+var ErrDepth = fmt.Errorf("nests deeper than %d levels", MaxDepth)
 
 // Resolve follows aliases and unwraps document nodes. It returns nil for nil.
 func Resolve(n *yaml.Node) *yaml.Node {
@@ -174,7 +177,8 @@ func (c *converter) value(n *yaml.Node, depth int, path string) (any, error) {
 		}
 		return c.value(n.Content[0], depth+1, path)
 	case yaml.AliasNode:
-		return c.value(n.Alias, depth+1, path)
+		// An alias stands for its anchor's node at the same level.
+		return c.value(n.Alias, depth, path)
 	case yaml.MappingNode:
 		out := make(map[string]any, len(n.Content)/2)
 		for i := 0; i+1 < len(n.Content); i += 2 {

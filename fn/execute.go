@@ -1,0 +1,275 @@
+package fn
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/computeplane-dev/computeplane-fn/pkg/api"
+	"github.com/computeplane-dev/computeplane-fn/pkg/input"
+	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
+)
+
+// Default wrapping of a ResourceList, used when the input could not be read.
+const (
+	resourceListAPIVersion = kio.ResourceListAPIVersion
+	resourceListKind       = kio.ResourceListKind
+)
+
+// Execute runs p as a KRM function: it reads a ResourceList from r and
+// writes the resulting ResourceList to w, as kyaml's framework.Execute does,
+// with the same annotation handling and output. Unlike framework.Execute it
+// reads at most input.MaxInputBytes, checks the bytes and the shape of the
+// ResourceList before any kyaml code walks it, and reports what is wrong
+// with it as a result (empty input, binary data, malformed YAML, items that
+// are no objects) rather than as a bare error.
+//
+// On any refusal it writes a ResourceList with no items and the results,
+// and returns a *Refusal.
+func Execute(p Processor, r io.Reader, w io.Writer) error {
+	if p.Budget == nil {
+		p.Budget = new(input.Budget)
+	}
+	wrap := wrapping{apiVersion: resourceListAPIVersion, kind: resourceListKind}
+	rl, problems := readResourceList(r, p.Budget, &wrap)
+	if len(problems) > 0 {
+		return writeRefusal(w, wrap, problems)
+	}
+	nodeAnnos, err := kio.PreprocessResourcesForInternalAnnotationMigration(rl.Items)
+	if err != nil {
+		return writeRefusal(w, wrap, api.Problems{{Message: fmt.Sprintf("failed to read the items' annotations: %v", err)}})
+	}
+	processErr := p.Process(rl)
+	if err := kio.ReconcileInternalAnnotations(rl.Items, nodeAnnos); err != nil {
+		return writeRefusal(w, wrap, api.Problems{{Message: fmt.Sprintf("failed to write the items' annotations: %v", err)}})
+	}
+	if err := write(w, wrap, rl); err != nil {
+		return err
+	}
+	return processErr
+}
+
+// wrapping is the apiVersion and kind of the list the items came in, which
+// the output repeats.
+type wrapping struct{ apiVersion, kind string }
+
+func write(w io.Writer, wrap wrapping, rl *framework.ResourceList) error {
+	var results *yaml.RNode
+	if len(rl.Results) > 0 {
+		data, err := yaml.Marshal(rl.Results)
+		if err != nil {
+			return fmt.Errorf("failed to write results: %w", err)
+		}
+		if results, err = yaml.Parse(string(data)); err != nil {
+			return fmt.Errorf("failed to write results: %w", err)
+		}
+	}
+	// Whole or nothing: the list is written to w only once it is complete.
+	var buf bytes.Buffer
+	bw := kio.ByteWriter{
+		Writer:                &buf,
+		KeepReaderAnnotations: true,
+		FunctionConfig:        rl.FunctionConfig,
+		Results:               results,
+		WrappingAPIVersion:    wrap.apiVersion,
+		WrappingKind:          wrap.kind,
+	}
+	if err := bw.Write(rl.Items); err != nil {
+		return fmt.Errorf("failed to write the ResourceList: %w", err)
+	}
+	if _, err := buf.WriteTo(w); err != nil {
+		return fmt.Errorf("failed to write the ResourceList: %w", err)
+	}
+	return nil
+}
+
+// writeRefusal writes a ResourceList with no items and the problems as
+// results, and returns the refusal.
+func writeRefusal(w io.Writer, wrap wrapping, problems api.Problems) error {
+	rl := &framework.ResourceList{}
+	refusal := refuse(rl, problems)
+	if err := write(w, wrap, rl); err != nil {
+		return errors.Join(refusal, err)
+	}
+	return refusal
+}
+
+// stdinFile names the ResourceList in messages.
+const stdinFile = "stdin"
+
+// readResourceList reads and checks the ResourceList. kyaml's reader would
+// accept items that are no objects and then fail deep inside with messages
+// that name nothing, so the shape is checked here, every item with its
+// index.
+func readResourceList(r io.Reader, budget *input.Budget, wrap *wrapping) (*framework.ResourceList, api.Problems) {
+	fail := func(format string, args ...any) (*framework.ResourceList, api.Problems) {
+		return nil, api.Problems{{File: stdinFile, Message: fmt.Sprintf(format, args...)}}
+	}
+	// A file on stdin (`< fleet.yaml`) says how large it is: a huge one is
+	// refused without reading it.
+	if f, ok := r.(interface{ Stat() (os.FileInfo, error) }); ok {
+		if info, err := f.Stat(); err == nil && info.Mode().IsRegular() && info.Size() > input.MaxInputBytes {
+			return fail("the ResourceList is %d MiB, larger than the %d MiB one run reads", info.Size()>>20, input.MaxInputBytes>>20)
+		}
+	}
+	data, err := io.ReadAll(io.LimitReader(r, input.MaxInputBytes+1))
+	if err != nil {
+		return fail("failed to read the ResourceList: %v", err)
+	}
+	if len(data) > input.MaxInputBytes {
+		return fail("the ResourceList is larger than %d MiB, the most one run reads", input.MaxInputBytes>>20)
+	}
+	if err := input.CheckBytes(data); err != nil {
+		return fail("%v", err)
+	}
+	if err := budget.ChargeBytes(data, stdinFile); err != nil {
+		return nil, api.Problems{{Message: err.Error()}}
+	}
+	var root *yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for index := 0; ; index++ {
+		var doc yaml.Node
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fail("invalid YAML: %v", err)
+		}
+		if len(doc.Content) == 0 || yamlnode.IsNull(doc.Content[0]) {
+			continue
+		}
+		if root != nil {
+			return fail("expected one ResourceList, found a second YAML document (document %d)", index+1)
+		}
+		root = doc.Content[0]
+	}
+	if root == nil {
+		return fail("no ResourceList: the input is empty; a KRM function reads a %s %s on stdin (run it with a config file to render standalone)", resourceListAPIVersion, resourceListKind)
+	}
+	if root.Kind != yaml.MappingNode {
+		return fail("expected a %s object (a YAML map), found %s", resourceListKind, yamlnode.Describe(root))
+	}
+	ref := api.ObjectRef{Kind: resourceListKind}
+	var problems api.Problems
+	problem := func(field, format string, args ...any) {
+		problems = append(problems, api.Errorf(ref, api.Origin{File: stdinFile}, field, format, args...))
+	}
+	fields := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			problem("", "a map key must be a string, not %s", yamlnode.Describe(k))
+			continue
+		}
+		if _, dup := fields[k.Value]; dup {
+			problem(k.Value, "is set twice")
+		}
+		fields[k.Value] = v
+	}
+	kind := scalarField(fields["kind"])
+	apiVersion := scalarField(fields["apiVersion"])
+	if kind != resourceListKind && kind != "List" {
+		problem("kind", "must be %s, not %s", resourceListKind, yamlnode.Describe(fields["kind"]))
+	}
+	if apiVersion == "" {
+		problem("apiVersion", "must be %s, not %s", resourceListAPIVersion, yamlnode.Describe(fields["apiVersion"]))
+	}
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	wrap.apiVersion, wrap.kind = apiVersion, kind
+
+	rl := &framework.ResourceList{}
+	if items := fields["items"]; !yamlnode.IsNull(items) {
+		switch {
+		case items.Kind != yaml.SequenceNode:
+			problem("items", "must be a list of objects, not %s", yamlnode.Describe(items))
+		case len(items.Content) > input.MaxObjects:
+			problem("items", "holds %s objects; the inputs of one run may hold at most %s objects", yamlnode.Count(len(items.Content)), yamlnode.Count(input.MaxObjects))
+		default:
+			rl.Items = make([]*yaml.RNode, 0, len(items.Content))
+			for i, item := range items.Content {
+				if item.Kind != yaml.MappingNode {
+					problem(fmt.Sprintf("items[%d]", i), "must be an object (a YAML map), not %s", describeNode(item))
+					continue
+				}
+				if ps := checkMetadata(item); len(ps) > 0 {
+					problems = append(problems, ps...)
+					continue
+				}
+				rl.Items = append(rl.Items, yaml.NewRNode(item))
+			}
+		}
+	}
+	if fc := fields["functionConfig"]; !yamlnode.IsNull(fc) {
+		if fc.Kind != yaml.MappingNode {
+			problem("functionConfig", "must be a %s object, not %s", api.ConfigKind, describeNode(fc))
+		} else if ps := checkMetadata(fc); len(ps) > 0 {
+			problems = append(problems, ps...)
+		} else {
+			rl.FunctionConfig = yaml.NewRNode(fc)
+		}
+	}
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	return rl, nil
+}
+
+func scalarField(n *yaml.Node) string {
+	if n == nil || n.Kind != yaml.ScalarNode || n.ShortTag() != yamlnode.TagString {
+		return ""
+	}
+	return n.Value
+}
+
+func describeNode(n *yaml.Node) string {
+	if n.Kind == yaml.AliasNode {
+		return "a YAML alias (*" + n.Value + "); every object must stand on its own"
+	}
+	return yamlnode.Describe(n)
+}
+
+// checkMetadata refuses an item whose metadata or annotations kyaml cannot
+// set annotations in (it does for every item, before and after the
+// processor runs): they must be maps, written out rather than aliases.
+func checkMetadata(n *yaml.Node) api.Problems {
+	o := api.NewObject(n, api.Origin{})
+	var problems api.Problems
+	check := func(v *yaml.Node, field string) bool {
+		switch {
+		case v == nil || (v.Kind == yaml.ScalarNode && v.ShortTag() == yamlnode.TagNull):
+			return false
+		case v.Kind == yaml.AliasNode:
+			problems = append(problems, api.Errorf(o.Ref(), o.Origin, field, "must be written out, not a YAML alias (*%s): tools that read it do not follow aliases", v.Value))
+		case v.Kind != yaml.MappingNode:
+			problems = append(problems, api.Errorf(o.Ref(), o.Origin, field, "must be a map, not %s", yamlnode.Describe(v)))
+		default:
+			return true
+		}
+		return false
+	}
+	if md := field(n, "metadata"); check(md, "metadata") {
+		check(field(md, "annotations"), "metadata.annotations")
+	}
+	return problems
+}
+
+// field returns the value of key in mapping m as written, aliases not
+// followed; the last of two equal keys, as kyaml reads them.
+func field(m *yaml.Node, key string) *yaml.Node {
+	var v *yaml.Node
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			v = m.Content[i+1]
+		}
+	}
+	return v
+}

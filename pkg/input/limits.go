@@ -1,0 +1,276 @@
+package input
+
+import (
+	"bytes"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
+)
+
+// Limits bound what one run reads, so that hostile input ends in a clear
+// error instead of exhausting the machine. They are tuned so that the scale
+// target (10,000 tenants, 100,000 apps, about 110 MB and 10 million YAML
+// nodes) renders with room to spare, and so that what they let through is
+// parsed in bounded time and memory. docs/limits.md explains each.
+const (
+	// MaxInputBytes is the most bytes one run reads: all input files and
+	// the ResourceList on stdin together.
+	MaxInputBytes = 256 << 20
+	// MaxEstimatedNodes bounds the YAML nodes of all inputs of a run,
+	// estimated from their bytes before they are parsed (EstimateNodes):
+	// go-yaml builds a whole document in memory before anyone can look at
+	// it, and a dense document such as `[a,a,a,...]` makes one node of every
+	// two bytes.
+	MaxEstimatedNodes = 32_000_000
+	// MaxObjects is the most input objects one run accepts. Each costs some
+	// 15 µs to read, check and write beyond its nodes.
+	MaxObjects = 500_000
+	// MaxObjectNodes is the most YAML nodes one object may expand to with
+	// its aliases followed. No Kubernetes object comes near it: the API
+	// server stores at most 1.5 MiB per object.
+	MaxObjectNodes = 1_000_000
+	// MaxNodes is the most YAML nodes all objects of a run may expand to
+	// with their aliases followed, which bounds every later walk and the
+	// output.
+	MaxNodes = 32_000_000
+	// MaxFiles is the most input files one run reads.
+	MaxFiles = 200_000
+	// MaxDepth is how deep an object may nest, with aliases expanded.
+	MaxDepth = yamlnode.MaxDepth
+)
+
+// Budget counts what one run has read, across files and stdin, and refuses
+// what goes over a limit. The zero value is ready to use; one Budget is
+// shared by everything one run reads, from any number of goroutines.
+type Budget struct {
+	bytes, estimate, documents, objects, nodes, files atomic.Int64
+}
+
+func (b *Budget) charge(counter *atomic.Int64, n int, limit int) bool {
+	return counter.Add(int64(n)) <= int64(limit)
+}
+
+// ChargeBytes counts data about to be parsed: its size and its estimated
+// number of YAML nodes. name is used in the message.
+func (b *Budget) ChargeBytes(data []byte, name string) error {
+	if !b.charge(&b.bytes, len(data), MaxInputBytes) {
+		return fmt.Errorf("%s: the inputs of one run may hold at most %d MiB together; this file goes over it", name, MaxInputBytes>>20)
+	}
+	if !b.charge(&b.estimate, EstimateNodes(data), MaxEstimatedNodes) {
+		return fmt.Errorf("%s: the inputs of one run may hold at most about %s YAML nodes together (estimated from their bytes before parsing); this file goes over it", name, yamlnode.Count(MaxEstimatedNodes))
+	}
+	// Every document but empty ones is at least one object: a stream of
+	// too many is refused before it is parsed. Empty documents count too,
+	// which only a stream of millions of them notices.
+	if !b.charge(&b.documents, CountDocuments(data), MaxObjects) {
+		return fmt.Errorf("%s: the inputs of one run may hold at most %s objects; this file holds more YAML documents than that", name, yamlnode.Count(MaxObjects))
+	}
+	return nil
+}
+
+// CountDocuments counts the documents of a YAML stream from its bytes: one,
+// and one more for every line that starts with the document marker "---"
+// followed by a blank or the end. go-yaml ends a document at such a line
+// wherever it stands, so the count is never less than the documents it
+// reads, nor more than one above, except for the markers inside a block
+// scalar, which end it and start a document too.
+func CountDocuments(data []byte) int {
+	n := 1
+	if bytes.HasPrefix(data, []byte("---")) && (len(data) == 3 || blankAt(data, 3) > 0) {
+		n++
+	}
+	for rest := data; ; {
+		i := bytes.Index(rest, []byte("\n---"))
+		if i < 0 {
+			return n
+		}
+		rest = rest[i+4:]
+		if len(rest) == 0 || blankAt(rest, 0) > 0 {
+			n++
+		}
+	}
+}
+
+// RemainingBytes is how many more bytes the run may read.
+func (b *Budget) RemainingBytes() int64 {
+	return max(0, MaxInputBytes-b.bytes.Load())
+}
+
+// chargeFiles counts files about to be read.
+func (b *Budget) chargeFiles(n int) error {
+	if !b.charge(&b.files, n, MaxFiles) {
+		return fmt.Errorf("the inputs of one run may be at most %s files", yamlnode.Count(MaxFiles))
+	}
+	return nil
+}
+
+// chargeObject counts one object of the given expanded size.
+func (b *Budget) chargeObject(nodes int) error {
+	if !b.charge(&b.objects, 1, MaxObjects) {
+		return fmt.Errorf("the inputs of one run may hold at most %s objects", yamlnode.Count(MaxObjects))
+	}
+	if !b.charge(&b.nodes, nodes, MaxNodes) {
+		return fmt.Errorf("the objects of one run may expand to at most %s YAML nodes together, with their aliases followed", yamlnode.Count(MaxNodes))
+	}
+	return nil
+}
+
+// byteClass sorts bytes for EstimateNodes.
+var byteClass = func() (c [256]uint8) {
+	for _, b := range []byte{' ', '\t', '\n', '\r'} {
+		c[b] = classBlank
+	}
+	c['['], c['{'] = classOpen, classOpen
+	c[']'], c['}'] = classClose, classClose
+	c[','] = classComma
+	c['?'] = classQuestion
+	c[':'] = classColon
+	c['-'] = classDash
+	for b := 0x80; b < 0x100; b++ {
+		c[b] = classHigh
+	}
+	return c
+}()
+
+const (
+	classOther = iota
+	classBlank
+	classOpen
+	classClose
+	classComma
+	classQuestion
+	classColon
+	classDash
+	classHigh
+)
+
+// blankAt returns the length of the blank at data[i:], or 0: space, tab,
+// the line breaks go-yaml knows (LF, CR, NEL, LS, PS) and the byte order
+// mark, which go-yaml skips at the start of a line.
+func blankAt(data []byte, i int) int {
+	b := data[i]
+	switch byteClass[b] {
+	case classBlank:
+		return 1
+	case classHigh:
+		rest := data[i:]
+		switch {
+		case len(rest) >= 2 && b == 0xC2 && rest[1] == 0x85: // NEL
+			return 2
+		case len(rest) >= 3 && b == 0xE2 && rest[1] == 0x80 && (rest[2] == 0xA8 || rest[2] == 0xA9): // LS, PS
+			return 3
+		case len(rest) >= 3 && b == 0xEF && rest[1] == 0xBB && rest[2] == 0xBF: // BOM
+			return 3
+		}
+	}
+	return 0
+}
+
+// inlineValue reports whether a value follows at data[i:] on the same line:
+// anything but a comment, a line break, the end, or a flow indicator that
+// ends an entry.
+func inlineValue(data []byte, i int) bool {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t') {
+		i++
+	}
+	if i == len(data) {
+		return false
+	}
+	switch data[i] {
+	case '\n', '\r', '#', ',', ']', '}':
+		return false
+	}
+	return blankAt(data, i) == 0
+}
+
+// EstimateNodes returns an upper bound of the number of YAML nodes data
+// parses into (documents included, aliases not followed), in one pass over
+// its bytes and without parsing it.
+//
+// Every node either begins with a token of its own (a scalar, an alias, a
+// tag or an anchor) that follows a blank, a flow indicator or ':', and is
+// counted once for that token start; or is a flow collection, counted with
+// its '[' or '{'; or is made by an indicator without a token of its own: a
+// block collection, which its first '-', '?' or ':' opens, or an empty
+// (null) key or value. Each indicator is counted for the most nodes it can
+// make: '-' two (the sequence and an empty entry); ':' after a key with a
+// value on its line one (the mapping), two without one of those, three
+// without both; '?' three (a mapping, an empty key and an empty value);
+// ']' and '}' one (an empty value in a flow mapping). '[', '{' and ','
+// count one more than they can make, so that the densest YAML (`{a,a,a}`,
+// `- - - a`, lines of `a:`) counts at least one and a half per node, not
+// much less than Kubernetes YAML does (about 1.7). FuzzDecode checks that
+// the estimate is never less than the real count.
+func EstimateNodes(data []byte) int {
+	n := 1 // the first document
+	startable := true
+	for i := 0; i < len(data); i++ {
+		switch byteClass[data[i]] {
+		case classOther:
+			if startable {
+				n++
+			}
+			startable = false
+			// Most bytes are letters and digits: skip them in a tight loop.
+			for i+1 < len(data) && byteClass[data[i+1]] == classOther {
+				i++
+			}
+			continue
+		case classBlank:
+			startable = true
+			continue
+		case classHigh:
+			if w := blankAt(data, i); w > 0 {
+				i += w - 1
+				startable = true
+				continue
+			}
+			if startable {
+				n++
+			}
+			startable = false
+		case classOpen, classComma:
+			n += 2
+			startable = true
+		case classQuestion:
+			n += 3
+			startable = true
+		case classClose:
+			n++
+			startable = true
+		case classColon:
+			switch keyed, valued := !startable, inlineValue(data, i+1); {
+			case keyed && valued:
+				n++
+			case keyed || valued:
+				n += 2
+			default:
+				n += 3
+			}
+			startable = true
+		case classDash:
+			if i+1 == len(data) || blankAt(data, i+1) > 0 {
+				n += 2
+				startable = true
+				continue
+			}
+			if startable {
+				n++
+			}
+			startable = false
+		}
+	}
+	return n
+}
+
+// Stats is what a budget has counted so far.
+type Stats struct {
+	Bytes, EstimatedNodes, Objects, Nodes, Files int64
+}
+
+// Stats returns what the budget has counted so far, for benchmarks and
+// for tuning the limits.
+func (b *Budget) Stats() Stats {
+	return Stats{Bytes: b.bytes.Load(), EstimatedNodes: b.estimate.Load(), Objects: b.objects.Load(), Nodes: b.nodes.Load(), Files: b.files.Load()}
+}
