@@ -46,6 +46,13 @@ func Execute(p Processor, r io.Reader, w io.Writer) error {
 		return writeRefusal(w, wrap, api.Problems{{Message: fmt.Sprintf("failed to read the items' annotations: %v", err)}})
 	}
 	processErr := p.Process(rl)
+	if processErr == nil {
+		if nodes := resourceListSize(rl); nodes > MaxResourceListNodes {
+			return writeRefusal(w, wrap, api.Problems{{Message: fmt.Sprintf(
+				"the ResourceList to write would hold %s YAML nodes; the KRM function writes at most %s (kyaml holds a whole ResourceList in memory several times over to write it): render a fleet this large with the standalone CLI (computeplane-fn CONFIG, or --output-dir for a fleet folder)",
+				yamlnode.Count(nodes), yamlnode.Count(MaxResourceListNodes))}})
+		}
+	}
 	if err := kio.ReconcileInternalAnnotations(rl.Items, nodeAnnos); err != nil {
 		return writeRefusal(w, wrap, api.Problems{{Message: fmt.Sprintf("failed to write the items' annotations: %v", err)}})
 	}
@@ -53,6 +60,33 @@ func Execute(p Processor, r io.Reader, w io.Writer) error {
 		return err
 	}
 	return processErr
+}
+
+// Limits of the KRM function, on top of those of package input. A
+// ResourceList is one YAML document, read and written whole by kyaml, which
+// costs several times what the standalone CLI needs for the same fleet
+// (about 4.5 µs and 1.8 KB per node written): 1,000 tenants with 10,000
+// apps write 1.7 million nodes in 7.5 s and 3 GB, where the standalone CLI
+// takes 1.8 s and 120 MB. Larger fleets are for the standalone CLI.
+const (
+	// MaxResourceListItems is the most items a ResourceList may hold.
+	MaxResourceListItems = 50_000
+	// MaxResourceListNodes is the most YAML nodes the KRM function writes.
+	MaxResourceListNodes = 2_000_000
+)
+
+// resourceListSize counts the nodes of the items and the function config.
+func resourceListSize(rl *framework.ResourceList) int {
+	n := 0
+	for _, item := range rl.Items {
+		c, _ := yamlnode.Size(item.YNode())
+		n += c
+	}
+	if rl.FunctionConfig != nil {
+		c, _ := yamlnode.Size(rl.FunctionConfig.YNode())
+		n += c
+	}
+	return n
 }
 
 // wrapping is the apiVersion and kind of the list the items came in, which
@@ -191,8 +225,8 @@ func readResourceList(r io.Reader, budget *input.Budget, wrap *wrapping) (*frame
 		switch {
 		case items.Kind != yaml.SequenceNode:
 			problem("items", "must be a list of objects, not %s", yamlnode.Describe(items))
-		case len(items.Content) > input.MaxObjects:
-			problem("items", "holds %s objects; the inputs of one run may hold at most %s objects", yamlnode.Count(len(items.Content)), yamlnode.Count(input.MaxObjects))
+		case len(items.Content) > MaxResourceListItems:
+			problem("items", "holds %s objects; a ResourceList may hold at most %s (render a fleet this large with the standalone CLI)", yamlnode.Count(len(items.Content)), yamlnode.Count(MaxResourceListItems))
 		default:
 			rl.Items = make([]*yaml.RNode, 0, len(items.Content))
 			for i, item := range items.Content {

@@ -113,6 +113,7 @@ func (p Processor) run(rl *framework.ResourceList) ([]*yaml.RNode, api.Problems)
 	if budget == nil {
 		budget = new(input.Budget)
 	}
+	budget.ForResourceList = true
 	if rl.FunctionConfig == nil || yamlnode.IsNull(rl.FunctionConfig.YNode()) {
 		return nil, api.Problems{{Message: fmt.Sprintf("a function config (%s %s) is required", api.ConfigAPIVersion, api.ConfigKind)}}
 	}
@@ -131,6 +132,10 @@ func (p Processor) run(rl *framework.ResourceList) ([]*yaml.RNode, api.Problems)
 	objects := make([]api.Object, 0, len(rl.Items))
 	for _, item := range rl.Items {
 		objs, err := budget.Unwrap(item.YNode(), originOf(item))
+		if err == nil {
+			// A ResourceList is held whole until it is written.
+			err = budget.HoldItems(objs)
+		}
 		if err != nil {
 			problems = append(problems, problemsOf(err, cfg)...)
 			if input.IsOverBudget(err) {

@@ -242,7 +242,8 @@ func hostileCases() []hostileCase {
 		{name: "alias bomb in the config", stdin: resourceList(baseConfig+"  cluster:\n    values:\n"+indent(billionLaughs(10, 10), "      "), baseDefinition, baseTenant, baseApp), want: []string{"ComputePlaneGenerator fleet: spec.cluster.values.l", "YAML alias bomb"}},
 		{name: "alias bomb in an object that passes through", stdin: krm(baseApp, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  namespace: tenant-acme\ndata:\n"+indent(billionLaughs(10, 10), "  ")), want: []string{"ConfigMap tenant-acme/x: data.l", "YAML alias bomb"}},
 		{name: "alias bomb in a file", files: files(app(billionLaughs(12, 10))), args: standaloneArgs, want: []string{"apps.yaml: " + appRef + ": spec.l", "YAML alias bomb"}},
-		{name: "alias bombs spread over objects", stdin: krm(spreadBombs(150)...), want: []string{"the objects of one run may expand to at most 32,000,000 YAML nodes together"}},
+		{name: "alias bombs spread over objects", files: files(strings.Join(spreadBombs(150), "---\n")), args: standaloneArgs, want: []string{"the objects of one run may expand to at most 32,000,000 YAML nodes together"}},
+		{name: "alias bombs spread over items", stdin: krm(spreadBombs(10)...), want: []string{"the inputs of the KRM function (items and spec.inputs) may hold at most 2,000,000 YAML nodes together (aliases followed)", "render a fleet this large with the standalone CLI"}},
 		{name: "an alias that refers to its own ancestor", stdin: krm(app("a: &a [x, *a]\n")), want: []string{appRef + ": spec.a[1]: alias *a refers to a node that contains it"}},
 		{name: "an item that aliases another item", stdin: "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nfunctionConfig:\n" + indent(baseConfig, "  ") + "items:\n" + item(baseDefinition) + item(baseTenant) + "- &db\n" + indent(baseApp, "  ") + "- *db\n", want: []string{"items[3]: must be an object (a YAML map), not a YAML alias (*db)"}},
 		{name: "a value that aliases another item", stdin: "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nfunctionConfig:\n" + indent(baseConfig, "  ") + "items:\n" + item(baseDefinition) + item(baseTenant) + item(app("a: &shared {x: 1}\n")) + item(strings.Replace(app("b: *shared\n"), "name: db", "name: db2", 1)), want: []string{"Postgres tenant-acme/db2: spec.b: alias *shared refers to an anchor outside this object"}},
@@ -280,11 +281,21 @@ func hostileCases() []hostileCase {
 		{name: "a file on stdin larger than the run may read", stdinFile: "huge.yaml",
 			prepare: func(t *testing.T, dir string) { sparse(t, filepath.Join(dir, "huge.yaml"), 5<<30) }, want: []string{"stdin: the ResourceList is 5120 MiB, larger than the 256 MiB one run reads"}},
 		{name: "an endless stream on stdin", long: true, stdinReader: func() io.Reader { return &endless{pattern: []byte("a: b\n")} }, want: []string{"stdin: the ResourceList is larger than 256 MiB"}, maxRSS: 1536},
-		{name: "a dense document", long: true, args: []string{"config.yaml", "dense.yaml"}, files: map[string]string{"config.yaml": baseConfig},
+		{name: "a dense document", args: []string{"config.yaml", "dense.yaml"}, files: map[string]string{"config.yaml": baseConfig},
 			prepare: func(t *testing.T, dir string) {
 				writeLarge(t, filepath.Join(dir, "dense.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\nlist: [", "a,", "a]\n", 30<<20)
+			}, want: []string{"dense.yaml: a YAML document holds about 47,", "nodes (estimated from its bytes before parsing); one document may hold at most about 4,000,000: write one object per document"}},
+		{name: "dense documents", long: true, args: []string{"config.yaml", "dense.yaml"}, files: map[string]string{"config.yaml": baseConfig},
+			prepare: func(t *testing.T, dir string) {
+				doc := "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\nlist: [" + strings.Repeat("a,", 1_300_000) + "a]\n"
+				writeLarge(t, filepath.Join(dir, "dense.yaml"), "", doc, "", 9*len(doc)-1)
 			}, want: []string{"dense.yaml: the inputs of one run may hold at most about 32,000,000 YAML nodes together (estimated from their bytes before parsing)"}},
-		{name: "too many objects", long: true, stdin: "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nfunctionConfig:\n" + indent(baseConfig, "  ") + "items: [" + strings.Repeat("{kind: A, apiVersion: v1},", 500_001) + "{}]\n", want: []string{"stdin: ResourceList: items: holds 500,002 objects; the inputs of one run may hold at most 500,000 objects"}},
+		{name: "large objects that pass through", long: true, files: files(largeConfigMaps(3, 470_000)), args: standaloneArgs, want: []string{"ConfigMap c2: the objects that pass through this function or are kept (keepInputs) may hold at most 2,000,000 YAML nodes together"}},
+		{name: "too many objects", long: true, stdin: "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nfunctionConfig:\n" + indent(baseConfig, "  ") + "items: [" + strings.Repeat("{kind: A, apiVersion: v1},", 50_001) + "{}]\n", want: []string{"stdin: ResourceList: items: holds 50,002 objects; a ResourceList may hold at most 50,000 (render a fleet this large with the standalone CLI)"}},
+		{name: "a ResourceList too large to write", long: true, stdin: resourceList(baseConfig+"  inputs: [apps.yaml]\n", baseDefinition), files: map[string]string{"apps.yaml": manyRootApps(40_000)},
+			want: []string{"the ResourceList to write would hold", "the KRM function writes at most 2,000,000", "render a fleet this large with the standalone CLI"}, maxRSS: 2048},
+		{name: "one document too large", long: true, files: files("apiVersion: v1\nkind: List\nitems:\n" + strings.Repeat("- {apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {a: b, c: d}}\n", 300_000)), args: standaloneArgs,
+			want: []string{"apps.yaml: a YAML document holds about 11,400,010 nodes (estimated from its bytes before parsing); one document may hold at most about 4,000,000: write one object per document"}},
 		{name: "one object too large", stdin: krm(app("list: [" + strings.Repeat("1,", 1_100_000) + "1]\n")), want: []string{appRef + ": spec.list[999", "holds more than 1,000,000 YAML nodes; no Kubernetes object is that large"}},
 
 		{name: "config values copied into many clusters", stdin: resourceList(baseConfig+"  cluster:\n    values:\n      list: ["+strings.Repeat("1,", 200_000)+"1]\n", manyTenants(200)...), want: []string{"ComputePlaneGenerator fleet: spec.cluster.values: each of the 200 ComputePlane clusters copies these values (200,004 nodes, 1,600,012 bytes), more than the output may hold for such copies (at most 32,000,000 YAML nodes and 256 MiB)"}},
@@ -442,4 +453,25 @@ func brokenApps(n int) []string {
 		docs[i] = strings.Replace(strings.Replace(baseApp, "name: db", fmt.Sprintf("name: db%d", i), 1), "tenant-acme", "Tenant-X", 1)
 	}
 	return docs
+}
+
+// manyRootApps is n apps without values in the root tenant.
+func manyRootApps(n int) string {
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "---\napiVersion: apps.cozystack.io/v1alpha1\nkind: Postgres\nmetadata: {name: db%d, namespace: tenant-root}\n", i)
+	}
+	return b.String()
+}
+
+// largeConfigMaps is n ConfigMaps of keys entries each.
+func largeConfigMaps(n, keys int) string {
+	var b strings.Builder
+	for d := 0; d < n; d++ {
+		fmt.Fprintf(&b, "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c%d}\ndata:\n", d)
+		for i := 0; i < keys; i++ {
+			fmt.Fprintf(&b, "  k%d: v\n", i)
+		}
+	}
+	return b.String()
 }

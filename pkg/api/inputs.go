@@ -147,6 +147,9 @@ type Object struct {
 	Kind       string
 	Name       string
 	Namespace  string
+	// Nodes is how many YAML nodes the object expands to, aliases followed,
+	// as counted when it was read (package input); 0 when unknown.
+	Nodes int
 	// Decoded, when set, is what the object's decoder (DecodeApp,
 	// DecodeTenant or DecodeKnobs) made of it, with the problems it found,
 	// because the reader decoded it ahead (the standalone pipeline does, to

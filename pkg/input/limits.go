@@ -17,6 +17,11 @@ const (
 	// MaxInputBytes is the most bytes one run reads: all input files and
 	// the ResourceList on stdin together.
 	MaxInputBytes = 256 << 20
+	// MaxDocumentNodes bounds the YAML nodes of one document, estimated
+	// before it is parsed: a file or a ResourceList is decoded a document
+	// at a time, and a document whole. Kubernetes objects are far smaller;
+	// only a huge v1 List or ResourceList comes near it.
+	MaxDocumentNodes = 4_000_000
 	// MaxEstimatedNodes bounds the YAML nodes of all inputs of a run,
 	// estimated from their bytes before they are parsed (EstimateNodes):
 	// go-yaml builds a whole document in memory before anyone can look at
@@ -34,6 +39,12 @@ const (
 	// with their aliases followed, which bounds every later walk and the
 	// output.
 	MaxNodes = 32_000_000
+	// MaxHeldNodes is the most YAML nodes of the objects a run keeps in
+	// memory until it writes them: those that pass through, inputs kept
+	// with keepInputs, and the function config. The standalone CLI drops
+	// the nodes of every other input while it reads (a fleet of any size
+	// holds little); these it must keep, at several hundred bytes a node.
+	MaxHeldNodes = 2_000_000
 	// MaxFiles is the most input files one run reads.
 	MaxFiles = 200_000
 	// MaxDepth is how deep an object may nest, with aliases expanded.
@@ -44,7 +55,11 @@ const (
 // what goes over a limit. The zero value is ready to use; one Budget is
 // shared by everything one run reads, from any number of goroutines.
 type Budget struct {
-	bytes, estimate, documents, objects, nodes, files atomic.Int64
+	// ForResourceList is set by the KRM function, which holds everything it
+	// reads until it writes the ResourceList; messages then say so.
+	ForResourceList bool
+
+	bytes, estimate, documents, objects, nodes, held, files atomic.Int64
 }
 
 func (b *Budget) charge(counter *atomic.Int64, n int, limit int) bool {
@@ -57,7 +72,11 @@ func (b *Budget) ChargeBytes(data []byte, name string) error {
 	if !b.charge(&b.bytes, len(data), MaxInputBytes) {
 		return fmt.Errorf("%s: the inputs of one run may hold at most %d MiB together; this file goes over it", name, MaxInputBytes>>20)
 	}
-	if !b.charge(&b.estimate, EstimateNodes(data), MaxEstimatedNodes) {
+	estimate, largest := estimateNodes(data)
+	if largest > MaxDocumentNodes {
+		return fmt.Errorf("%s: a YAML document holds about %s nodes (estimated from its bytes before parsing); one document may hold at most about %s: write one object per document", name, yamlnode.Count(largest), yamlnode.Count(MaxDocumentNodes))
+	}
+	if !b.charge(&b.estimate, estimate, MaxEstimatedNodes) {
 		return fmt.Errorf("%s: the inputs of one run may hold at most about %s YAML nodes together (estimated from their bytes before parsing); this file goes over it", name, yamlnode.Count(MaxEstimatedNodes))
 	}
 	// Every document but empty ones is at least one object: a stream of
@@ -112,6 +131,14 @@ func (b *Budget) chargeObject(nodes int) error {
 	}
 	if !b.charge(&b.nodes, nodes, MaxNodes) {
 		return fmt.Errorf("the objects of one run may expand to at most %s YAML nodes together, with their aliases followed", yamlnode.Count(MaxNodes))
+	}
+	return nil
+}
+
+// chargeHeld counts nodes an object keeps in memory.
+func (b *Budget) chargeHeld(nodes int, what, advice string) error {
+	if !b.charge(&b.held, nodes, MaxHeldNodes) {
+		return fmt.Errorf("%s may hold at most %s YAML nodes together (aliases followed), and this one goes over it; %s", what, yamlnode.Count(MaxHeldNodes), advice)
 	}
 	return nil
 }
@@ -203,7 +230,16 @@ func inlineValue(data []byte, i int) bool {
 // much less than Kubernetes YAML does (about 1.7). FuzzDecode checks that
 // the estimate is never less than the real count.
 func EstimateNodes(data []byte) int {
-	n := 1 // the first document
+	n, _ := estimateNodes(data)
+	return n
+}
+
+// estimateNodes is EstimateNodes that also returns the estimate of the
+// largest document, cut at the lines that start with the document marker
+// "---" and a blank (see CountDocuments).
+func estimateNodes(data []byte) (n, largest int) {
+	n = 1 // the first document
+	docStart := 0
 	startable := true
 	for i := 0; i < len(data); i++ {
 		switch byteClass[data[i]] {
@@ -250,6 +286,10 @@ func EstimateNodes(data []byte) int {
 			}
 			startable = true
 		case classDash:
+			if (i == 0 || data[i-1] == '\n') && bytes.HasPrefix(data[i:], []byte("---")) && (i+3 == len(data) || blankAt(data, i+3) > 0) {
+				largest = max(largest, n-docStart)
+				docStart = n
+			}
 			if i+1 == len(data) || blankAt(data, i+1) > 0 {
 				n += 2
 				startable = true
@@ -261,16 +301,16 @@ func EstimateNodes(data []byte) int {
 			startable = false
 		}
 	}
-	return n
+	return n, max(largest, n-docStart)
 }
 
 // Stats is what a budget has counted so far.
 type Stats struct {
-	Bytes, EstimatedNodes, Objects, Nodes, Files int64
+	Bytes, EstimatedNodes, Objects, Nodes, Held, Files int64
 }
 
 // Stats returns what the budget has counted so far, for benchmarks and
 // for tuning the limits.
 func (b *Budget) Stats() Stats {
-	return Stats{Bytes: b.bytes.Load(), EstimatedNodes: b.estimate.Load(), Objects: b.objects.Load(), Nodes: b.nodes.Load(), Files: b.files.Load()}
+	return Stats{Bytes: b.bytes.Load(), EstimatedNodes: b.estimate.Load(), Objects: b.objects.Load(), Nodes: b.nodes.Load(), Held: b.held.Load(), Files: b.files.Load()}
 }

@@ -46,7 +46,13 @@ func (b *Budget) Decode(data []byte, name string) ([]api.Object, error) {
 		return nil, err
 	}
 	objs, _, err := b.decodeDocuments(data, name, 0)
-	return objs, err
+	if err != nil {
+		return nil, err
+	}
+	if err := b.Hold(objs); err != nil {
+		return nil, err
+	}
+	return objs, nil
 }
 
 // chargeFile checks that data is YAML text and charges it to the budget.
@@ -188,6 +194,9 @@ func (b *Budget) decodeFile(data []byte, name string, pieceSize int, prepare fun
 			return nil, err
 		}
 		prepareAll(objs, prepare)
+		if err := b.Hold(objs); err != nil {
+			return nil, err
+		}
 		return objs, nil
 	}
 	pieces := splitDocuments(data, pieceSize)
@@ -207,6 +216,9 @@ func (b *Budget) decodeFile(data []byte, name string, pieceSize int, prepare fun
 				return decoded{}, err
 			}
 			prepareAll(objs, prepare)
+			if err := b.Hold(objs); err != nil {
+				return decoded{}, err
+			}
 			return decoded{objs, docs}, nil
 		},
 		func(_ int, d decoded) error {
@@ -384,11 +396,19 @@ func (b *Budget) Object(n *yaml.Node, origin api.Origin) (api.Object, error) {
 	o := api.NewObject(n, origin)
 	nodes, err := yamlnode.Check(n, MaxObjectNodes)
 	if err != nil {
+		var p api.Problem
 		var pe *yamlnode.PathError
 		if errors.As(err, &pe) {
-			return o, api.Problems{api.Errorf(o.Ref(), origin, pe.Path, "%v", pe.Err)}
+			p = api.Errorf(o.Ref(), origin, pe.Path, "%v", pe.Err)
+		} else {
+			p = api.Errorf(o.Ref(), origin, "", "%v", err)
 		}
-		return o, api.Problems{api.Errorf(o.Ref(), origin, "", "%v", err)}
+		if errors.Is(err, yamlnode.ErrBudget) {
+			// An object this large is no mistake; reading on would only
+			// cost more time and memory.
+			return o, overBudget{api.Problems{p}}
+		}
+		return o, api.Problems{p}
 	}
 	var problems api.Problems
 	noAlias := func(m *yaml.Node, field string, keys []string) {
@@ -431,7 +451,37 @@ func (b *Budget) Object(n *yaml.Node, origin api.Origin) (api.Object, error) {
 	if err := b.chargeObject(nodes); err != nil {
 		return o, overBudget{api.Problems{{File: origin.File, Message: err.Error()}}}
 	}
+	o.Nodes = nodes
 	return o, nil
+}
+
+// Hold charges the objects whose nodes stay in memory until they are
+// written (those that pass through or are kept, the function config, and
+// every item of a ResourceList) to the budget; the readers of this package
+// call it for what their prepare step leaves a node.
+func (b *Budget) Hold(objs []api.Object) error {
+	if b.ForResourceList {
+		return b.HoldItems(objs)
+	}
+	return b.hold(objs, "the objects that pass through this function or are kept (keepInputs)", "pass fewer or smaller objects through (for a large fleet, keepInputs: false)")
+}
+
+// HoldItems is Hold for the items of a ResourceList and the inputs the KRM
+// function reads, all of which it holds.
+func (b *Budget) HoldItems(objs []api.Object) error {
+	return b.hold(objs, "the inputs of the KRM function (items and spec.inputs)", "render a fleet this large with the standalone CLI")
+}
+
+func (b *Budget) hold(objs []api.Object, what, advice string) error {
+	for _, o := range objs {
+		if o.Node == nil {
+			continue
+		}
+		if err := b.chargeHeld(o.Nodes, what, advice); err != nil {
+			return overBudget{api.Problems{api.Errorf(o.Ref(), o.Origin, "", "%v", err)}}
+		}
+	}
+	return nil
 }
 
 // ReadFile reads one YAML file; it counts against a budget of its own.
