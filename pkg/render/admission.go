@@ -149,7 +149,7 @@ func RenderAdmission(a *Admission, t *fleet.Tenant) (Object, error) {
 		},
 		Data: map[string]string{a.FileName: a.Config},
 	}
-	n, err := toNode(&cm)
+	n, err := TypedNode(&cm)
 	if err != nil {
 		return Object{}, err
 	}

@@ -238,7 +238,7 @@ func RenderCluster(f *fleet.Fleet, plan *ClusterPlan, t *fleet.Tenant) (Object, 
 			ValuesFrom: []helmv2.ValuesReference{{Kind: "Secret", Name: ValuesSecret}},
 		},
 	}
-	n, err := toNode(&hr)
+	n, err := TypedNode(&hr)
 	if err != nil {
 		return Object{}, api.Problems{problemOf(t, err)}
 	}

@@ -129,7 +129,7 @@ func RenderEgress(f *fleet.Fleet, t *fleet.Tenant) (Object, error) {
 			EgressDeny:       rules,
 		},
 	}
-	n, err := toNode(&policy)
+	n, err := TypedNode(&policy)
 	if err != nil {
 		return Object{}, err
 	}

@@ -162,10 +162,10 @@ func managedLabels(labels map[string]string) map[string]string {
 	return labels
 }
 
-// toNode converts a typed API object to a YAML mapping with sorted keys,
+// TypedNode converts a typed API object to a YAML mapping with sorted keys,
 // without the empty status and creationTimestamp that typed objects always
-// marshal.
-func toNode(obj any) (*yaml.Node, error) {
+// marshal: how every object built from upstream Go types enters the output.
+func TypedNode(obj any) (*yaml.Node, error) {
 	data, err := json.Marshal(obj)
 	if err != nil {
 		return nil, fmt.Errorf("failed to marshal %T: %w", obj, err)

@@ -180,7 +180,7 @@ func (r *releases) template(key templateKey) (*yaml.Node, error) {
 		TypeMeta: metav1.TypeMeta{APIVersion: helmv2.GroupVersion.String(), Kind: helmv2.HelmReleaseKind},
 		Spec:     releaseSpec(r.f, key.def, key.routed, key.values),
 	}
-	t, err := toNode(&hr)
+	t, err := TypedNode(&hr)
 	if err != nil {
 		return nil, err
 	}

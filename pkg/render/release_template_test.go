@@ -41,7 +41,7 @@ func reference(t *testing.T, f *fleet.Fleet, app *fleet.App) *yaml.Node {
 		},
 		Spec: render.ReleaseSpec(f, app.Definition, app.Placement == api.ComputePlane, app.Spec != nil),
 	}
-	n, err := render.ToNode(&hr)
+	n, err := render.TypedNode(&hr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestObjectMetaMatchesToNode(t *testing.T) {
 		name, namespace := words[r.IntN(3)], words[r.IntN(3)]
 		labels, annotations := randomMap(), randomMap()
 		om := metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: labels, Annotations: annotations}
-		want, err := render.ToNode(&om)
+		want, err := render.TypedNode(&om)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -48,7 +48,7 @@ func RenderSource(f *fleet.Fleet) (Object, error) {
 			}},
 		},
 	}
-	n, err := toNode(&ag)
+	n, err := TypedNode(&ag)
 	if err != nil {
 		return Object{}, err
 	}

@@ -1,7 +1,6 @@
 package units
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path"
@@ -17,7 +16,7 @@ import (
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
 	"github.com/computeplane-dev/computeplane-fn/pkg/output"
-	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
+	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 )
 
 // File is one file of the fleet folder, the fleet-folder writer's own type.
@@ -212,17 +211,9 @@ func kustomizeFile(folder, name string, resources []string) (File, error) {
 // status and creationTimestamp typed objects marshal, in the style of the
 // rest of the output (and of kustomize and the API server).
 func encode(obj any) ([]byte, error) {
-	data, err := json.Marshal(obj)
-	if err != nil {
-		return nil, fmt.Errorf("failed to marshal %T: %w", obj, err)
-	}
-	n, err := yamlnode.FromJSON(data)
+	n, err := render.TypedNode(obj)
 	if err != nil {
 		return nil, err
-	}
-	yamlnode.DeleteKey(n, "status")
-	if md := yamlnode.Get(n, "metadata"); md != nil {
-		yamlnode.DeleteKey(md, "creationTimestamp")
 	}
 	return yaml.Marshal(n)
 }
