@@ -3,7 +3,6 @@ package e2e_test
 import (
 	"bytes"
 	"flag"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +16,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/computeplane-dev/computeplane-fn/internal/testfs"
 )
 
 var update = flag.Bool("update", false, "rewrite examples/quickstart/expected.yaml")
@@ -67,25 +68,15 @@ func kustomizeCLI(t *testing.T) string {
 // function annotation of its config at the freshly built binary.
 func copyExample(t *testing.T, name string) string {
 	t.Helper()
-	src := filepath.Join("..", "examples", name)
 	dst := t.TempDir()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		data = bytes.ReplaceAll(data, []byte("path: ../../bin/computeplane-fn"), []byte("path: "+binary))
-		return os.WriteFile(target, data, 0o644)
-	})
+	testfs.CopyTree(t, filepath.Join("..", "examples", name), dst)
+	cfg := filepath.Join(dst, "config.yaml")
+	data, err := os.ReadFile(cfg)
 	if err != nil {
+		t.Fatal(err)
+	}
+	data = bytes.ReplaceAll(data, []byte("path: ../../bin/computeplane-fn"), []byte("path: "+binary))
+	if err := os.WriteFile(cfg, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dst

@@ -20,6 +20,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/computeplane-dev/computeplane-fn/internal/testfs"
 )
 
 var update = flag.Bool("update", false, "regenerate the expected output of the examples")
@@ -127,32 +129,6 @@ func readTree(t *testing.T, dir string) map[string]string {
 	return out
 }
 
-func copyTree(t *testing.T, from, to string) {
-	t.Helper()
-	err := filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, p)
-		target := filepath.Join(to, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, info.Mode().Perm())
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 func writeTree(t *testing.T, dir string, files map[string]string) {
 	t.Helper()
 	if err := os.RemoveAll(dir); err != nil {
@@ -194,7 +170,7 @@ func TestExamplesCI(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	copyTree(t, "ci", dir)
+	testfs.CopyTree(t, "ci", dir)
 	os.Remove(filepath.Join(dir, "summary.md"))
 
 	r := run(t, dir, env, "sh", "fleet.sh", "check")
@@ -284,7 +260,7 @@ func TestExamplesKustomizeGenerator(t *testing.T) {
 // and renders it again: the second run must change nothing.
 func TestExamplesKpt(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "package")
-	copyTree(t, filepath.Join("kpt", "package"), dir)
+	testfs.CopyTree(t, filepath.Join("kpt", "package"), dir)
 	kptRender(t, dir)
 	got := readTree(t, dir)
 	if *update {

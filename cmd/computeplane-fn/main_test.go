@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/computeplane-dev/computeplane-fn/internal/testfs"
 )
 
 // fleetRepo copies the quickstart example into a temporary fleet repo and
@@ -19,32 +21,10 @@ func fleetRepo(t *testing.T) string {
 	dir := t.TempDir()
 	src := "../../examples/quickstart"
 	for _, sub := range []string{"config.yaml", "definitions", "tenants", "apps"} {
-		copyTree(t, filepath.Join(src, sub), filepath.Join(dir, sub))
+		testfs.CopyTree(t, filepath.Join(src, sub), filepath.Join(dir, sub))
 	}
 	t.Chdir(dir)
 	return dir
-}
-
-func copyTree(t *testing.T, from, to string) {
-	t.Helper()
-	err := filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, p)
-		target := filepath.Join(to, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 type result struct {
