@@ -14,14 +14,19 @@ var defaultKnobSchema []byte
 
 // DefaultKnobSchema returns the OpenAPI v3 schema of the knobs a tenant may
 // set when the config names none: nodeGroups, shaped like apps/kubernetes's.
-func DefaultKnobSchema() map[string]any {
+// An error means the embedded schema is broken, a defect of the build.
+func DefaultKnobSchema() (map[string]any, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(defaultKnobSchema, &doc); err != nil {
-		panic(fmt.Sprintf("embedded knob schema: %v", err)) // a build defect, caught by every test
+		return nil, fmt.Errorf("failed to read the embedded knob schema: %w", err)
 	}
 	v, err := yamlnode.ToValue(&doc, yamlnode.DefaultBudget)
 	if err != nil {
-		panic(fmt.Sprintf("embedded knob schema: %v", err))
+		return nil, fmt.Errorf("failed to read the embedded knob schema: %w", err)
 	}
-	return v.(map[string]any)
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("the embedded knob schema is not a map")
+	}
+	return m, nil
 }

@@ -50,7 +50,11 @@ func NewClusterPlan(cfg *api.Config) (*ClusterPlan, api.Problems) {
 	knobSchema := cfg.Cluster.Knobs
 	field := "spec.cluster.knobs"
 	if knobSchema == nil {
-		knobSchema = api.DefaultKnobSchema()
+		def, err := api.DefaultKnobSchema()
+		if err != nil {
+			return nil, api.Problems{{Message: "internal error (a bug): " + err.Error()}}
+		}
+		knobSchema = def
 	}
 	s, err := schema.CompileValue(knobSchema)
 	if err != nil {
