@@ -11,7 +11,6 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
-	"github.com/computeplane-dev/computeplane-fn/pkg/schema"
 )
 
 // permissiveKnobs lets a tenant set anything, so that only the fixed paths
@@ -41,13 +40,14 @@ func plan(t *testing.T, cfg *api.Config) *render.ClusterPlan {
 
 // TestMergedValuesMatchChartSchema merges several knob sets over several
 // operator postures and validates the result against the values schema of
-// apps/kubernetes, the one the chart (and cozystack-api) enforces.
+// apps/kubernetes, the one the chart (and cozystack-api) enforces, CEL rules
+// included.
 func TestMergedValuesMatchChartSchema(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join(crdtest.SharedDir(t), "cozystack", "kubernetes.values.schema.json"))
 	if err != nil {
 		t.Fatalf("failed to read the chart's values schema: %v", err)
 	}
-	chart, err := schema.Compile(raw)
+	chart, err := crdtest.CompileSpec(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ nodeGroups:
 				if len(problems) > 0 {
 					t.Fatalf("refused: %v", problems)
 				}
-				for _, v := range chart.Validate(merged) {
+				for _, v := range chart.Validate(map[string]any{"spec": merged}) {
 					t.Errorf("merged values break the chart schema: %s", v)
 				}
 			})
