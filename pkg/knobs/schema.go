@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -79,6 +80,9 @@ func Compile(schema map[string]any) (*Schema, error) {
 			msgs[i] = strings.TrimPrefix(f+": "+e.ErrorBody(), ": ")
 		}
 		return nil, fmt.Errorf("not a structural schema: %s", strings.Join(msgs, "; "))
+	}
+	if knobs.Type != "" && knobs.Type != "object" {
+		return nil, fmt.Errorf("type: must be object: knobs are the fields of a ComputePlane object's spec")
 	}
 	if path := firstRule(knobs, ""); path != "" {
 		return nil, fmt.Errorf("%sx-kubernetes-validations: CEL rules are not evaluated by this function, so they cannot guard knobs; express the constraint with OpenAPI keywords (enum, pattern, minimum, ...) or fix the value in cluster.values", path)
@@ -185,6 +189,10 @@ func (s *Schema) Validate(knobs map[string]any) (vs []Violation) {
 	return slices.Compact(vs)
 }
 
+// unplaced matches the errors of kube-openapi that carry no path but name
+// it in their message (anyOf, oneOf, not).
+var unplaced = regexp.MustCompile(`^"([^"]*)" (.*)$`)
+
 // openAPIViolations turns an error of kube-openapi's validator, which names
 // the offending value "spec.a.b" in its message, into violations.
 func openAPIViolations(err error) []Violation {
@@ -198,6 +206,9 @@ func openAPIViolations(err error) []Violation {
 	}
 	var v *oaerrors.Validation
 	if !errors.As(err, &v) || v.Name == "" || v.Name == "." {
+		if m := unplaced.FindStringSubmatch(err.Error()); m != nil {
+			return []Violation{{Field: m[1], Message: m[2]}}
+		}
 		return []Violation{{Field: Root, Message: err.Error()}}
 	}
 	name := strings.TrimPrefix(v.Name, ".")
