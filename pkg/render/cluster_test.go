@@ -277,3 +277,20 @@ func TestIngressNodeGroup(t *testing.T) {
 		}
 	})
 }
+
+// TestKnobSchemaRefused: a knob schema the function cannot enforce as the
+// API server would is a config error at spec.cluster.knobs.
+func TestKnobSchemaRefused(t *testing.T) {
+	for schema, want := range map[string]string{
+		"{type: object, properties: {storageClass: {}}}":                                                                 "properties[storageClass].type: Required value",
+		"{type: object, properties: {nodeGroups: {type: object, x-kubernetes-validations: [{rule: 'size(self) < 3'}]}}}": "CEL rules are not evaluated",
+		"{type: object, patternProperties: {'^a': {type: string}}}":                                                      "'patternProperties' is not supported",
+	} {
+		cfg := config(api.PodSecurityRestricted, api.DefaultClusterValues())
+		cfg.Cluster.Knobs = values(t, schema)
+		_, problems := render.NewClusterPlan(cfg)
+		if len(problems) != 1 || problems[0].Field != "spec.cluster.knobs" || problems[0].Object.Kind != api.ConfigKind || !strings.Contains(problems[0].Message, want) {
+			t.Errorf("%s: problems = %v; want one at spec.cluster.knobs saying %q", schema, problems, want)
+		}
+	}
+}
