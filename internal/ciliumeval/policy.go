@@ -174,7 +174,9 @@ func (p *Policy) Selects(e Endpoint) bool {
 	return e.Entity == "" && p.subject.matches(e.identity())
 }
 
-func (r peers) matches(dst Endpoint, f Flow) bool {
+// matches reports whether the rule covers a flow to dst, whose identity
+// labels are id.
+func (r peers) matches(dst Endpoint, id []label, f Flow) bool {
 	if len(r.ports) > 0 && !slices.ContainsFunc(r.ports, func(p portRange) bool { return p.matches(f) }) {
 		return false
 	}
@@ -183,7 +185,6 @@ func (r peers) matches(dst Endpoint, f Flow) bool {
 			return true
 		}
 	}
-	id := dst.identity()
 	return slices.ContainsFunc(r.endpoints, func(s selector) bool { return s.matches(id) })
 }
 
@@ -204,9 +205,10 @@ func Egress(policies []*Policy, src, dst Endpoint, f Flow) Verdict {
 			selecting = append(selecting, p)
 		}
 	}
+	id := dst.identity()
 	for _, p := range selecting {
 		for i, r := range p.egressDeny {
-			if r.matches(dst, f) {
+			if r.matches(dst, id, f) {
 				return Verdict{false, fmt.Sprintf("denied by %s egressDeny[%d]", p.Name, i)}
 			}
 		}
@@ -215,7 +217,7 @@ func Egress(policies []*Policy, src, dst Endpoint, f Flow) Verdict {
 	for _, p := range selecting {
 		defaultDeny = defaultDeny || p.defaultDenyEgress
 		for i, r := range p.egress {
-			if r.matches(dst, f) {
+			if r.matches(dst, id, f) {
 				return Verdict{true, fmt.Sprintf("allowed by %s egress[%d]", p.Name, i)}
 			}
 		}
