@@ -92,8 +92,8 @@ func operatorOnlyProblems(a *Admission, knobs *api.Knobs) api.Problems {
 		if !set {
 			continue
 		}
-		why := fmt.Sprintf("is operator-only: the %s addon reaches %s, which this cluster's Pod Security configuration (podSecurity: %s) exempts, so a tenant's setting there could run pods that Pod Security refuses everywhere else in the cluster; remove it from this ComputePlane object (the operator sets it in spec.cluster.values)",
-			o.Addon, strings.Join(o.Exempt, ", "), a.Level)
+		why := fmt.Sprintf("is operator-only: the %s addon reaches %s, exempt from this cluster's Pod Security (podSecurity: %s), so a tenant's setting there could run pods that Pod Security refuses everywhere else in the cluster; remove it from this ComputePlane object (the operator sets it in spec.cluster.values)",
+			o.Addon, "namespace "+strings.Join(o.Exempt, " and namespace "), a.Level)
 		m, ok := v.(map[string]any)
 		if !ok {
 			problems = append(problems, api.Errorf(knobs.Ref, knobs.Origin, fieldPath("spec", joinPath([]string{"addons", o.Addon})), "%s", why))

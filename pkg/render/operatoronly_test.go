@@ -64,7 +64,7 @@ func TestAddonsInExemptNamespacesAreOperatorOnly(t *testing.T) {
 			}
 			p := problems[0]
 			if p.Field != tt.refuse || p.File != "knobs.yaml" || p.Object.Kind != api.ComputePlaneKind ||
-				!strings.Contains(p.Message, "operator-only") || !strings.Contains(p.Message, "exempts") {
+				!strings.Contains(p.Message, "operator-only") || !strings.Contains(p.Message, "exempt from this cluster") {
 				t.Errorf("problem = %+v; want one at %s saying it is operator-only because the namespace is exempt", p, tt.refuse)
 			}
 		})
