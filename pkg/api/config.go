@@ -73,6 +73,19 @@ type ClusterConfig struct {
 	Knobs map[string]any `json:"knobs"`
 	// PodSecurity is the level the cluster's API server enforces.
 	PodSecurity string `json:"podSecurity"`
+	// Egress tunes the egress policy of the clusters' VMs (both
+	// deliveries).
+	Egress EgressConfig `json:"egress"`
+}
+
+// EgressConfig tunes the CiliumNetworkPolicy computeplane-egress.
+type EgressConfig struct {
+	// AllowAncestorIngress lifts the deny of the ingress pods
+	// (cozystack.io/service: ingress) of every ancestor tenant. Off by
+	// default: the management API can be published there with TLS
+	// passthrough, so an open ancestor ingress is a path from the VMs to
+	// the management API server.
+	AllowAncestorIngress bool `json:"allowAncestorIngress"`
 }
 
 // RoutingConfig tunes the HelmReleases of routed apps.
@@ -183,9 +196,14 @@ func (c *Config) Validate() Problems {
 		c.Fleet.validate(d, c.written)
 	}
 	if c.Delivery == Platform {
-		for _, f := range []string{"source", "cluster"} {
-			if _, set := c.written[f]; set {
-				d.fail("spec."+f, "is only used with delivery: Direct; under delivery: Platform the computeplane module owns the source and the cluster")
+		// The egress policy is emitted under both deliveries; the rest of
+		// spec.cluster, and the source, belong to the platform's module.
+		if _, set := c.written["source"]; set {
+			d.fail("spec.source", "is only used with delivery: Direct; under delivery: Platform the computeplane module owns the source and the cluster")
+		}
+		for _, f := range []string{"values", "knobs", "podSecurity"} {
+			if _, set := c.written["cluster."+f]; set {
+				d.fail("spec.cluster."+f, "is only used with delivery: Direct; under delivery: Platform the computeplane module owns the cluster (only spec.cluster.egress applies)")
 			}
 		}
 	}
