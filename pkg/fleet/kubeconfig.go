@@ -30,7 +30,7 @@ func CheckKubeconfigReferences(o api.Object) api.Problems {
 	var problems api.Problems
 	if kc := yamlnode.Get(yamlnode.Get(o.Node, "spec"), "kubeConfig"); !yamlnode.IsNull(kc) {
 		problems = append(problems, api.Errorf(o.Ref(), o.Origin, "spec.kubeConfig",
-			"an object that passes through to the output must not set spec.kubeConfig: it would reach another cluster with whatever credentials it names, and the management-plane guard refuses it on the cluster; a release that runs on a ComputePlane is rendered by this function from its app object (set the app's definition to placement: ComputePlane)"))
+			"an object that reaches the output as it is (it passes through, or is kept with keepInputs) must not set spec.kubeConfig: it would reach another cluster with whatever credentials it names, and the management-plane guard refuses it on the cluster; a release that runs on a ComputePlane is rendered by this function from its app object (set the app's definition to placement: ComputePlane)"))
 	}
 	seen := map[*yaml.Node]bool{}
 	var walk func(n *yaml.Node, path string)
@@ -64,7 +64,7 @@ func CheckKubeconfigReferences(o api.Object) api.Problems {
 		case yaml.ScalarNode:
 			if v := strings.TrimSpace(n.Value); strings.HasSuffix(v, AdminKubeconfigSuffix) && path != "spec.kubeConfig.secretRef.name" {
 				problems = append(problems, api.Errorf(o.Ref(), o.Origin, path,
-					"names %s, which looks like the admin kubeconfig Secret of a cluster (Kamaji writes <release>%s, super-admin of that cluster): an object that passes through to the output must not read, mount or replace it; remove the reference", quoteName(v), AdminKubeconfigSuffix))
+					"names %s, which looks like the admin kubeconfig Secret of a cluster (Kamaji writes <release>%s, super-admin of that cluster): an object that reaches the output as it is (it passes through, or is kept with keepInputs) must not read, mount or replace it; remove the reference", quoteName(v), AdminKubeconfigSuffix))
 			}
 		}
 	}
