@@ -42,20 +42,30 @@ const (
 // Status updates go to the status subresource, which the policy does not
 // match: controllers' status writes never reach it.
 const (
-	celIsHelmRelease    = `request.resource.group == 'helm.toolkit.fluxcd.io' && request.resource.resource == 'helmreleases'`
-	celIsFluxObject     = `variables.isHelmRelease || (request.resource.group == 'kustomize.toolkit.fluxcd.io' && request.resource.resource == 'kustomizations')`
-	celIsVirtualMachine = `request.resource.group == 'kubevirt.io' && request.resource.resource == 'virtualmachines'`
-	celFromFlux         = `request.userInfo.username in variables.fluxIdentities`
-	celFromPlatform     = `request.userInfo.username in variables.platformIdentities`
+	celIsHelmRelease = `request.resource.group == 'helm.toolkit.fluxcd.io' &&
+request.resource.resource == 'helmreleases'`
+	celIsFluxObject = `variables.isHelmRelease ||
+(request.resource.group == 'kustomize.toolkit.fluxcd.io' &&
+  request.resource.resource == 'kustomizations')`
+	celIsVirtualMachine = `request.resource.group == 'kubevirt.io' &&
+request.resource.resource == 'virtualmachines'`
+	celFromFlux     = `request.userInfo.username in variables.fluxIdentities`
+	celFromPlatform = `request.userInfo.username in variables.platformIdentities`
 
 	// routedKinds: the kinds placed on the ComputePlane that the labels of
 	// the object, or of the object before the update (so that dropping the
 	// label does not leave the rule), name.
-	celRoutedKinds = `variables.isHelmRelease ? variables.computePlaneKinds.filter(k, [object, oldObject].exists(o, o != null && has(o.metadata.labels) && ['` + ApplicationKindLabel + `', '` + RoutedKindLabel + `'].exists(l, l in o.metadata.labels && o.metadata.labels[l] == k))) : []`
+	celRoutedKinds = `!variables.isHelmRelease ? [] :
+variables.computePlaneKinds.filter(k, [object, oldObject].exists(o,
+  o != null && has(o.metadata.labels) &&
+  ['` + ApplicationKindLabel + `', '` + RoutedKindLabel + `'].exists(l,
+    l in o.metadata.labels && o.metadata.labels[l] == k)))`
 
 	// kubeConfig as it is before and after the request; null when unset.
-	celNewKubeConfig = `object != null && has(object.spec) && has(object.spec.kubeConfig) ? object.spec.kubeConfig : null`
-	celOldKubeConfig = `oldObject != null && has(oldObject.spec) && has(oldObject.spec.kubeConfig) ? oldObject.spec.kubeConfig : null`
+	celNewKubeConfig = `object != null && has(object.spec) && has(object.spec.kubeConfig) ?
+object.spec.kubeConfig : null`
+	celOldKubeConfig = `oldObject != null && has(oldObject.spec) && has(oldObject.spec.kubeConfig) ?
+oldObject.spec.kubeConfig : null`
 
 	// setsKubeConfig: a HelmRelease or Kustomization created with a
 	// kubeConfig, or updated so that its kubeConfig is added, changed or
@@ -64,44 +74,95 @@ const (
 	// kubeConfig). spec.suspend alone is not a change: suspending a release
 	// moves nothing. Changes of metadata only (labels of Flux's sharding,
 	// finalizers, reconcile requests) are not in scope.
-	celSetsKubeConfig = `variables.isFluxObject && (variables.newKubeConfig != null || variables.oldKubeConfig != null) && (request.operation == 'CREATE' || variables.newKubeConfig != variables.oldKubeConfig || object.spec.exists(k, k != 'suspend' && (!(k in oldObject.spec) || object.spec[k] != oldObject.spec[k])) || oldObject.spec.exists(k, k != 'suspend' && !(k in object.spec)))`
+	celSetsKubeConfig = `variables.isFluxObject &&
+(variables.newKubeConfig != null || variables.oldKubeConfig != null) &&
+(request.operation == 'CREATE' ||
+  variables.newKubeConfig != variables.oldKubeConfig ||
+  object.spec.exists(k, k != 'suspend' &&
+    (!(k in oldObject.spec) || object.spec[k] != oldObject.spec[k])) ||
+  oldObject.spec.exists(k, k != 'suspend' && !(k in object.spec)))`
 
 	// namesClusterSecret: the new kubeConfig reads the ComputePlane's admin
 	// kubeconfig Secret.
-	celNamesClusterSecret = `variables.newKubeConfig != null && has(variables.newKubeConfig.secretRef) && variables.newKubeConfig.secretRef.name == variables.kubeconfigSecret`
+	celNamesClusterSecret = `variables.newKubeConfig != null &&
+has(variables.newKubeConfig.secretRef) &&
+variables.newKubeConfig.secretRef.name == variables.kubeconfigSecret`
 
 	// fromClusterChart: the object carries helm-controller's origin labels
 	// of the ComputePlane's own release in its namespace (its addons).
-	celFromClusterChart = `object != null && has(object.metadata.labels) && '` + HelmOriginNameLabel + `' in object.metadata.labels && object.metadata.labels['` + HelmOriginNameLabel + `'] == variables.clusterRelease && '` + HelmOriginNamespaceLabel + `' in object.metadata.labels && object.metadata.labels['` + HelmOriginNamespaceLabel + `'] == object.metadata.namespace`
+	celFromClusterChart = `object != null && has(object.metadata.labels) &&
+'` + HelmOriginNameLabel + `' in object.metadata.labels &&
+object.metadata.labels['` + HelmOriginNameLabel + `'] == variables.clusterRelease &&
+'` + HelmOriginNamespaceLabel + `' in object.metadata.labels &&
+object.metadata.labels['` + HelmOriginNamespaceLabel + `'] == object.metadata.namespace`
 
 	// The VM's cluster name before and after the request; "" when unset.
-	celOldVMCluster = `oldObject != null && has(oldObject.metadata.labels) && '` + ClusterNameLabel + `' in oldObject.metadata.labels ? oldObject.metadata.labels['` + ClusterNameLabel + `'] : ''`
-	celNewVMCluster = `object != null && has(object.metadata.labels) && '` + ClusterNameLabel + `' in object.metadata.labels ? object.metadata.labels['` + ClusterNameLabel + `'] : ''`
-	celIsWorker     = `variables.isVirtualMachine && (variables.oldVMCluster == variables.clusterRelease || variables.newVMCluster == variables.clusterRelease)`
+	celOldVMCluster = `oldObject != null && has(oldObject.metadata.labels) &&
+'` + ClusterNameLabel + `' in oldObject.metadata.labels ?
+oldObject.metadata.labels['` + ClusterNameLabel + `'] : ''`
+	celNewVMCluster = `object != null && has(object.metadata.labels) &&
+'` + ClusterNameLabel + `' in object.metadata.labels ?
+object.metadata.labels['` + ClusterNameLabel + `'] : ''`
+	celIsWorker = `variables.isVirtualMachine &&
+(variables.oldVMCluster == variables.clusterRelease ||
+  variables.newVMCluster == variables.clusterRelease)`
 
 	// The request's object, for messages: namespace/name.
-	celTarget = `(object != null ? object : oldObject).metadata.namespace + '/' + (object != null ? object : oldObject).metadata.name`
+	celTarget = `(object != null ? object : oldObject).metadata.namespace + '/' +
+  (object != null ? object : oldObject).metadata.name`
 )
 
-// The rules: expression (true admits) and messageExpression.
+// The rules: expression (true admits) and messageExpression. They are
+// written on several lines: what kustomize and kubectl write back (YAML
+// with 80-column folding) then keeps them in the same literal blocks, and
+// the output of a kustomize build is byte for byte the function's.
 const (
 	// G1: a release of a kind placed on the ComputePlane runs there. A
 	// release being deleted may still lose its finalizers.
-	celG1 = `size(variables.routedKinds) == 0 || has(object.metadata.deletionTimestamp) || (variables.newKubeConfig != null && has(variables.newKubeConfig.secretRef) && variables.newKubeConfig.secretRef.name == variables.kubeconfigSecret && has(variables.newKubeConfig.secretRef.key) && variables.newKubeConfig.secretRef.key == variables.kubeconfigKey)`
-	msgG1 = `variables.routedKinds[0] + " apps run on the tenant's ComputePlane: add it to the fleet repository (HelmRelease " + ` + celTarget + ` + " must reach the ComputePlane through spec.kubeConfig.secretRef name " + variables.kubeconfigSecret + ", key " + variables.kubeconfigKey + "; without it the app would run on the management cluster)"`
+	celG1 = `size(variables.routedKinds) == 0 ||
+has(object.metadata.deletionTimestamp) ||
+(variables.newKubeConfig != null &&
+  has(variables.newKubeConfig.secretRef) &&
+  variables.newKubeConfig.secretRef.name == variables.kubeconfigSecret &&
+  has(variables.newKubeConfig.secretRef.key) &&
+  variables.newKubeConfig.secretRef.key == variables.kubeconfigKey)`
+	msgG1 = `variables.routedKinds[0] +
+  " apps run on the tenant's ComputePlane: add it to the fleet repository (HelmRelease " +
+  ` + celTarget + ` +
+  " must reach the ComputePlane through spec.kubeConfig.secretRef name " +
+  variables.kubeconfigSecret + ", key " + variables.kubeconfigKey +
+  "; without it the app would run on the management cluster)"`
 
 	// G2: only Flux sets a kubeConfig; the platform's controllers too, but
 	// one naming the ComputePlane's Secret only from its own chart.
-	celG2 = `!variables.setsKubeConfig || variables.fromFlux || (variables.fromPlatform && (!variables.namesClusterSecret || variables.fromClusterChart))`
-	msgG2 = `request.kind.kind + " " + ` + celTarget + ` + ": only Flux (" + variables.fluxIdentities.join(", ") + ") may set or change spec.kubeConfig, or change the spec of a release that has one, and " + request.userInfo.username + " is not Flux; a release that reaches another cluster belongs in the fleet repository"`
+	celG2 = `!variables.setsKubeConfig || variables.fromFlux ||
+(variables.fromPlatform &&
+  (!variables.namesClusterSecret || variables.fromClusterChart))`
+	msgG2 = `request.kind.kind + " " +
+  ` + celTarget + ` +
+  ": only Flux (" + variables.fluxIdentities.join(", ") +
+  ") may set or change spec.kubeConfig, or change the spec of a release that has one, and " +
+  request.userInfo.username +
+  " is not Flux; a release that reaches another cluster belongs in the fleet repository"`
 
 	// G3a: a ComputePlane's worker VMs are the platform's.
 	celG3Owner = `!variables.isWorker || variables.fromPlatform`
-	msgG3Owner = `"VirtualMachine " + ` + celTarget + ` + " is a worker of the tenant's ComputePlane (` + ClusterNameLabel + ` " + variables.clusterRelease + "): only the platform's controllers may create, change or delete it, and " + request.userInfo.username + " is not one of them; change the ComputePlane (its node groups) in the fleet repository"`
+	msgG3Owner = `"VirtualMachine " +
+  ` + celTarget + ` +
+  " is a worker of the tenant's ComputePlane (` + ClusterNameLabel + ` " +
+  variables.clusterRelease +
+  "): only the platform's controllers may create, change or delete it, and " +
+  request.userInfo.username +
+  " is not one of them; change the ComputePlane (its node groups) in the fleet repository"`
 
 	// G3b: and keep their cluster name, whoever asks.
-	celG3Label = `!variables.isWorker || request.operation != 'UPDATE' || variables.oldVMCluster == variables.newVMCluster`
-	msgG3Label = `"VirtualMachine " + ` + celTarget + ` + ": the label ` + ClusterNameLabel + ` of a ComputePlane worker cannot be added, changed or removed (it was '" + variables.oldVMCluster + "', the update makes it '" + variables.newVMCluster + "'); the egress policy of the ComputePlane selects its VMs by it"`
+	celG3Label = `!variables.isWorker || request.operation != 'UPDATE' ||
+variables.oldVMCluster == variables.newVMCluster`
+	msgG3Label = `"VirtualMachine " +
+  ` + celTarget + ` +
+  ": the label ` + ClusterNameLabel + ` of a ComputePlane worker cannot be added, changed or removed (it was '" +
+  variables.oldVMCluster + "', the update makes it '" + variables.newVMCluster +
+  "'); the egress policy of the ComputePlane selects its VMs by it"`
 )
 
 // guardValues are the fleet's values the guard's variables carry.
@@ -177,13 +238,13 @@ func guardValidations() []admissionv1.Validation {
 	forbidden := metav1.StatusReasonForbidden
 	return []admissionv1.Validation{
 		{Expression: celG1, MessageExpression: msgG1, Reason: &forbidden,
-			Message: "apps of this kind run on the tenant's ComputePlane: add the app to the fleet repository"},
+			Message: "this kind runs on the ComputePlane: add it to the fleet repo"},
 		{Expression: celG2, MessageExpression: msgG2, Reason: &forbidden,
 			Message: "only Flux may set or change spec.kubeConfig"},
 		{Expression: celG3Owner, MessageExpression: msgG3Owner, Reason: &forbidden,
-			Message: "only the platform's controllers may change a ComputePlane's worker VMs"},
+			Message: "only the platform may change a ComputePlane's worker VMs"},
 		{Expression: celG3Label, MessageExpression: msgG3Label, Reason: &forbidden,
-			Message: "the cluster name of a ComputePlane worker VM cannot change"},
+			Message: "the cluster name of a ComputePlane worker cannot change"},
 	}
 }
 
