@@ -1,6 +1,8 @@
 package api
 
 import (
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
 
@@ -49,6 +51,8 @@ type Config struct {
 	// Fleet lays the fleet folder out in Flux units and wires them to Flux;
 	// nil when spec.fleet is absent.
 	Fleet *FleetConfig `json:"fleet"`
+	// Guard is the management-plane admission guard (guard.go).
+	Guard GuardConfig `json:"guard"`
 
 	// written holds the paths below spec that the config writes: true for
 	// a value, false for null. Some defaults and checks depend on it.
@@ -122,13 +126,16 @@ func DecodeConfig(o Object) (*Config, Problems) {
 	// Defaults that an explicit value, even a zero one, overrides are set
 	// before decoding; Default sets the others.
 	c.Source.Generate = true
+	c.Guard = newGuardConfig()
 	if spec := d.mapping(yamlnode.Get(o.Node, "spec"), "spec"); spec != nil {
 		c.written = writtenPaths(spec, "")
-		if c.written["fleet"] {
+		fleet := yamlnode.Resolve(yamlnode.Get(spec, "fleet"))
+		if fleet != nil && fleet.Kind == yaml.MappingNode {
 			c.Fleet = newFleetConfig()
 		}
-		if !d.strict(spec, "spec", c) {
-			return c, d.problems
+		d.strict(spec, "spec", c)
+		if fleet == nil || fleet.Kind != yaml.MappingNode {
+			c.Fleet = nil // absent, null, or reported as not a map
 		}
 	}
 	c.Default()
@@ -195,6 +202,7 @@ func (c *Config) Validate() Problems {
 	if c.Fleet != nil {
 		c.Fleet.validate(d, c.written)
 	}
+	c.Guard.validate(d, c.written)
 	if c.Delivery == Platform {
 		// The egress policy is emitted under both deliveries; the rest of
 		// spec.cluster, and the source, belong to the platform's module.

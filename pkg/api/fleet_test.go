@@ -161,3 +161,28 @@ func TestConfigTypeErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigAllProblemsAtOnce: unknown fields, every value of the wrong
+// type and the checks of what decoded are reported in one run.
+func TestConfigAllProblemsAtOnce(t *testing.T) {
+	n, err := yaml.Parse("apiVersion: fn.computeplane.dev/v1alpha1\nkind: ComputePlaneGenerator\nmetadata: {name: fleet}\nspec:\n  keepInputs: \"yes\"\n  delivery: Somewhere\n  source: {generate: 1, colour: red}\n  guard: {enabled: \"no\"}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, problems := api.DecodeConfig(api.NewObject(n.YNode(), api.Origin{File: "config.yaml"}))
+	var got []string
+	for _, p := range problems {
+		got = append(got, p.Field+": "+p.Message)
+	}
+	want := []string{
+		"spec.source.colour: unknown field; known fields here: generate, kind, name, namespace, path",
+		// In the order of the keys, which the decoder meets sorted.
+		`spec.guard.enabled: must be true or false, not the string "no"`,
+		`spec.keepInputs: must be true or false, not the string "yes"`,
+		"spec.source.generate: must be true or false, not the number 1",
+		`spec.delivery: must be Direct or Platform, not "Somewhere"`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}

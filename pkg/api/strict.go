@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"regexp"
 	"slices"
@@ -16,60 +17,86 @@ import (
 // strict decodes the mapping n, found at field, into the struct v the way
 // the API server decodes an object under strict field validation (with
 // sigs.k8s.io/json): every field v lacks is an "unknown field" with its
-// path; a value of the wrong type is reported at its path, the first one
-// only (as encoding/json does), and then strict returns false.
-func (d *decoder) strict(n *yaml.Node, field string, v any) bool {
+// path, and every value of the wrong type is reported at its path and left
+// out (encoding/json stops at the first one, so each is taken out and the
+// decoding done again).
+func (d *decoder) strict(n *yaml.Node, field string, v any) {
 	value, ok := d.value(n, field)
 	if !ok {
-		return false
-	}
-	raw, err := json.Marshal(map[string]any{field: value})
-	if err != nil {
-		d.fail(field, "%v", err)
-		return false
+		return
 	}
 	wrapped := reflect.New(reflect.StructOf([]reflect.StructField{{
 		Name: "Wrapped", Type: reflect.TypeOf(v), Tag: reflect.StructTag(`json:"` + field + `"`),
 	}}))
 	wrapped.Elem().Field(0).Set(reflect.ValueOf(v))
-	unknown, err := kjson.UnmarshalStrict(raw, wrapped.Interface(), kjson.DisallowUnknownFields)
-	if err != nil {
-		d.typeError(n, field, err)
+	var typeErrors Problems
+	defer func() { d.problems = append(d.problems, typeErrors...) }()
+	for {
+		raw, err := json.Marshal(map[string]any{field: value})
+		if err != nil {
+			d.fail(field, "%v", err)
+			return
+		}
+		unknown, err := kjson.UnmarshalStrict(raw, wrapped.Interface(), kjson.DisallowUnknownFields)
+		if err != nil {
+			// Reported after the unknown fields, as the checks of the
+			// inputs order them.
+			path, at, msg := typeError(n, field, err)
+			typeErrors = append(typeErrors, Errorf(d.ref, d.origin, at, "%s", msg))
+			if path == "" || !remove(value, strings.Split(path, ".")[1:]) {
+				return
+			}
+			continue
+		}
+		for _, e := range unknown {
+			if fe, ok := e.(kjson.FieldError); ok {
+				path := fe.FieldPath()
+				d.fail(path, "unknown field; known fields here: %s", strings.Join(knownFields(reflect.TypeOf(v), strings.TrimPrefix(path, field+".")), ", "))
+			}
+		}
+		return
+	}
+}
+
+// remove deletes the value at path from v, a tree of maps; it reports
+// whether there was one.
+func remove(v any, path []string) bool {
+	m, ok := v.(map[string]any)
+	if !ok || len(path) == 0 {
 		return false
 	}
-	for _, e := range unknown {
-		if fe, ok := e.(kjson.FieldError); ok {
-			path := fe.FieldPath()
-			d.fail(path, "unknown field; known fields here: %s", strings.Join(knownFields(reflect.TypeOf(v), strings.TrimPrefix(path, field+".")), ", "))
-		}
+	if len(path) == 1 {
+		_, found := m[path[0]]
+		delete(m, path[0])
+		return found
 	}
-	return true
+	return remove(m[path[0]], path[1:])
 }
 
 // typeMismatch matches encoding/json's error for a value of the wrong type.
 var typeMismatch = regexp.MustCompile(`^json: cannot unmarshal .* into Go struct field [^ ]*?\.([^. ]+(?:\.[^ ]+)?) of type (.+)$`)
 
-// typeError reports err, a decoding error, at the path it names, with what
-// the field must be and what n holds there.
-func (d *decoder) typeError(n *yaml.Node, field string, err error) {
+// typeError turns err, a decoding error of the mapping n found at field,
+// into a message at the field it names: what the field must be and what n
+// holds there. path is the field's path ("" when err names none), at where
+// the message goes (an item of path when the field is a list).
+func typeError(n *yaml.Node, field string, err error) (path, at, msg string) {
 	m := typeMismatch.FindStringSubmatch(err.Error())
 	if m == nil {
-		d.fail(field, "%v", err)
-		return
+		return "", field, err.Error()
 	}
 	path, goType := m[1], m[2]
-	at := yamlnode.Lookup(n, strings.Split(strings.TrimPrefix(path, field), ".")[1:]...)
+	node := yamlnode.Lookup(n, strings.Split(path, ".")[1:]...)
 	want := expected(goType)
-	if seq := yamlnode.Resolve(at); seq != nil && seq.Kind == yaml.SequenceNode && want != "a map" && !strings.HasPrefix(goType, "[]") {
+	if seq := yamlnode.Resolve(node); seq != nil && seq.Kind == yaml.SequenceNode && want != "a map" && !strings.HasPrefix(goType, "[]") {
 		// An item of a list: report the first one of the wrong kind.
 		for i, item := range seq.Content {
 			if yamlnode.Describe(item) != "a list" && expected(kindOf(item)) != want {
-				d.fail(path+"["+itoa(i)+"]", "must be %s, not %s", want, yamlnode.Describe(item))
-				return
+				return path, path + "[" + itoa(i) + "]", fmt.Sprintf("must be %s, not %s", want, yamlnode.Describe(item))
 			}
 		}
 	}
-	d.fail(path, "must be %s, not %s", want, yamlnode.Describe(at))
+	return path, path, fmt.Sprintf("must be %s, not %s", want, yamlnode.Describe(node))
 }
 
 // expected names what a field of a Go type must hold, in YAML words.
@@ -83,6 +110,8 @@ func expected(goType string) string {
 		return "a whole number"
 	case "[]string":
 		return "a list of strings"
+	case "api.Identities":
+		return "a list of user names"
 	}
 	return "a map"
 }
