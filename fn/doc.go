@@ -1,7 +1,7 @@
 // Package fn is the KRM adapter of computeplane-fn: it reads a ResourceList
 // (items and the ComputePlaneGenerator function config), adds the objects of
-// the files the config's spec.inputs names, runs the domain (package render)
-// and writes the items back; every refusal becomes a KRM result with the
+// the files the config's spec.inputs names, runs the pipeline (package
+// pipeline) and writes the items back; every refusal becomes a KRM result with the
 // object, the field and the file, and then no items are written at all.
 //
 // It is the only package that imports kyaml's fn/framework. The same

@@ -129,7 +129,7 @@ func write(w io.Writer, wrap wrapping, rl *framework.ResourceList) error {
 // results, and returns the refusal.
 func writeRefusal(w io.Writer, wrap wrapping, problems api.Problems) error {
 	rl := &framework.ResourceList{}
-	refusal := refuse(rl, problems)
+	refusal := refuse(rl, problems.Capped())
 	if err := write(w, wrap, rl); err != nil {
 		return errors.Join(refusal, err)
 	}

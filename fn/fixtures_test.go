@@ -17,6 +17,8 @@ import (
 
 	"github.com/computeplane-dev/computeplane-fn/fn"
 	"github.com/computeplane-dev/computeplane-fn/pkg/output"
+	"github.com/computeplane-dev/computeplane-fn/pkg/pipeline"
+	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected files of the fixtures")
@@ -177,14 +179,14 @@ func TestFixturesOrderIndependent(t *testing.T) {
 }
 
 // TestFixturesStandaloneMatchesKRM renders every fixture through the
-// standalone entry points (config file plus input files), Standalone with
-// whole nodes and StandaloneRun with the lazy objects the CLI writes: the
-// streams must be byte-identical to the KRM function's.
+// standalone pipeline (config file plus input files), with whole nodes and
+// with the lazy objects the CLI writes, encoded as they are and built into
+// whole nodes: the streams must be byte-identical to the KRM function's.
 func TestFixturesStandaloneMatchesKRM(t *testing.T) {
 	for _, f := range loadFixtures(t) {
 		t.Run(filepath.Base(f.dir), func(t *testing.T) {
 			krm, krmErr := runKRM(t, f.dir, f.resourceList(t, false))
-			objs, problems := fn.Standalone(f.dir, filepath.Join(f.dir, "config.yaml"), f.inputs)
+			whole, problems := pipeline.Run(pipeline.Options{Dir: f.dir, ConfigFile: filepath.Join(f.dir, "config.yaml"), Inputs: f.inputs})
 			if krmErr != "" {
 				if len(problems) == 0 {
 					t.Fatalf("KRM refused but standalone rendered:\n%s", krmErr)
@@ -195,14 +197,14 @@ func TestFixturesStandaloneMatchesKRM(t *testing.T) {
 				t.Fatalf("standalone refused: %v", problems)
 			}
 			var buf bytes.Buffer
-			if err := output.Encode(&buf, objs); err != nil {
+			if err := output.Encode(&buf, whole.Objects); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(krm, buf.String()); diff != "" {
 				t.Errorf("standalone differs from KRM (-krm +standalone):\n%s", diff)
 			}
 			// The CLI's run: lazy objects, written one by one.
-			run, problems := fn.StandaloneRun(f.dir, filepath.Join(f.dir, "config.yaml"), f.inputs)
+			run, problems := pipeline.Run(pipeline.Options{Dir: f.dir, ConfigFile: filepath.Join(f.dir, "config.yaml"), Inputs: f.inputs, Lazy: true})
 			if len(problems) > 0 {
 				t.Fatalf("standalone run refused: %v", problems)
 			}
@@ -212,6 +214,21 @@ func TestFixturesStandaloneMatchesKRM(t *testing.T) {
 			}
 			if diff := cmp.Diff(krm, buf.String()); diff != "" {
 				t.Errorf("standalone run differs from KRM (-krm +run):\n%s", diff)
+			}
+			// The lazy objects built into whole nodes (render.Object.Build).
+			built := make([]render.Object, len(run.Objects))
+			for i, o := range run.Objects {
+				var err error
+				if built[i], err = o.Build(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			buf.Reset()
+			if err := output.Encode(&buf, built); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(krm, buf.String()); diff != "" {
+				t.Errorf("built lazy objects differ from KRM (-krm +built):\n%s", diff)
 			}
 		})
 	}

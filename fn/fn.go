@@ -11,7 +11,7 @@ import (
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/input"
-	"github.com/computeplane-dev/computeplane-fn/pkg/render"
+	"github.com/computeplane-dev/computeplane-fn/pkg/pipeline"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
 
@@ -44,7 +44,7 @@ func (r *Refusal) Error() string { return r.Problems.Error() }
 // into a refusal that says so, rather than a Go stack trace, and no item is
 // written.
 //
-// Warnings (render.Warnings) are set as results of severity warning beside
+// Warnings (pipeline.Result.Warnings) are set as results of severity warning beside
 // the items, and Process returns nil: they never change the exit status.
 func (p Processor) Process(rl *framework.ResourceList) (err error) {
 	defer func() {
@@ -71,46 +71,15 @@ var panicForTest func()
 const BugMessage = "internal error (this is a bug in computeplane-fn; please report it with the input that caused it)"
 
 // refuse empties the list, sets the results of the problems and returns the
-// refusal.
+// refusal. The problems are capped already (api.Problems.Capped).
 func refuse(rl *framework.ResourceList, problems api.Problems) *Refusal {
-	problems = Capped(problems)
 	rl.Items = nil
 	rl.Results = Results(problems)
 	return &Refusal{Results: rl.Results, Problems: problems}
 }
 
-// MaxProblems is the most problems one run reports; a fleet with a million
-// broken apps needs the first few to be fixed, not a million lines.
-const MaxProblems = 1000
-
-// Capped returns at most MaxProblems problems, sorted, and a last one that
-// says how many more there are.
-func Capped(problems api.Problems) api.Problems {
-	if len(problems) <= MaxProblems {
-		return problems
-	}
-	problems = problems.Compact()
-	if len(problems) <= MaxProblems {
-		return problems
-	}
-	more := len(problems) - MaxProblems
-	return append(problems[:MaxProblems:MaxProblems], api.Problem{Message: fmt.Sprintf("... and %d more problems", more)})
-}
-
-// problemsOf returns the problems an error of package input carries, or
-// one problem of the config's spec.inputs for any other error (a pattern
-// that names nothing).
-func problemsOf(err error, cfg *api.Config) api.Problems {
-	var ps api.Problems
-	if errors.As(err, &ps) {
-		return ps
-	}
-	if cfg == nil {
-		return api.Problems{{Message: err.Error()}}
-	}
-	return api.Problems{api.Errorf(cfg.Ref, cfg.Origin, "spec.inputs", "%v", err)}
-}
-
+// run reads the function config and the items of the list and runs the
+// pipeline on them, with the config's spec.inputs relative to p.Dir.
 func (p Processor) run(rl *framework.ResourceList) ([]*yaml.RNode, api.Problems) {
 	budget := p.Budget
 	if budget == nil {
@@ -124,56 +93,27 @@ func (p Processor) run(rl *framework.ResourceList) ([]*yaml.RNode, api.Problems)
 	if cfgNode.Kind != yaml.MappingNode {
 		return nil, api.Problems{{Message: fmt.Sprintf("the function config must be a %s %s object, not %s", api.ConfigAPIVersion, api.ConfigKind, yamlnode.Describe(cfgNode))}}
 	}
-	cfgObj, err := budget.Object(cfgNode, originOf(rl.FunctionConfig))
-	if err != nil {
-		return nil, problemsOf(err, nil)
+	cfg := api.Object{Node: cfgNode, Origin: originOf(rl.FunctionConfig)}
+	items := make([]api.Object, len(rl.Items))
+	for i, item := range rl.Items {
+		items[i] = api.Object{Node: item.YNode(), Origin: originOf(item)}
 	}
-	cfg, problems := api.DecodeConfig(cfgObj)
+	r, problems := pipeline.Run(pipeline.Options{Dir: p.Dir, ConfigObject: &cfg, Items: items, Budget: budget})
 	if len(problems) > 0 {
 		return nil, problems
 	}
-	objects := make([]api.Object, 0, len(rl.Items))
-	for _, item := range rl.Items {
-		objs, err := budget.Unwrap(item.YNode(), originOf(item))
-		if err == nil {
-			// A ResourceList is held whole until it is written.
-			err = budget.HoldItems(objs)
-		}
-		if err != nil {
-			problems = append(problems, problemsOf(err, cfg)...)
-			if input.IsOverBudget(err) {
-				return nil, problems
-			}
-			continue
-		}
-		objects = append(objects, objs...)
-	}
-	if len(cfg.Inputs) > 0 && len(problems) == 0 {
-		fromFiles, err := budget.ReadAllInside(p.Dir, cfg.Inputs)
-		if err != nil {
-			return nil, problemsOf(err, cfg)
-		}
-		objects = append(objects, fromFiles...)
-	}
-	if len(problems) > 0 {
-		return nil, problems
-	}
-	f, objs, problems := render.RunFleet(cfg, objects)
-	if len(problems) > 0 {
-		return nil, problems
-	}
-	rl.Results = WarningResults(render.Warnings(f))
-	items := make([]*yaml.RNode, 0, len(objs))
-	for _, o := range objs {
+	rl.Results = WarningResults(r.Warnings)
+	out := make([]*yaml.RNode, 0, len(r.Objects))
+	for _, o := range r.Objects {
 		rn := yaml.NewRNode(o.Node)
 		if o.Generated {
 			if err := rn.PipeE(yaml.SetAnnotation(kioutil.PathAnnotation, o.Path())); err != nil {
 				return nil, api.Problems{{Object: o.From, Message: fmt.Sprintf("failed to annotate output: %v", err)}}
 			}
 		}
-		items = append(items, rn)
+		out = append(out, rn)
 	}
-	return items, nil
+	return out, nil
 }
 
 // originOf reads where an item came from: the path and index annotations
@@ -197,7 +137,7 @@ func Results(problems api.Problems) framework.Results {
 	return results(problems, framework.Error)
 }
 
-// WarningResults turns warnings (render.Warnings) into KRM results of
+// WarningResults turns warnings (pipeline.Result.Warnings) into KRM results of
 // severity warning, which kpt and kustomize show without failing the run.
 func WarningResults(warnings api.Problems) framework.Results {
 	if len(warnings) == 0 {

@@ -11,9 +11,9 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/computeplane-dev/computeplane-fn/fn"
 	"github.com/computeplane-dev/computeplane-fn/internal/fleetgen"
 	"github.com/computeplane-dev/computeplane-fn/pkg/output"
+	"github.com/computeplane-dev/computeplane-fn/pkg/pipeline"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 )
 
@@ -45,7 +45,7 @@ func TestGeneratedFleetStandaloneMatchesKRM(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		run, problems := fn.StandaloneRun(dir, cfgFile, nil)
+		run, problems := pipeline.Run(pipeline.Options{Dir: dir, ConfigFile: cfgFile, Lazy: true})
 		if len(problems) > 0 {
 			t.Fatal(problems)
 		}

@@ -11,6 +11,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/computeplane-dev/computeplane-fn/fn"
+	"github.com/computeplane-dev/computeplane-fn/pkg/pipeline"
 )
 
 // TestPlatformWarnsOfPodSecurity runs the platform-delivery fixture as a KRM
@@ -58,7 +59,7 @@ func TestPlatformWarnsOfPodSecurity(t *testing.T) {
 		t.Errorf("warnings name %v, want exactly [%s] (the one tenant with a ComputePlane)", refs, want)
 	}
 
-	run, problems := fn.StandaloneRun(f.dir, filepath.Join(f.dir, "config.yaml"), f.inputs)
+	run, problems := pipeline.Run(pipeline.Options{Dir: f.dir, ConfigFile: filepath.Join(f.dir, "config.yaml"), Inputs: f.inputs, Lazy: true})
 	if len(problems) > 0 {
 		t.Fatal(problems)
 	}

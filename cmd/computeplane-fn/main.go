@@ -19,7 +19,9 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/fn"
 	"github.com/computeplane-dev/computeplane-fn/internal/profiling"
 	"github.com/computeplane-dev/computeplane-fn/pkg/output"
+	"github.com/computeplane-dev/computeplane-fn/pkg/pipeline"
 	"github.com/computeplane-dev/computeplane-fn/pkg/summary"
+	"github.com/computeplane-dev/computeplane-fn/pkg/units"
 )
 
 const usage = `computeplane-fn renders Cozystack ComputePlanes as plain Flux objects.
@@ -124,7 +126,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		return usageError("--check needs --output-dir")
 	}
 	defer profiling.Start()()
-	r, problems := fn.StandaloneRun("", flags.Arg(0), flags.Args()[1:])
+	r, problems := pipeline.Run(pipeline.Options{ConfigFile: flags.Arg(0), Inputs: flags.Args()[1:], Lazy: true})
 	if len(problems) == 0 {
 		profiling.Heap()
 	}
@@ -176,8 +178,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 
 // runFolder writes the fleet folder, or with check compares it and prints
 // the diff, and returns the changes.
-func runFolder(dir string, check bool, r *fn.Run, stdout, stderr io.Writer) (output.Changes, error) {
-	files, problems := fn.OutputFiles(r)
+func runFolder(dir string, check bool, r *pipeline.Result, stdout, stderr io.Writer) (output.Changes, error) {
+	files, problems := units.Files(r.Config, r.Objects)
 	if len(problems) > 0 {
 		return nil, problems
 	}

@@ -8,11 +8,12 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/computeplane-dev/computeplane-fn/fn"
 	"github.com/computeplane-dev/computeplane-fn/internal/fleetgen"
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
+	"github.com/computeplane-dev/computeplane-fn/pkg/order"
 	"github.com/computeplane-dev/computeplane-fn/pkg/output"
+	"github.com/computeplane-dev/computeplane-fn/pkg/pipeline"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 )
 
@@ -56,7 +57,7 @@ func TestMain(m *testing.M) {
 
 func readFleet(b *testing.B, dir string) (*api.Config, []api.Object) {
 	b.Helper()
-	cfg, objs, problems := fn.ReadInputs(dir, filepath.Join(dir, fleetgen.ConfigFile), nil)
+	cfg, objs, problems := pipeline.Read(pipeline.Options{Dir: dir, ConfigFile: filepath.Join(dir, fleetgen.ConfigFile), Lazy: true})
 	if len(problems) > 0 {
 		b.Fatal(problems)
 	}
@@ -104,11 +105,11 @@ func BenchmarkRender(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		out, problems := render.Render(f)
+		out, problems := render.Outputs(f, false)
 		if len(problems) > 0 {
 			b.Fatal(problems)
 		}
-		if _, problems := render.Assemble(out, nil); len(problems) > 0 {
+		if _, problems := order.Objects(out, nil); len(problems) > 0 {
 			b.Fatal(problems)
 		}
 	}
@@ -121,11 +122,11 @@ func BenchmarkSerialize(b *testing.B) {
 	if len(problems) > 0 {
 		b.Fatal(problems)
 	}
-	out, problems := render.Render(f)
+	out, problems := render.Outputs(f, false)
 	if len(problems) > 0 {
 		b.Fatal(problems)
 	}
-	out, problems = render.Assemble(out, nil)
+	out, problems = order.Objects(out, nil)
 	if len(problems) > 0 {
 		b.Fatal(problems)
 	}
@@ -142,18 +143,18 @@ func BenchmarkSerialize(b *testing.B) {
 	}
 }
 
-// BenchmarkStandalone is the whole standalone run: read, index, order,
-// render and serialize (fn.Standalone and output.Encode).
+// BenchmarkStandalone is the whole standalone run as the CLI runs it: read,
+// index, render, order (pipeline.Run, lazy) and serialize (output.Encode).
 func BenchmarkStandalone(b *testing.B) {
 	dir := benchFleet(b)
 	b.SetBytes(inputBytes(b, dir))
 	b.ReportAllocs()
 	for b.Loop() {
-		objs, problems := fn.Standalone(dir, filepath.Join(dir, fleetgen.ConfigFile), nil)
+		run, problems := pipeline.Run(pipeline.Options{Dir: dir, ConfigFile: filepath.Join(dir, fleetgen.ConfigFile), Lazy: true})
 		if len(problems) > 0 {
 			b.Fatal(problems)
 		}
-		if err := output.Encode(io.Discard, objs); err != nil {
+		if err := output.Encode(io.Discard, run.Objects); err != nil {
 			b.Fatal(err)
 		}
 	}

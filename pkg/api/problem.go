@@ -142,3 +142,21 @@ func (ps Problems) Compact() Problems {
 func Errorf(ref ObjectRef, origin Origin, field, format string, args ...any) Problem {
 	return Problem{Object: ref, Field: field, File: origin.File, Message: fmt.Sprintf(format, args...)}
 }
+
+// MaxProblems is the most problems one run reports; a fleet with a million
+// broken apps needs the first few to be fixed, not a million lines.
+const MaxProblems = 1000
+
+// Capped returns at most MaxProblems problems, sorted, and a last one that
+// says how many more there are.
+func (ps Problems) Capped() Problems {
+	if len(ps) <= MaxProblems {
+		return ps
+	}
+	ps = ps.Compact()
+	if len(ps) <= MaxProblems {
+		return ps
+	}
+	more := len(ps) - MaxProblems
+	return append(ps[:MaxProblems:MaxProblems], Problem{Message: fmt.Sprintf("... and %d more problems", more)})
+}

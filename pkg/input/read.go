@@ -484,11 +484,6 @@ func (b *Budget) hold(objs []api.Object, what, advice string) error {
 	return nil
 }
 
-// ReadFile reads one YAML file; it counts against a budget of its own.
-func ReadFile(path string) ([]api.Object, error) {
-	return new(Budget).ReadFile(path)
-}
-
 // ReadFile reads one YAML file, charging it to the budget.
 func (b *Budget) ReadFile(path string) ([]api.Object, error) {
 	name := filepath.ToSlash(path)
@@ -704,60 +699,45 @@ func isYAML(name string) bool {
 	return (ext == ".yaml" || ext == ".yml") && !strings.HasPrefix(name, ".")
 }
 
-// ReadAll expands patterns relative to dir and reads every file; it counts
-// against a budget of its own.
-func ReadAll(dir string, patterns []string) ([]api.Object, error) {
-	return Read(dir, patterns, nil)
+// Options say where Read reads and what it does with each object.
+type Options struct {
+	// Dir is the folder the patterns are relative to; empty means the
+	// working directory.
+	Dir string
+	// Inside keeps the patterns inside Dir, as those of a function config
+	// must be (see ExpandInside); the inputs a person names on the command
+	// line may be anywhere.
+	Inside bool
+	// Prepare, when set, runs on every object of a file right after the file
+	// is decoded and its objects checked, on the goroutine that decoded
+	// them. The standalone pipeline uses it to boil app objects down to what
+	// rendering needs while reading, so that the node trees of all files are
+	// never held at once.
+	Prepare func(*api.Object)
+	// Budget counts what is read against the limits of one run; nil starts
+	// a budget of its own.
+	Budget *Budget
 }
 
-// Read is ReadAll with a step, prepare (may be nil), that runs on every
-// object of a file right after the file is decoded; it counts against a
-// budget of its own.
-func Read(dir string, patterns []string, prepare func(*api.Object)) ([]api.Object, error) {
-	return new(Budget).Read(dir, patterns, prepare)
-}
-
-// ReadAll expands patterns relative to dir and reads every file, charging
-// them to the budget.
-func (b *Budget) ReadAll(dir string, patterns []string) ([]api.Object, error) {
-	return b.Read(dir, patterns, nil)
-}
-
-// ReadAllInside is ReadAll for the patterns of a function config, which
-// must stay inside dir (see ExpandInside).
-func (b *Budget) ReadAllInside(dir string, patterns []string) ([]api.Object, error) {
-	return b.ReadInside(dir, patterns, nil)
-}
-
-// Read expands patterns relative to dir and reads every file, charging
-// them to the budget, and runs prepare (may be nil) on every object of a
-// file right after the file is decoded and its objects checked. Files are
-// read and decoded on all cores, big ones in pieces (see splitDocuments),
-// and the objects come back in the order of the files and documents;
-// prepare runs on the goroutine that decoded the object. The standalone
-// pipeline uses it to boil app objects down to what rendering needs while
-// reading, so that the node trees of all files are never held at once.
+// Read expands patterns (files, folders and globs; see Expand) and reads
+// every file, charging them to the budget. Files are read and decoded on all
+// cores, big ones in pieces (see splitDocuments), and the objects come back
+// in the order of the files and documents.
 //
-// Origins name files relative to dir where possible, so that messages
+// Origins name files relative to Dir where possible, so that messages
 // match what the user wrote. The error is an api.Problems for what is wrong
 // inside files, every file's problems together, and a plain error for a
 // pattern that names nothing.
-func (b *Budget) Read(dir string, patterns []string, prepare func(*api.Object)) ([]api.Object, error) {
-	files, err := Expand(dir, patterns)
+func Read(patterns []string, opts Options) ([]api.Object, error) {
+	b := opts.Budget
+	if b == nil {
+		b = new(Budget)
+	}
+	files, err := expand(opts.Dir, patterns, opts.Inside)
 	if err != nil {
 		return nil, err
 	}
-	return b.readFiles(dir, files, prepare)
-}
-
-// ReadInside is Read for the patterns of a function config, which must
-// stay inside dir (see ExpandInside).
-func (b *Budget) ReadInside(dir string, patterns []string, prepare func(*api.Object)) ([]api.Object, error) {
-	files, err := ExpandInside(dir, patterns)
-	if err != nil {
-		return nil, err
-	}
-	return b.readFiles(dir, files, prepare)
+	return b.readFiles(opts.Dir, files, opts.Prepare)
 }
 
 func (b *Budget) readFiles(dir string, files []string, prepare func(*api.Object)) ([]api.Object, error) {

@@ -9,8 +9,8 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/computeplane-dev/computeplane-fn/fn"
 	"github.com/computeplane-dev/computeplane-fn/pkg/output"
+	"github.com/computeplane-dev/computeplane-fn/pkg/pipeline"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 )
 
@@ -22,10 +22,11 @@ func TestFilesMatchStream(t *testing.T) {
 	for i := range inputs {
 		inputs[i] = filepath.Base(inputs[i])
 	}
-	objs, problems := fn.Standalone(dir, filepath.Join(dir, "config.yaml"), inputs)
+	run, problems := pipeline.Run(pipeline.Options{Dir: dir, ConfigFile: filepath.Join(dir, "config.yaml"), Inputs: inputs})
 	if len(problems) > 0 {
 		t.Fatal(problems)
 	}
+	objs := run.Objects
 	files, err := output.Files(objs)
 	if err != nil {
 		t.Fatal(err)

@@ -13,14 +13,13 @@
 // Security wiring added, merged over the tenant's knobs; a knob outside the
 // knob schema or on a fixed path is refused, never overridden.
 //
-// Assemble then adds what passes through, refuses two writers of one object
-// and puts everything in the one stable order: platform objects first, then
-// by namespace, kind and name.
+// Outputs renders every output of a checked fleet, unordered; building the
+// fleet, adding what passes through and ordering are the pipeline's
+// (packages fleet, order and pipeline).
 //
-// For large fleets (RunLazy, which the CLI runs) every check and the order
-// are still done up front, but the app releases are rendered only when a
-// writer reaches them (Object.AppendYAML), from a spec rendered once per
-// definition and routing and values encoded while the inputs were read
-// (EncodeValues, encoded.go); a tenant's ComputePlane objects are held as
-// text. docs/performance.md tells why.
+// For large fleets (lazy, which the CLI runs) every check is still done up
+// front, but the app releases are rendered only when a writer reaches them
+// (Object.AppendYAML), from a spec rendered once per definition and routing
+// and values encoded while the inputs were read (yamlnode.EncodeValues); a
+// tenant's cluster objects are held as text. docs/performance.md tells why.
 package render

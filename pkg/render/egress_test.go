@@ -11,6 +11,7 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/internal/crdtest"
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/input"
+	"github.com/computeplane-dev/computeplane-fn/pkg/pipeline"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
@@ -122,10 +123,11 @@ func renderPoliciesWith(t *testing.T, cfg *api.Config, fleetYAML string) map[str
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, problems := render.Run(cfg, objs)
+	run, problems := pipeline.Run(pipeline.Options{Config: cfg, Items: objs})
 	if len(problems) > 0 {
 		t.Fatalf("refused: %v", problems)
 	}
+	out := run.Objects
 	policies := map[string]map[string]any{}
 	for _, o := range out {
 		if o.Kind != "CiliumNetworkPolicy" {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/input"
+	"github.com/computeplane-dev/computeplane-fn/pkg/pipeline"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
@@ -64,10 +65,11 @@ func renderGuardFleet(t *testing.T, spec string) []render.Object {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, problems := render.Run(cfg, objs)
+	run, problems := pipeline.Run(pipeline.Options{Config: cfg, Items: objs})
 	if len(problems) > 0 {
 		t.Fatalf("refused: %v", problems)
 	}
+	out := run.Objects
 	return out
 }
 

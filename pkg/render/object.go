@@ -1,10 +1,8 @@
 package render
 
 import (
-	"cmp"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -19,7 +17,7 @@ const PlatformNamespace = "cozy-system"
 
 // Object is one output object.
 type Object struct {
-	// Node is the object; nil for the objects RunLazy puts off or holds as
+	// Node is the object; nil for the objects a lazy run (Outputs) puts off or holds as
 	// text (Build gives them one).
 	Node       *yaml.Node
 	APIVersion string
@@ -48,7 +46,7 @@ type Object struct {
 	// object is written.
 	Values *yamlnode.Encoded
 	// Text, when set, is the whole object already encoded as one YAML
-	// document, and Node is nil (RunLazy holds tenant objects so); Build
+	// document, and Node is nil (a lazy run holds cluster objects so); Build
 	// decodes it for writers that need a node.
 	Text []byte
 
@@ -56,14 +54,14 @@ type Object struct {
 }
 
 // pendingRelease is what AppendYAML and Build need to render a release put
-// off by RunLazy.
+// off by a lazy run.
 type pendingRelease struct {
 	releases *releases
 	app      *fleet.App
 }
 
 // Build returns the object with its whole Node, for writers and tests
-// that work on nodes: a release that RunLazy put off is rendered, text held
+// that work on nodes: a release that a lazy run put off is rendered, text held
 // ready is decoded, and encoded values are decoded into the release. Writers
 // that only encode use AppendYAML, which spares all of that.
 func (o Object) Build() (Object, error) {
@@ -88,7 +86,7 @@ func (o Object) Build() (Object, error) {
 		return o, nil
 	}
 	if o.Values != nil {
-		values, err := decodeValues(o.Values)
+		values, err := o.Values.Node()
 		if err != nil {
 			return o, err
 		}
@@ -187,45 +185,6 @@ func TypedNode(obj any) (*yaml.Node, error) {
 	return n, nil
 }
 
-// id is the identity of an output object for collision checks.
-type id struct {
-	group, kind, namespace, name string
-}
-
-func idOf(o Object) id {
-	g, _, _ := strings.Cut(o.APIVersion, "/")
-	if !strings.Contains(o.APIVersion, "/") {
-		g = ""
-	}
-	return id{g, o.Kind, o.Namespace, o.Name}
-}
-
-// Compare orders objects: platform objects first, then by namespace, kind,
-// name and apiVersion.
-func Compare(a, b Object) int { return compare(&a, &b) }
-
-func compare(a, b *Object) int {
-	if a.Platform != b.Platform {
-		if a.Platform {
-			return -1
-		}
-		return 1
-	}
-	return cmp.Or(
-		cmp.Compare(a.Namespace, b.Namespace),
-		cmp.Compare(a.Kind, b.Kind),
-		cmp.Compare(a.Name, b.Name),
-		cmp.Compare(a.APIVersion, b.APIVersion),
-		// Ties only between objects that collide: order them by what they
-		// were made from, so that the message is the same for any input order.
-		cmp.Compare(a.From.Kind, b.From.Kind),
-		cmp.Compare(a.From.Namespace, b.From.Namespace),
-		cmp.Compare(a.From.Name, b.From.Name),
-		cmp.Compare(a.Origin.File, b.Origin.File),
-		cmp.Compare(a.Origin.Index, b.Origin.Index),
-	)
-}
-
 // FromInput wraps an input object that is kept or passes through.
 //
 // An object with comments is written in yamlnode.Canonical form, so that
@@ -236,57 +195,4 @@ func FromInput(o api.Object) Object {
 		n = yamlnode.Canonical(n)
 	}
 	return Object{Node: n, APIVersion: o.APIVersion, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, From: o.Ref(), Origin: o.Origin}
-}
-
-// Assemble adds the kept inputs and the objects that pass through to the
-// generated ones, refuses two objects with one identity where one of them is
-// generated, and sorts the result.
-func Assemble(generated []Object, others []Object) ([]Object, api.Problems) {
-	all := generated
-	if len(others) > 0 {
-		all = make([]Object, 0, len(generated)+len(others))
-		all = append(all, generated...)
-		all = append(all, others...)
-	}
-	out := sortStable(all)
-	var problems api.Problems
-	for i := 1; i < len(out); i++ {
-		a, b := out[i-1], out[i]
-		if idOf(a) != idOf(b) || (!a.Generated && !b.Generated) {
-			continue
-		}
-		if !a.Generated {
-			a, b = b, a
-		}
-		what := fmt.Sprintf("%s %s/%s", b.Kind, b.Namespace, b.Name)
-		if b.Generated {
-			problems = append(problems, api.Errorf(b.From, b.Origin, "metadata.name",
-				"would produce %s, which %s (%s) produces too; two inputs must not produce the same object", what, a.From, a.Origin.Describe()))
-		} else {
-			problems = append(problems, api.Errorf(b.From, b.Origin, "metadata.name",
-				"%s is generated from %s (%s) and must not also be among the inputs", what, a.From, a.Origin.Describe()))
-		}
-	}
-	if len(problems) > 0 {
-		return nil, problems.Compact()
-	}
-	return out, nil
-}
-
-// sortStable sorts objects as slices.SortStableFunc(objs, Compare) does,
-// faster for as many and as large values as a fleet's objects: it sorts
-// their indices, ties broken by index, and moves each object once.
-func sortStable(objs []Object) []Object {
-	idx := make([]int, len(objs))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortFunc(idx, func(a, b int) int {
-		return cmp.Or(compare(&objs[a], &objs[b]), cmp.Compare(a, b))
-	})
-	out := make([]Object, len(objs))
-	for i, j := range idx {
-		out[i] = objs[j]
-	}
-	return out
 }

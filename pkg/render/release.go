@@ -268,12 +268,12 @@ func releaseObject(app *fleet.App) Object {
 	}
 }
 
-// plan is render put off until the release is written: it returns the
+// deferred is render put off until the release is written: it returns the
 // release's identity, with what AppendYAML and Build need to render it. Only
 // apps whose values were encoded ahead (App.Values) are put off, since
 // rendering them can then fail on nothing the user wrote; the problem of
 // values that could not be encoded is returned here, where render would.
-func (r *releases) plan(app *fleet.App) (Object, error) {
+func (r *releases) deferred(app *fleet.App) (Object, error) {
 	if app.Values == nil {
 		return r.render(app)
 	}

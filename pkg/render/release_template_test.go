@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/computeplane-dev/computeplane-fn/fn"
 	"github.com/computeplane-dev/computeplane-fn/internal/fleetgen"
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
@@ -70,12 +69,16 @@ func TestRenderReleaseMatchesReference(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, editable := range []bool{false, true} {
-		cfg, problems := fn.ReadConfig(dir + "/" + fleetgen.ConfigFile)
+		cfgObjs, err := input.Read([]string{fleetgen.ConfigFile}, input.Options{Dir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, problems := api.DecodeConfig(cfgObjs[0])
 		if len(problems) > 0 {
 			t.Fatal(problems)
 		}
 		cfg.Routing.EditableThroughAPI = editable
-		objs, err := input.ReadAll(dir, cfg.Inputs)
+		objs, err := input.Read(cfg.Inputs, input.Options{Dir: dir})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/input"
-	"github.com/computeplane-dev/computeplane-fn/pkg/render"
+	"github.com/computeplane-dev/computeplane-fn/pkg/pipeline"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
 
@@ -69,10 +69,11 @@ func releaseOf(t *testing.T, delivery api.Delivery, editable bool, app string) m
 	}
 	cfg := &api.Config{Delivery: delivery, Cluster: api.ClusterConfig{Values: api.DefaultClusterValues(), PodSecurity: api.PodSecurityRestricted}}
 	cfg.Routing.EditableThroughAPI = editable
-	out, problems := render.Run(cfg, objs)
+	run, problems := pipeline.Run(pipeline.Options{Config: cfg, Items: objs})
 	if len(problems) > 0 {
 		t.Fatalf("refused: %v", problems)
 	}
+	out := run.Objects
 	appObj := objs[len(objs)-1]
 	for _, o := range out {
 		if o.Kind == "HelmRelease" && o.From == appObj.Ref() {
@@ -219,10 +220,11 @@ spec: {version: v1.33, nodeGroups: {md0: {minReplicas: 1}}}
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.want == nil {
 				objs, _ := input.Decode([]byte(definitions+"---\n"+tc.app), "inputs.yaml")
-				out, problems := render.Run(&api.Config{Delivery: tc.delivery, Cluster: api.ClusterConfig{Values: api.DefaultClusterValues()}}, objs)
+				run, problems := pipeline.Run(pipeline.Options{Config: &api.Config{Delivery: tc.delivery, Cluster: api.ClusterConfig{Values: api.DefaultClusterValues()}}, Items: objs})
 				if len(problems) > 0 {
 					t.Fatal(problems)
 				}
+				out := run.Objects
 				for _, o := range out {
 					if o.Kind == "HelmRelease" && o.Name == "tenant-other" {
 						t.Errorf("a Tenant object was converted into a HelmRelease")

@@ -10,61 +10,17 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
 
-// Run is the whole function: it builds and checks the fleet from the
-// objects, renders every output, adds the kept inputs and the objects that
-// pass through, and orders the result. On any problem it returns no objects.
-func Run(cfg *api.Config, objects []api.Object) ([]Object, api.Problems) {
-	_, out, problems := RunFleet(cfg, objects)
-	return out, problems
-}
-
-// RunFleet is Run that also returns the checked fleet the objects were
-// rendered from, for reports about a run (the pull-request summary). On any
-// problem it returns neither.
-func RunFleet(cfg *api.Config, objects []api.Object) (*fleet.Fleet, []Object, api.Problems) {
-	return run(cfg, objects, false)
-}
-
-// RunLazy is RunFleet for large fleets: the releases of apps whose values
-// were encoded ahead (api.App.Values) are checked and ordered but rendered
-// only by Object.Build, when they are written, and the objects of each
-// tenant's ComputePlane are held as text (Object.Text) from the moment they
-// are rendered. Every problem is still found before anything is returned.
-func RunLazy(cfg *api.Config, objects []api.Object) (*fleet.Fleet, []Object, api.Problems) {
-	return run(cfg, objects, true)
-}
-
-func run(cfg *api.Config, objects []api.Object, lazy bool) (*fleet.Fleet, []Object, api.Problems) {
-	f, problems := fleet.Build(cfg, objects)
-	if len(problems) > 0 {
-		return nil, nil, problems
-	}
-	generated, problems := render(f, lazy)
-	if len(problems) > 0 {
-		return nil, nil, problems
-	}
-	others := make([]Object, 0, len(f.Passthrough)+len(f.Inputs))
-	for _, o := range f.Passthrough {
-		others = append(others, FromInput(o))
-	}
-	if cfg.KeepInputs {
-		for _, o := range f.Inputs {
-			others = append(others, FromInput(o))
-		}
-	}
-	out, problems := Assemble(generated, others)
-	if len(problems) > 0 {
-		return nil, nil, problems
-	}
-	return f, out, nil
-}
-
-// Render builds every generated object of a checked fleet, unordered.
-func Render(f *fleet.Fleet) ([]Object, api.Problems) {
-	return render(f, false)
-}
-
-func render(f *fleet.Fleet, lazy bool) ([]Object, api.Problems) {
+// Outputs renders every generated object of a checked fleet, unordered:
+// the source, each tenant's cluster with its hardening, the guard and every
+// app's release (package order then adds what passes through and sorts).
+//
+// With lazy, for large fleets, every check is still done here, but the
+// releases of apps whose values were encoded ahead (api.App.Values) are only
+// planned: they are rendered when a writer reaches them (Object.AppendYAML,
+// Object.Build); and the objects of each tenant's cluster are held as text
+// (Object.Text) from the moment they are rendered. On any problem it returns
+// no objects.
+func Outputs(f *fleet.Fleet, lazy bool) ([]Object, api.Problems) {
 	out := make([]Object, 0, len(f.Apps)+len(f.Tenants)+1)
 	var problems api.Problems
 	fail := func(err error) {
@@ -159,7 +115,7 @@ func render(f *fleet.Fleet, lazy bool) ([]Object, api.Problems) {
 	rs := newReleases(f, lazy)
 	renderRelease := rs.render
 	if lazy {
-		renderRelease = rs.plan
+		renderRelease = rs.deferred
 	}
 	for _, app := range f.Apps {
 		o, err := renderRelease(app)

@@ -11,9 +11,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/computeplane-dev/computeplane-fn/fn"
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/output"
+	"github.com/computeplane-dev/computeplane-fn/pkg/pipeline"
 	"github.com/computeplane-dev/computeplane-fn/pkg/summary"
 )
 
@@ -50,7 +50,7 @@ func write(t *testing.T, r summary.Report) string {
 func quickstart(t *testing.T) summary.Report {
 	t.Helper()
 	dir := "../../examples/quickstart"
-	r, problems := fn.StandaloneRun(dir, filepath.Join(dir, "config.yaml"), nil)
+	r, problems := pipeline.Run(pipeline.Options{Dir: dir, ConfigFile: filepath.Join(dir, "config.yaml"), Lazy: true})
 	if len(problems) > 0 {
 		t.Fatal(problems)
 	}
@@ -127,7 +127,7 @@ func TestSummaryLargeFleet(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r, problems := fn.StandaloneRun(dir, filepath.Join(dir, "config.yaml"), nil)
+	r, problems := pipeline.Run(pipeline.Options{Dir: dir, ConfigFile: filepath.Join(dir, "config.yaml"), Lazy: true})
 	if len(problems) > 0 {
 		t.Fatal(problems)
 	}

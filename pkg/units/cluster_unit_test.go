@@ -8,7 +8,7 @@ import (
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/input"
-	"github.com/computeplane-dev/computeplane-fn/pkg/render"
+	"github.com/computeplane-dev/computeplane-fn/pkg/pipeline"
 	"github.com/computeplane-dev/computeplane-fn/pkg/units"
 )
 
@@ -59,10 +59,11 @@ spec:
 			cfg.Cluster = api.ClusterConfig{Values: api.DefaultClusterValues(), PodSecurity: api.PodSecurityRestricted}
 			cfg.Source = api.SourceConfig{Generate: true, Kind: "OCIRepository", Name: "cozystack-packages", Namespace: "cozy-system"}
 		}
-		rendered, problems := render.Run(cfg, objs)
+		run, problems := pipeline.Run(pipeline.Options{Config: cfg, Items: objs})
 		if len(problems) > 0 {
 			t.Fatalf("%s: refused: %v", delivery, problems)
 		}
+		rendered := run.Objects
 		want := []string{"CiliumNetworkPolicy/computeplane-egress"}
 		if delivery == api.Direct {
 			want = append(want, "ConfigMap/computeplane-admission", "HelmRelease/computeplane")

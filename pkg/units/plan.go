@@ -2,6 +2,7 @@ package units
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"path"
@@ -10,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
+	"github.com/computeplane-dev/computeplane-fn/pkg/order"
+	"github.com/computeplane-dev/computeplane-fn/pkg/output"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 )
 
@@ -60,7 +63,7 @@ type Unit struct {
 	// Part is the index of this part (0 for a unit that is not split) and
 	// Parts the number of parts of the unit.
 	Part, Parts int
-	// Objects are the objects of the part, in render.Compare order.
+	// Objects are the objects of the part, in order.Compare order.
 	Objects []render.Object
 	// Files are the objects' files, relative to Folder, in the same order.
 	Files []string
@@ -124,7 +127,7 @@ func NewPlan(cfg *api.Config, objs []render.Object) (*Plan, error) {
 	hasPlatform := byFolder[api.PlatformUnitFolder] != nil
 	for _, folder := range folders {
 		u := byFolder[folder]
-		slices.SortFunc(u.objs, func(a, b fileObject) int { return render.Compare(a.Object, b.Object) })
+		slices.SortFunc(u.objs, func(a, b fileObject) int { return order.Compare(a.Object, b.Object) })
 		files := make(map[string]fileObject, len(u.objs))
 		for _, b := range u.objs {
 			if a, dup := files[b.file]; dup {
@@ -234,7 +237,7 @@ func placement(o render.Object) (folder, file, namespace string) {
 // within the bound is one part. A larger one is hashed into k parts by each
 // object's identity (group, kind, namespace, name), k the smallest count
 // from ceil(n/limit) up at which no part is over the bound; each part keeps
-// render.Compare order. A tenant's cluster and its hardening
+// order.Compare order. A tenant's cluster and its hardening
 // (render.Object.Cluster: the cluster HelmRelease, its Pod Security
 // ConfigMap and its egress policy) are not hashed: they always go to the
 // base unit, part 0, so that they are applied together, by one
@@ -306,7 +309,7 @@ func split(objs []fileObject, limit int) [][]fileObject {
 	parts := make([][]fileObject, 0, k)
 	for start := 0; start < n; start += limit {
 		part := slices.Clone(ordered[start:min(start+limit, n)])
-		slices.SortFunc(part, func(a, b fileObject) int { return render.Compare(a.Object, b.Object) })
+		slices.SortFunc(part, func(a, b fileObject) int { return order.Compare(a.Object, b.Object) })
 		parts = append(parts, part)
 	}
 	return parts
@@ -407,4 +410,35 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// Files lays the objects of a run out as the files the fleet-folder writer
+// writes with --output-dir: the Flux units and wiring of cfg.Fleet when the
+// config has it (Layout), one file per object otherwise (output.Files). Only
+// generated objects are laid out: kept inputs and objects that pass through
+// are the user's own files, already in the repository, and a copy without
+// the managed-by label could never be pruned (docs/fleet-repo.md).
+func Files(cfg *api.Config, objs []render.Object) ([]File, api.Problems) {
+	generated := make([]render.Object, 0, len(objs))
+	for _, o := range objs {
+		if o.Generated {
+			generated = append(generated, o)
+		}
+	}
+	if cfg.Fleet == nil {
+		files, err := output.Files(generated)
+		if err != nil {
+			return nil, api.Problems{{Message: err.Error()}}
+		}
+		return files, nil
+	}
+	files, err := Layout(cfg, generated)
+	if err != nil {
+		var ps api.Problems
+		if errors.As(err, &ps) {
+			return nil, ps
+		}
+		return nil, api.Problems{api.Errorf(cfg.Ref, cfg.Origin, "spec.fleet", "failed to lay out the fleet: %v", err)}
+	}
+	return files, nil
 }

@@ -1,4 +1,4 @@
-package fn_test
+package pipeline_test
 
 import (
 	"encoding/json"
@@ -12,11 +12,11 @@ import (
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/computeplane-dev/computeplane-fn/fn"
 	"github.com/computeplane-dev/computeplane-fn/internal/crdtest"
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/input"
 	"github.com/computeplane-dev/computeplane-fn/pkg/output"
+	"github.com/computeplane-dev/computeplane-fn/pkg/pipeline"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
@@ -28,7 +28,7 @@ import (
 func sharedFleet(t *testing.T, delivery api.Delivery, routed ...string) (string, string) {
 	t.Helper()
 	shared := crdtest.SharedDir(t)
-	defs, err := input.ReadAll("", []string{filepath.Join(shared, "cozystack", "applicationdefinitions")})
+	defs, err := input.Read([]string{filepath.Join(shared, "cozystack", "applicationdefinitions")}, input.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,10 +110,11 @@ func TestRealDefinitionsValidateAgainstCRDs(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%s-%s", tc.delivery, strings.Join(tc.routed, "+")), func(t *testing.T) {
 			dir, cfg := sharedFleet(t, tc.delivery, tc.routed...)
-			objs, problems := fn.Standalone(dir, cfg, nil)
+			run, problems := pipeline.Run(pipeline.Options{Dir: dir, ConfigFile: cfg})
 			if len(problems) > 0 {
 				t.Fatalf("refused:\n%v", problems)
 			}
+			objs := run.Objects
 			kinds := map[string]int{}
 			for _, o := range objs {
 				kinds[o.Kind]++

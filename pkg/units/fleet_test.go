@@ -1,4 +1,4 @@
-package fn_test
+package units_test
 
 import (
 	"os"
@@ -7,12 +7,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/kustomize/api/krusty"
 	kusttypes "sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 
-	"github.com/computeplane-dev/computeplane-fn/fn"
+	"github.com/computeplane-dev/computeplane-fn/pkg/output"
+	"github.com/computeplane-dev/computeplane-fn/pkg/pipeline"
 	"github.com/computeplane-dev/computeplane-fn/pkg/units"
 )
 
@@ -30,7 +32,7 @@ const quickstartFleet = `
 // as the kustomize binary that users and kustomize-controller run: together
 // the units hold every rendered object exactly once.
 func TestStandaloneFleet(t *testing.T) {
-	cfg, err := os.ReadFile("../examples/quickstart/config.yaml")
+	cfg, err := os.ReadFile("../../examples/quickstart/config.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,15 +41,12 @@ func TestStandaloneFleet(t *testing.T) {
 	if err := os.WriteFile(cfgPath, append(cfg, quickstartFleet...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	objs, problems := fn.Standalone("../examples/quickstart", cfgPath, nil)
+	run, problems := pipeline.Run(pipeline.Options{Dir: "../../examples/quickstart", ConfigFile: cfgPath, Lazy: true})
 	if len(problems) > 0 {
 		t.Fatal(problems)
 	}
-	run, problems := fn.StandaloneRun("../examples/quickstart", cfgPath, nil)
-	if len(problems) > 0 {
-		t.Fatal(problems)
-	}
-	files, problems := fn.OutputFiles(run)
+	objs := run.Objects
+	files, problems := units.Files(run.Config, run.Objects)
 	if len(problems) > 0 {
 		t.Fatal(problems)
 	}
@@ -119,13 +118,22 @@ func TestStandaloneFleet(t *testing.T) {
 	}
 }
 
-// TestFleetFilesWithoutFleet: without spec.fleet there is no layout.
-func TestFleetFilesWithoutFleet(t *testing.T) {
-	run, problems := fn.StandaloneRun("../examples/quickstart", "../examples/quickstart/config.yaml", nil)
+// TestFilesWithoutFleet: without spec.fleet there are no units, one file
+// per generated object (output.Files).
+func TestFilesWithoutFleet(t *testing.T) {
+	run, problems := pipeline.Run(pipeline.Options{Dir: "../../examples/quickstart", ConfigFile: "../../examples/quickstart/config.yaml", Lazy: true})
 	if len(problems) > 0 {
 		t.Fatal(problems)
 	}
-	if files, problems := fn.FleetFiles(run.Config, run.Objects); len(problems) > 0 || files != nil {
-		t.Fatalf("got %d files, problems %v", len(files), problems)
+	files, problems := units.Files(run.Config, run.Objects)
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	want, err := output.Files(run.Objects)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, files); diff != "" {
+		t.Errorf("files without spec.fleet (-output.Files +units.Files):\n%s", diff)
 	}
 }

@@ -1,0 +1,218 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/computeplane-dev/computeplane-fn/pkg/api"
+	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
+	"github.com/computeplane-dev/computeplane-fn/pkg/input"
+	"github.com/computeplane-dev/computeplane-fn/pkg/order"
+	"github.com/computeplane-dev/computeplane-fn/pkg/render"
+)
+
+// Options say what one run reads and how it holds its objects.
+type Options struct {
+	// Dir is the folder the config's spec.inputs and Inputs are relative
+	// to; empty means the working directory.
+	Dir string
+	// Config is the function config, decoded already (a tool that builds
+	// it in code). When it is nil, ConfigObject is decoded, or else
+	// ConfigFile read.
+	Config *api.Config
+	// ConfigObject is the ComputePlaneGenerator as an object already read
+	// (a ResourceList's functionConfig), not yet checked.
+	ConfigObject *api.Object
+	// ConfigFile is the file holding the ComputePlaneGenerator, exactly
+	// one object.
+	ConfigFile string
+	// Items are objects already read (a ResourceList's items), not yet
+	// checked; a v1 List among them is unwrapped.
+	Items []api.Object
+	// Inputs are files, folders and globs named on the command line; unlike
+	// the config's spec.inputs, which must stay inside Dir, they may be
+	// anywhere.
+	Inputs []string
+	// Budget counts everything the run reads against the limits of package
+	// input; nil starts a new one.
+	Budget *input.Budget
+	// Lazy boils inputs down while they are read and puts rendering off
+	// until the objects are written (see the package doc). It is ignored
+	// when the config keeps its inputs (keepInputs), whose nodes must stay.
+	Lazy bool
+}
+
+// Result is one run: the ordered objects, and what a writer or a report
+// needs besides them.
+type Result struct {
+	// Config is the decoded function config; its spec.fleet lays out a
+	// fleet folder.
+	Config *api.Config
+	// Fleet is the checked fleet the objects were rendered from, for
+	// reports (the pull-request summary).
+	Fleet *fleet.Fleet
+	// Objects are the generated objects, the kept inputs and the objects
+	// that pass through, in order.Compare order.
+	Objects []render.Object
+	// Warnings are what a person should know without the run being
+	// refused (render.Warnings).
+	Warnings api.Problems
+}
+
+// Run reads the config and the inputs, builds and checks the fleet, renders
+// every output and orders the result. Every problem is found before
+// anything is returned; on any problem it returns no result and at most
+// api.MaxProblems problems.
+func Run(opts Options) (*Result, api.Problems) {
+	r, problems := run(opts)
+	if len(problems) > 0 {
+		return nil, problems.Capped()
+	}
+	return r, nil
+}
+
+// Read is the first step of Run alone, for benchmarks and tools that time
+// or inspect the steps: the decoded config and every input object, boiled
+// down when opts.Lazy (see the package doc). On any problem it returns
+// neither, and at most api.MaxProblems problems.
+func Read(opts Options) (*api.Config, []api.Object, api.Problems) {
+	cfg, objects, problems := read(opts)
+	if len(problems) > 0 {
+		return nil, nil, problems.Capped()
+	}
+	return cfg, objects, nil
+}
+
+func read(opts Options) (*api.Config, []api.Object, api.Problems) {
+	budget := opts.Budget
+	if budget == nil {
+		budget = new(input.Budget)
+	}
+	cfg, problems := readConfig(budget, opts)
+	if len(problems) > 0 {
+		return nil, nil, problems
+	}
+	objects, problems := readInputs(budget, cfg, opts, lazy(opts, cfg))
+	if len(problems) > 0 {
+		return nil, nil, problems
+	}
+	return cfg, objects, nil
+}
+
+// lazy reports whether a run boils its inputs down and puts rendering off:
+// not when it keeps its inputs, whose nodes must stay.
+func lazy(opts Options, cfg *api.Config) bool { return opts.Lazy && !cfg.KeepInputs }
+
+func run(opts Options) (*Result, api.Problems) {
+	cfg, objects, problems := read(opts)
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	f, problems := fleet.Build(cfg, objects)
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	generated, problems := render.Outputs(f, lazy(opts, cfg))
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	others := make([]render.Object, 0, len(f.Passthrough)+len(f.Inputs))
+	for _, o := range f.Passthrough {
+		others = append(others, render.FromInput(o))
+	}
+	if cfg.KeepInputs {
+		for _, o := range f.Inputs {
+			others = append(others, render.FromInput(o))
+		}
+	}
+	out, problems := order.Objects(generated, others)
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	return &Result{Config: cfg, Fleet: f, Objects: out, Warnings: render.Warnings(f)}, nil
+}
+
+// readConfig reads and decodes the function config: the one given, the
+// object given, or the file holding exactly one.
+func readConfig(budget *input.Budget, opts Options) (*api.Config, api.Problems) {
+	if opts.Config != nil {
+		return opts.Config, nil
+	}
+	if opts.ConfigObject != nil {
+		obj, err := budget.Object(opts.ConfigObject.Node, opts.ConfigObject.Origin)
+		if err != nil {
+			return nil, problemsOf(err, nil)
+		}
+		return api.DecodeConfig(obj)
+	}
+	objs, err := budget.ReadFile(opts.ConfigFile)
+	if err != nil {
+		var ps api.Problems
+		if errors.As(err, &ps) {
+			return nil, ps
+		}
+		return nil, api.Problems{{File: opts.ConfigFile, Message: err.Error()}}
+	}
+	if len(objs) != 1 {
+		return nil, api.Problems{{File: opts.ConfigFile, Message: fmt.Sprintf("the config file must hold exactly one %s, found %d objects", api.ConfigKind, len(objs))}}
+	}
+	return api.DecodeConfig(objs[0])
+}
+
+// readInputs reads the items, the config's spec.inputs and the command
+// line's inputs, in that order, all charged to one budget.
+func readInputs(budget *input.Budget, cfg *api.Config, opts Options, lazy bool) ([]api.Object, api.Problems) {
+	var problems api.Problems
+	objects := make([]api.Object, 0, len(opts.Items))
+	for _, item := range opts.Items {
+		objs, err := budget.Unwrap(item.Node, item.Origin)
+		if err == nil {
+			// Items are held whole until they are written.
+			err = budget.HoldItems(objs)
+		}
+		if err != nil {
+			problems = append(problems, problemsOf(err, cfg)...)
+			if input.IsOverBudget(err) {
+				return nil, problems
+			}
+			continue
+		}
+		objects = append(objects, objs...)
+	}
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	var prepare func(*api.Object)
+	if lazy {
+		prepare = boilDown
+	}
+	if len(cfg.Inputs) > 0 {
+		objs, err := input.Read(cfg.Inputs, input.Options{Dir: opts.Dir, Inside: true, Prepare: prepare, Budget: budget})
+		if err != nil {
+			return nil, problemsOf(err, cfg)
+		}
+		objects = append(objects, objs...)
+	}
+	if len(opts.Inputs) > 0 {
+		objs, err := input.Read(opts.Inputs, input.Options{Dir: opts.Dir, Prepare: prepare, Budget: budget})
+		if err != nil {
+			return nil, problemsOf(err, nil)
+		}
+		objects = append(objects, objs...)
+	}
+	return objects, nil
+}
+
+// problemsOf returns the problems an error of package input carries, or
+// one problem of the config's spec.inputs for any other error (a pattern
+// that names nothing); without a config, one problem of the error alone.
+func problemsOf(err error, cfg *api.Config) api.Problems {
+	var ps api.Problems
+	if errors.As(err, &ps) {
+		return ps
+	}
+	if cfg == nil {
+		return api.Problems{{Message: err.Error()}}
+	}
+	return api.Problems{api.Errorf(cfg.Ref, cfg.Origin, "spec.inputs", "%v", err)}
+}
