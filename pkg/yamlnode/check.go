@@ -21,10 +21,11 @@ import (
 //     for `&a [*a]`);
 //   - more than maxNodes nodes with aliases expanded (an alias bomb);
 //   - nesting deeper than MaxDepth levels with aliases expanded;
-//   - a mapping key that is not a scalar, a merge key (<<) and a key that a
-//     mapping holds twice: Kubernetes objects are JSON, which has none of
-//     them, and a reader that takes the last of two keys would disagree
-//     with one that takes the first.
+//   - a mapping key that is not a scalar, a key << (however quoted or
+//     tagged: YAML 1.1 readers take it for a merge key once it is written
+//     plain) and a key that a mapping holds twice: Kubernetes objects are
+//     JSON, which has none of them, and a reader that takes the last of two
+//     keys would disagree with one that takes the first.
 //
 // It returns the number of nodes the tree expands to. The errors are
 // *PathError with the field path below n.
@@ -46,7 +47,7 @@ func Check(n *yaml.Node, maxNodes int) (int, error) {
 var (
 	ErrAliasOutside = errors.New("refers to an anchor outside this object; every object must stand on its own (objects are written separately and in another order), so write the value out")
 	ErrAliasCycle   = errors.New("refers to a node that contains it (a cycle)")
-	ErrMergeKey     = errors.New("YAML merge keys (<<) are not supported; write the keys out")
+	ErrMergeKey     = errors.New("a map key << is refused, however quoted or tagged: YAML 1.1 readers (sigs.k8s.io/yaml as Flux and kubectl use it, kustomize, PyYAML) take it for a merge key, so what is applied would differ from what was validated; rename the key")
 	ErrKeyNotString = errors.New("a map key must be a string")
 	ErrDuplicateKey = errors.New("is set twice in this map (duplicate key)")
 )
@@ -313,8 +314,8 @@ func checkKeys(m *yaml.Node) *checkError {
 			e := &checkError{err: fmt.Errorf("%w, not %s", ErrKeyNotString, describeKey(k))}
 			return e.in("[" + strconv.Itoa(i/2) + "]")
 		}
-		if k.Value == "<<" && k.ShortTag() == "!!merge" {
-			return (&checkError{err: ErrMergeKey}).in("<<")
+		if isMergeKey(k) {
+			return (&checkError{err: ErrMergeKey}).in(keySegment(k.Value))
 		}
 		if seen != nil {
 			if _, dup := seen[k.Value]; dup {
@@ -330,6 +331,14 @@ func checkKeys(m *yaml.Node) *checkError {
 		}
 	}
 	return nil
+}
+
+// isMergeKey reports whether a key scalar is <<, in any style and with any
+// tag, or carries the merge tag: go-yaml v3 takes only a plain or !!merge <<
+// for a merge key, but once the key is copied without its quotes, YAML 1.1
+// readers take it for one too.
+func isMergeKey(k *yaml.Node) bool {
+	return k.Value == "<<" || k.Tag == "!!merge" || k.Tag == "tag:yaml.org,2002:merge"
 }
 
 func describeKey(k *yaml.Node) string {

@@ -186,8 +186,8 @@ func (c *converter) value(n *yaml.Node, depth int, path string) (any, error) {
 			if k == nil || k.Kind != yaml.ScalarNode {
 				return nil, &PathError{Path: path, Err: errors.New("a map key must be a string")}
 			}
-			if k.Value == "<<" && k.ShortTag() == "!!merge" {
-				return nil, &PathError{Path: path, Err: errors.New("YAML merge keys (<<) are not supported")}
+			if isMergeKey(k) {
+				return nil, &PathError{Path: joinPath(path, k.Value), Err: ErrMergeKey}
 			}
 			v, err := c.value(n.Content[i+1], depth+1, joinPath(path, k.Value))
 			if err != nil {
