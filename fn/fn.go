@@ -153,7 +153,8 @@ func (p Processor) run(rl *framework.ResourceList) ([]*yaml.RNode, api.Problems)
 		objects = append(objects, fromFiles...)
 	}
 	if len(problems) > 0 {
-		return nil, problems
+		// Sorted, as every other list of problems: items come in any order.
+		return nil, problems.Compact()
 	}
 	objs, problems := render.Run(cfg, objects)
 	if len(problems) > 0 {

@@ -334,12 +334,10 @@ func checkKeys(m *yaml.Node) *checkError {
 }
 
 // isMergeKey reports whether a key scalar is <<, in any style and with any
-// tag, or carries the merge tag: go-yaml v3 takes only a plain or !!merge <<
-// for a merge key, but once the key is copied without its quotes, YAML 1.1
-// readers take it for one too.
-func isMergeKey(k *yaml.Node) bool {
-	return k.Value == "<<" || k.Tag == "!!merge" || k.Tag == "tag:yaml.org,2002:merge"
-}
+// tag: go-yaml v3 takes only a plain or !!merge << for a merge key, but
+// once the key is copied without its quotes, YAML 1.1 readers take it for
+// one too. (Readers take no other key for a merge key, whatever its tag.)
+func isMergeKey(k *yaml.Node) bool { return k.Value == "<<" }
 
 func describeKey(k *yaml.Node) string {
 	switch k.Kind {

@@ -38,7 +38,6 @@ func TestCheck(t *testing.T) {
 		{name: "single-quoted <<", src: "a: {'<<': {b: 1}}\n", path: "a.<<", is: yamlnode.ErrMergeKey},
 		{name: "!!str <<", src: "a:\n  !!str <<: {b: 1}\n", path: "a.<<", is: yamlnode.ErrMergeKey},
 		{name: "!!merge <<", src: "a:\n  !!merge <<: {b: 1}\n", path: "a.<<", is: yamlnode.ErrMergeKey},
-		{name: "!!merge tag on another key", src: "a:\n  !!merge x: {b: 1}\n", path: "a.x", is: yamlnode.ErrMergeKey},
 		{name: "<< as a value is a string", src: "a: <<\nb: \"<<\"\n", nodes: 5},
 		{name: "duplicate key", src: "a: 1\nb: 2\na: 3\n", path: "a", is: yamlnode.ErrDuplicateKey},
 		{name: "duplicate key in a large map", src: "{" + manyKeys(40) + ", k7: 1}", path: "k7", is: yamlnode.ErrDuplicateKey},
