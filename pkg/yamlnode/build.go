@@ -57,22 +57,37 @@ func QuoteMergeKeys(n *yaml.Node) {
 	}
 }
 
-// QuoteMisread marks, in place, every plain string scalar below n that a
-// YAML 1.1 reader reads otherwise (see Quoted) as double-quoted, keeping
-// everything else as it is: for inputs copied to the output as they are
-// (keepInputs). Aliases are not followed.
-func QuoteMisread(n *yaml.Node) {
+// QuoteForYAML11 changes, in place, what YAML 1.1 readers would read
+// otherwise in a tree that is written as it was read (an input kept with
+// keepInputs), so that they read what ToValue reads: plain strings they take
+// for booleans or numbers are marked double-quoted (see Quoted), keys that
+// are no strings become strings (ToValue takes a key's text, while
+// sigs.k8s.io/yaml turns a key 1.0 into "1") and !!binary scalars the
+// strings of their text. Comments, anchors and other styles are kept, and
+// aliases are not followed. An anchored key that is no string is left as
+// it is: an alias elsewhere may stand for it as a value.
+func QuoteForYAML11(n *yaml.Node) {
 	if n == nil {
 		return
 	}
 	switch n.Kind {
 	case yaml.ScalarNode:
+		if n.ShortTag() == "!!binary" {
+			n.Tag, n.Style = TagString, n.Style&^yaml.TaggedStyle
+		}
 		if n.Style&^yaml.FlowStyle == 0 && n.ShortTag() == TagString && yaml11.Misread(n.Value) {
 			n.Style = yaml.DoubleQuotedStyle
 		}
-	case yaml.DocumentNode, yaml.MappingNode, yaml.SequenceNode:
+	case yaml.MappingNode:
+		for i, c := range n.Content {
+			if i%2 == 0 && c.Kind == yaml.ScalarNode && c.Anchor == "" && c.ShortTag() != TagString {
+				c.Tag, c.Style = TagString, c.Style&^yaml.TaggedStyle
+			}
+			QuoteForYAML11(c)
+		}
+	case yaml.DocumentNode, yaml.SequenceNode:
 		for _, c := range n.Content {
-			QuoteMisread(c)
+			QuoteForYAML11(c)
 		}
 	}
 }
@@ -146,6 +161,8 @@ func FromValue(v any) (*yaml.Node, error) {
 		return Int(int64(v)), nil
 	case int64:
 		return Int(v), nil
+	case uint64:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: TagInt, Value: strconv.FormatUint(v, 10)}, nil
 	case float64:
 		if v == float64(int64(v)) && v >= -1e15 && v <= 1e15 {
 			return Int(int64(v)), nil

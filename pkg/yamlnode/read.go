@@ -125,8 +125,9 @@ func clip(s string) string {
 }
 
 // ToValue converts a node tree into JSON-like Go values: map[string]any,
-// []any, string, bool, int64, float64 and nil. Mapping keys must be strings.
-// It visits at most budget nodes and nests at most MaxDepth levels.
+// []any, string, bool, int64 (uint64 beyond its range), float64 and nil.
+// Mapping keys must be strings. It visits at most budget nodes and nests at
+// most MaxDepth levels.
 func ToValue(n *yaml.Node, budget int) (any, error) {
 	c := converter{budget: budget}
 	return c.value(n, 0, "")
@@ -227,6 +228,12 @@ func scalarValue(n *yaml.Node) (any, error) {
 	case TagInt:
 		var i int64
 		if err := n.Decode(&i); err != nil {
+			// Beyond int64, as sigs.k8s.io/yaml reads it: exact up to
+			// uint64, a float beyond.
+			var u uint64
+			if err := n.Decode(&u); err == nil {
+				return u, nil
+			}
 			var f float64
 			if err := n.Decode(&f); err != nil {
 				return nil, fmt.Errorf("invalid number %q", clip(n.Value))
