@@ -236,4 +236,3 @@ func indent(s string) string {
 	}
 	return strings.Join(lines, "\n") + "\n"
 }
-
