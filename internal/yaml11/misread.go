@@ -2,6 +2,7 @@ package yaml11
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -41,3 +42,24 @@ var maybeBase60 = func() (t [256]bool) {
 // yaml.org/type/float.html), as go-yaml's encoders recognise it to quote it:
 // readers do not enforce the fraction's digits.
 var base60 = regexp.MustCompile(`^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$`)
+
+// KeyKeepsText reports whether sigs.k8s.io/yaml turns a mapping key that
+// go-yaml v3 reads with the given tag (short form: !!str, !!int, ...) and
+// text into a JSON key equal to that text, as the function reads every key.
+// Strings do (if Misread does not object); integers only in their canonical
+// decimal form (go-yaml v2 reads 0x10 as 16 and sigs.k8s.io/yaml writes
+// "16"); booleans only as true and false; floats, nulls, timestamps, binary
+// and other tags do not (a float key 1.0 becomes "1", a null key is an
+// error). A writer writes the others as string keys.
+func KeyKeepsText(tag, text string) bool {
+	switch tag {
+	case "!!str":
+		return true
+	case "!!int":
+		i, err := strconv.ParseInt(text, 10, 64)
+		return err == nil && strconv.FormatInt(i, 10) == text
+	case "!!bool":
+		return text == "true" || text == "false"
+	}
+	return false
+}

@@ -1,6 +1,7 @@
 package yaml11_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	yamlv2 "go.yaml.in/yaml/v2"
 	yamlv3 "go.yaml.in/yaml/v3"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/computeplane-dev/computeplane-fn/internal/yaml11"
 )
@@ -101,23 +103,28 @@ func base60(s string) bool {
 }
 
 func TestMisreadAgreesWithYAMLv2(t *testing.T) {
-	// Every string of up to three characters over the characters YAML's
-	// resolvers look at, and then some.
+	// Every string of up to two characters over the characters YAML's
+	// resolvers look at, every case form of the words they know, and
+	// then some.
 	alphabet := []string{"y", "Y", "e", "E", "s", "S", "n", "N", "o", "O", "f", "F", "t", "T", "r", "u", "l", "L", "a", "~", "<", "=", "+", "-", ".", ":", "0", "1", "5", "6", "9", "_", "x", "b", "i", " "}
 	var all []string
-	var grow func(prefix string, n int)
-	grow = func(prefix string, n int) {
-		if prefix != "" {
-			all = append(all, prefix)
-		}
-		if n == 0 {
-			return
-		}
-		for _, c := range alphabet {
-			grow(prefix+c, n-1)
+	for _, a := range alphabet {
+		all = append(all, a)
+		for _, b := range alphabet {
+			all = append(all, a+b)
 		}
 	}
-	grow("", 3)
+	for _, word := range []string{"yes", "no", "on", "off", "true", "false", "null", "nan", "inf"} {
+		for mask := 0; mask < 1<<len(word); mask++ {
+			b := []byte(word)
+			for i := range b {
+				if mask&(1<<i) != 0 {
+					b[i] = strings.ToUpper(string(b[i]))[0]
+				}
+			}
+			all = append(all, string(b), "."+string(b), "+."+string(b), "-."+string(b))
+		}
+	}
 	all = append(all,
 		"yes", "Yes", "YES", "yEs", "no", "No", "NO", "nO", "on", "On", "ON", "oN", "off", "Off", "OFF", "oFF",
 		"true", "True", "TRUE", "tRUE", "false", "null", "Null", "~", "<<", "<<<", "=",
@@ -179,4 +186,36 @@ func Example() {
 	// << true
 	// Norway false
 	// true false
+}
+
+// TestKeyKeepsTextAgreesWithSigsYAML writes keys the way go-yaml v3 reads
+// them (tag implied by the plain text) and reads them back with
+// sigs.k8s.io/yaml, as Flux does: the JSON key must be the text exactly
+// when KeyKeepsText says so.
+func TestKeyKeepsTextAgreesWithSigsYAML(t *testing.T) {
+	for _, text := range []string{
+		"80", "0", "-5", "+5", "080", "0x10", "0o17", "0b11", "1_000", "9223372036854775807", "9223372036854775808",
+		"18446744073709551615", "true", "false", "True", "FALSE", "1.0", "1.5", ".5", "1e3", ".inf", "null", "~", "Null",
+		"2001-12-14", "name", "<<x", "1:20",
+	} {
+		var probe yamlv3.Node
+		if err := yamlv3.Unmarshal([]byte(text), &probe); err != nil {
+			t.Fatal(err)
+		}
+		tag := probe.Content[0].ShortTag()
+		j, err := sigsyaml.YAMLToJSON([]byte(text + ": v\n"))
+		var m map[string]any
+		kept := err == nil && json.Unmarshal(j, &m) == nil && m[text] == "v"
+		// It may say no where sigs.k8s.io/yaml happens to keep the text
+		// (1.5, 2001-12-14): the key is then written as a string, which
+		// reads the same. It must never say yes where it does not.
+		if got := yaml11.KeyKeepsText(tag, text); got && !kept {
+			t.Errorf("KeyKeepsText(%s, %q) = true, but sigs.k8s.io/yaml reads it as %s (%v)", tag, text, j, err)
+		}
+		if tag == "!!int" && strings.Trim(text, "0123456789-") == "" || text == "true" || text == "false" || tag == "!!str" {
+			if !yaml11.KeyKeepsText(tag, text) && kept {
+				t.Errorf("KeyKeepsText(%s, %q) = false for a canonical key", tag, text)
+			}
+		}
+	}
 }

@@ -302,11 +302,12 @@ const (
 func (e *emitter) scalar(n *yaml.Node, parent state) bool {
 	tag, nodeStyle := n.Tag, n.Style
 	if e.normalize {
-		// Copy writes keys and !!binary values as strings, keeps the
-		// other tags and, of the styles, literal blocks, and quotes the
-		// strings YAML 1.1 readers read otherwise.
+		// Copy keeps ShortTag, but writes keys that YAML 1.1 readers
+		// would not read as their text as strings, keeps literal blocks
+		// of the styles, and quotes the strings YAML 1.1 readers read
+		// otherwise.
 		tag = n.ShortTag()
-		if e.simpleKey || tag == "!!binary" {
+		if e.simpleKey && !yaml11.KeyKeepsText(tag, n.Value) {
 			tag = "!!str"
 		}
 		switch {

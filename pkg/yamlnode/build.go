@@ -60,10 +60,10 @@ func QuoteMergeKeys(n *yaml.Node) {
 // QuoteForYAML11 changes, in place, what YAML 1.1 readers would read
 // otherwise in a tree that is written as it was read (an input kept with
 // keepInputs), so that they read what ToValue reads: plain strings they take
-// for booleans or numbers are marked double-quoted (see Quoted), keys that
-// are no strings become strings (ToValue takes a key's text, while
-// sigs.k8s.io/yaml turns a key 1.0 into "1") and !!binary scalars the
-// strings of their text. Comments, anchors and other styles are kept, and
+// for booleans or numbers are marked double-quoted (see Quoted), and keys
+// that sigs.k8s.io/yaml would not read as their text become strings (ToValue
+// takes a key's text, while sigs.k8s.io/yaml turns a key 1.0 into "1").
+// Comments, anchors and other styles are kept, and
 // aliases are not followed. An anchored key that is no string is left as
 // it is: an alias elsewhere may stand for it as a value.
 func QuoteForYAML11(n *yaml.Node) {
@@ -72,15 +72,12 @@ func QuoteForYAML11(n *yaml.Node) {
 	}
 	switch n.Kind {
 	case yaml.ScalarNode:
-		if n.ShortTag() == "!!binary" {
-			n.Tag, n.Style = TagString, n.Style&^yaml.TaggedStyle
-		}
 		if n.Style&^yaml.FlowStyle == 0 && n.ShortTag() == TagString && yaml11.Misread(n.Value) {
 			n.Style = yaml.DoubleQuotedStyle
 		}
 	case yaml.MappingNode:
 		for i, c := range n.Content {
-			if i%2 == 0 && c.Kind == yaml.ScalarNode && c.Anchor == "" && c.ShortTag() != TagString {
+			if i%2 == 0 && c.Kind == yaml.ScalarNode && c.Anchor == "" && !yaml11.KeyKeepsText(c.ShortTag(), c.Value) {
 				c.Tag, c.Style = TagString, c.Style&^yaml.TaggedStyle
 			}
 			QuoteForYAML11(c)
@@ -238,11 +235,11 @@ func Clone(n *yaml.Node) *yaml.Node {
 // set twice in one mapping and a key << (however quoted or tagged) are
 // errors. It visits at most budget nodes and nests at most MaxDepth levels.
 //
-// The copy means what ToValue reads in n, to YAML 1.1 readers too: every
-// mapping key becomes a string (ToValue takes a key's text, while
-// sigs.k8s.io/yaml would turn `1.0:` or `0x10:` into "1" and "16"), a
-// !!binary scalar becomes the string of its text (as ToValue reads it), and
-// strings that YAML 1.1 readers read otherwise are marked double-quoted.
+// The copy means what ToValue reads in n, to YAML 1.1 readers too: a
+// mapping key that sigs.k8s.io/yaml would not read as its text (`1.0:`,
+// `0x10:` become "1" and "16"; ToValue takes a key's text) becomes a string
+// key, and strings that YAML 1.1 readers read otherwise are marked
+// double-quoted.
 func Copy(n *yaml.Node, budget int) (*yaml.Node, error) {
 	c := copier{budget: budget}
 	return c.copy(n, 0, "")
@@ -282,11 +279,17 @@ func (c *copier) copy(n *yaml.Node, depth int, path string) (*yaml.Node, error) 
 				} else if isMergeKey(k) {
 					return nil, &PathError{Path: joinPath(path, k.Value), Err: ErrMergeKey}
 				} else {
-					c.budget--
-					if c.budget < 0 {
-						return nil, &PathError{Path: path, Err: ErrBudget}
+					key, err := c.copy(child, depth+1, p)
+					if err != nil {
+						return nil, err
 					}
-					out.Content = append(out.Content, String(k.Value))
+					if !yaml11.KeyKeepsText(key.Tag, key.Value) {
+						key.Tag = TagString
+						if key.Style == 0 && yaml11.Misread(key.Value) {
+							key.Style = yaml.DoubleQuotedStyle
+						}
+					}
+					out.Content = append(out.Content, key)
 					continue
 				}
 			} else {
@@ -306,9 +309,6 @@ func (c *copier) copy(n *yaml.Node, depth int, path string) (*yaml.Node, error) 
 		return out, nil
 	case yaml.ScalarNode:
 		tag := n.ShortTag()
-		if tag == "!!binary" {
-			tag = TagString
-		}
 		out := &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: n.Value}
 		switch {
 		case n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0:

@@ -254,6 +254,14 @@ func scalarValue(n *yaml.Node) (any, error) {
 			return nil, fmt.Errorf("the number %q cannot be represented in JSON", clip(n.Value))
 		}
 		return f, nil
+	case "!!binary":
+		// The bytes it stands for, as sigs.k8s.io/yaml reads it (Check
+		// refused what is no base64).
+		var s string
+		if err := n.Decode(&s); err != nil {
+			return nil, fmt.Errorf("invalid !!binary %q", clip(n.Value))
+		}
+		return s, nil
 	default:
 		return n.Value, nil
 	}

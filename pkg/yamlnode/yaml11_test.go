@@ -51,7 +51,7 @@ func TestCopyQuotesYAML11(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := encodeBoth(t, c)
-	want := "\"0x10\": \"y\"\n\"1.0\": x\na:\n- \"on\"\n- \"off\"\n- \"Off\"\n- \"y\"\n- \"n\"\n- \"1:20\"\n- \"-1:30\"\n- 1:60\n- <<x\nb: \"yes\"\nbin: PDw=\nlit: |\n  yes\n\"true\": z\n"
+	want := "\"0x10\": \"y\"\n\"1.0\": x\na:\n- \"on\"\n- \"off\"\n- \"Off\"\n- \"y\"\n- \"n\"\n- \"1:20\"\n- \"-1:30\"\n- 1:60\n- <<x\nb: \"yes\"\nbin: !!binary PDw=\nlit: |\n  yes\ntrue: z\n"
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
@@ -113,7 +113,7 @@ func TestQuoteForYAML11(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "# kept\na: \"yes\" # c\nb: {x: \"NO\", \"y\": 'on'}\n\"1.0\": [\"n\", Norway]\n&k 2.0: 1\nc: *k\nd: PDw=\n"
+	want := "# kept\na: \"yes\" # c\nb: {x: \"NO\", \"y\": 'on'}\n\"1.0\": [\"n\", Norway]\n&k 2.0: 1\nc: *k\nd: !!binary PDw=\n"
 	if string(buf) != want {
 		t.Errorf("got\n%s\nwant\n%s", buf, want)
 	}
