@@ -63,9 +63,9 @@ func QuoteMergeKeys(n *yaml.Node) {
 // for booleans or numbers are marked double-quoted (see Quoted), and keys
 // that sigs.k8s.io/yaml would not read as their text become strings (ToValue
 // takes a key's text, while sigs.k8s.io/yaml turns a key 1.0 into "1").
-// Comments, anchors and other styles are kept, and
-// aliases are not followed. An anchored key that is no string is left as
-// it is: an alias elsewhere may stand for it as a value.
+// Comments, anchors and other styles are kept, and aliases are not
+// followed. An anchored key of that kind is left as it is (an alias
+// elsewhere may stand for it as a value); Check refuses it in inputs.
 func QuoteForYAML11(n *yaml.Node) {
 	if n == nil {
 		return

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/computeplane-dev/computeplane-fn/internal/yaml11"
 )
 
 // Check walks the tree below n once, following aliases, and refuses what
@@ -25,7 +27,9 @@ import (
 //     tagged: YAML 1.1 readers take it for a merge key once it is written
 //     plain) and a key that a mapping holds twice: Kubernetes objects are
 //     JSON, which has none of them, and a reader that takes the last of two
-//     keys would disagree with one that takes the first.
+//     keys would disagree with one that takes the first; an anchored key
+//     that YAML 1.1 readers would not read as written (writers make it a
+//     string, which would change what its aliases stand for).
 //
 // It returns the number of nodes the tree expands to. The errors are
 // *PathError with the field path below n.
@@ -42,14 +46,15 @@ func Check(n *yaml.Node, maxNodes int) (int, error) {
 	return c.nodes, nil
 }
 
-// ErrAliasOutside, ErrAliasCycle, ErrMergeKey, ErrKeyNotString and
-// ErrDuplicateKey are the structural refusals of Check.
+// ErrAliasOutside, ErrAliasCycle, ErrMergeKey, ErrKeyNotString,
+// ErrDuplicateKey and ErrAnchoredKey are the structural refusals of Check.
 var (
 	ErrAliasOutside = errors.New("refers to an anchor outside this object; every object must stand on its own (objects are written separately and in another order), so write the value out")
 	ErrAliasCycle   = errors.New("refers to a node that contains it (a cycle)")
 	ErrMergeKey     = errors.New("a map key << is refused, however quoted or tagged: YAML 1.1 readers (sigs.k8s.io/yaml as Flux and kubectl use it, kustomize, PyYAML) take it for a merge key, so what is applied would differ from what was validated; rename the key")
 	ErrKeyNotString = errors.New("a map key must be a string")
 	ErrDuplicateKey = errors.New("is set twice in this map (duplicate key)")
+	ErrAnchoredKey  = errors.New("is a map key with a YAML anchor that YAML 1.1 readers (sigs.k8s.io/yaml, as Flux and kubectl use it) would not read as written (a null, a float, a non-decimal number); write the key out as a quoted string, without the anchor")
 )
 
 // budgetError is ErrBudget with the limit that was hit and whether aliases
@@ -316,6 +321,11 @@ func checkKeys(m *yaml.Node) *checkError {
 		}
 		if isMergeKey(k) {
 			return (&checkError{err: ErrMergeKey}).in(keySegment(k.Value))
+		}
+		if k.Anchor != "" && !yaml11.KeyKeepsText(k.ShortTag(), k.Value) {
+			// Writers turn such keys into strings (Copy, QuoteForYAML11),
+			// which would change what an alias to the anchor stands for.
+			return (&checkError{err: ErrAnchoredKey}).in(keySegment(k.Value))
 		}
 		if seen != nil {
 			if _, dup := seen[k.Value]; dup {
