@@ -32,7 +32,7 @@ test: tools build ## Run every test (unit, golden fixtures, examples, end to end
 	$(MAKE) --no-print-directory fuzz FUZZTIME=$(SHORT_FUZZTIME)
 
 # Fuzz targets as package:target; go test runs one -fuzz target per call.
-FUZZ_TARGETS := ./pkg/input:FuzzDecode ./fn:FuzzProcessor
+FUZZ_TARGETS := ./pkg/input:FuzzDecode ./fn:FuzzProcessor ./fn:FuzzReadBack ./internal/yaml11:FuzzMisread
 SHORT_FUZZTIME ?= 10s
 
 .PHONY: fuzz
