@@ -88,7 +88,8 @@ DIST_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 IMAGE_PLATFORMS := linux/amd64 linux/arm64
 IMAGE_REPO ?= ghcr.io/computeplane-dev/computeplane-fn
 IMAGE_SOURCE ?= https://github.com/computeplane-dev/computeplane-fn
-IMAGE_LICENSES ?= Apache-2.0
+# The SPDX license expression of the OCI label and the SBOM (see docs/release.md).
+LICENSES ?= Apache-2.0
 # Static (no cgo, so no dynamic loader), no build paths (-trimpath), no VCS
 # or build ID that could differ between two builds of one commit, stripped;
 # the micro-architecture levels pinned so that the environment cannot change
@@ -113,19 +114,21 @@ release-tool: ## Build bin/release (SBOM, image, checksums) from the tools/relea
 
 .PHONY: dist
 dist: dist-bin release-tool ## Release binaries, SBOM (CycloneDX JSON) and SHA256SUMS in dist/
-	$(RELEASE_TOOL) sbom -module-dir . -version '$(VERSION)' -commit '$(COMMIT)' -source-date-epoch $(SOURCE_DATE_EPOCH) -o $(DIST)/computeplane-fn.cdx.json
+	$(RELEASE_TOOL) sbom -module-dir . -version '$(VERSION)' -commit '$(COMMIT)' -source $(IMAGE_SOURCE) \
+		-licenses '$(LICENSES)' -source-date-epoch $(SOURCE_DATE_EPOCH) -o $(DIST)/computeplane-fn.cdx.json
 	$(RELEASE_TOOL) checksums $(DIST)
 
 .PHONY: image
 image: dist ## The function's image (linux/amd64, linux/arm64): docker-archive tarballs and an OCI layout in dist/
 	$(RELEASE_TOOL) image -repo $(IMAGE_REPO) -version '$(VERSION)' -commit '$(COMMIT)' \
-		-source $(IMAGE_SOURCE) -licenses '$(IMAGE_LICENSES)' -source-date-epoch $(SOURCE_DATE_EPOCH) \
+		-source $(IMAGE_SOURCE) -licenses '$(LICENSES)' -source-date-epoch $(SOURCE_DATE_EPOCH) \
 		$(foreach p,$(IMAGE_PLATFORMS),-binary $(p)=$(DIST)/computeplane-fn-$(subst /,-,$(p))) -o $(DIST)
 	$(RELEASE_TOOL) checksums $(DIST)
 
 .PHONY: dist-test
-dist-test: tools image ## make dist image, then test what they made (static, reproducible, image, SBOM, checksums)
+dist-test: tools build image ## make dist image, then test what they made (static, reproducible, image, SBOM, checksums); slow
 	cd tools/release && $(GO) vet ./...
 	cd tools/release && DIST_DIR=$(DIST) PROJECT_DIR=$(CURDIR) KUSTOMIZE=$(KUSTOMIZE) \
 		RELEASE_VERSION='$(VERSION)' RELEASE_COMMIT='$(COMMIT)' SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) \
-		$(GO) test -count=1 ./...
+		IMAGE_REPO=$(IMAGE_REPO) IMAGE_SOURCE=$(IMAGE_SOURCE) LICENSES='$(LICENSES)' \
+		$(GO) test -count=1 -timeout 40m ./...
