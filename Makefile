@@ -71,13 +71,20 @@ examples: tools build ## Run the examples and compare them with their expected o
 # function's module and binary never depend on go-containerregistry.
 
 # VERSION and COMMIT are stamped into every build the Makefile makes; both can
-# be set on the command line (make dist VERSION=v0.1.0). Each is computed
-# once, on first use. Outside Git: VERSION=(devel), COMMIT=unknown.
-VERSION ?= $(eval VERSION := $(shell tools/release/version.sh))$(VERSION)
-COMMIT ?= $(eval COMMIT := $(or $(shell git rev-parse --verify HEAD 2>/dev/null),unknown))$(COMMIT)
+# be set on the command line (make dist VERSION=v0.1.0). They and the commit's
+# time are read from Git once, when make starts, so that a long build names one
+# commit throughout. Outside Git: VERSION=(devel), COMMIT=unknown, time 0.
+ifndef VERSION
+VERSION := $(shell tools/release/version.sh)
+endif
+ifndef COMMIT
+COMMIT := $(or $(shell git rev-parse --verify HEAD 2>/dev/null),unknown)
+endif
 # The commit's time (seconds since 1970) dates the image and the SBOM, so that
-# the same commit gives the same bytes; 0 outside Git.
-SOURCE_DATE_EPOCH ?= $(eval SOURCE_DATE_EPOCH := $(or $(shell git log -1 --format=%ct HEAD 2>/dev/null),0))$(SOURCE_DATE_EPOCH)
+# the same commit gives the same bytes.
+ifndef SOURCE_DATE_EPOCH
+SOURCE_DATE_EPOCH := $(or $(shell git log -1 --format=%ct HEAD 2>/dev/null),0)
+endif
 VERSION_PKG := github.com/computeplane-dev/computeplane-fn/internal/version
 LDFLAGS = -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).commit=$(COMMIT)
 # The tests that build bin/computeplane-fn themselves (examples/) stamp it too.

@@ -19,7 +19,8 @@ const modulePath = "github.com/computeplane-dev/computeplane-fn"
 // TestSBOM decodes dist/computeplane-fn.cdx.json with cyclonedx-go and
 // checks it against the module's go.mod: the main component is the module
 // at the released version, every direct requirement is a component at the
-// version go.mod names (with a hash and a package URL) and a dependency of
+// version go.mod names (with a hash, a package URL and a detected license)
+// and a dependency of
 // the main component, and the SBOM is dated by the commit.
 func TestSBOM(t *testing.T) {
 	e := setup(t)
@@ -73,6 +74,9 @@ func TestSBOM(t *testing.T) {
 		}
 		if c.Hashes == nil || len(*c.Hashes) == 0 || !strings.HasPrefix(c.PackageURL, "pkg:golang/"+r.Mod.Path+"@") {
 			t.Errorf("%s: hashes %v, purl %q", r.Mod.Path, c.Hashes, c.PackageURL)
+		}
+		if c.Evidence == nil || c.Evidence.Licenses == nil || len(*c.Evidence.Licenses) == 0 {
+			t.Errorf("%s: no license detected", r.Mod.Path)
 		}
 		if !slices.Contains(mainDeps, c.BOMRef) {
 			t.Errorf("%s is not a dependency of the main component", r.Mod.Path)
