@@ -190,7 +190,10 @@ func dockerRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, e
 		return 126, err
 	}
 	for _, m := range o.mounts {
-		if err := copyTree(m.source, filepath.Join(root, m.target)); err != nil {
+		// Seen from inside, a bind mount is a plain folder (a symbolic
+		// link would lead outside the function's working directory, which
+		// it refuses): copy it, readable by the user the function runs as.
+		if err := copyDir(m.source, filepath.Join(root, m.target)); err != nil {
 			return 125, fmt.Errorf("mount %s: %w", m.source, err)
 		}
 	}
@@ -310,28 +313,4 @@ func lookupUser(root, user string) (uint32, uint32, error) {
 		}
 	}
 	return 0, 0, fmt.Errorf("unable to find user %s: no matching entries in passwd file", uidStr)
-}
-
-// copyTree copies a mounted folder into the root (a bind mount seen from
-// inside is a plain folder; a symbolic link would lead outside the
-// function's working directory, which it refuses).
-func copyTree(from, to string) error {
-	return filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(from, p)
-		if err != nil {
-			return err
-		}
-		dst := filepath.Join(to, rel)
-		if d.IsDir() {
-			return os.MkdirAll(dst, 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(dst, data, 0o644)
-	})
 }

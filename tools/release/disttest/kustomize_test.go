@@ -14,8 +14,8 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/tools/release/image"
 )
 
-// TestKustomizeContainerGenerator runs examples/container as its README
-// says, `kustomize build --enable-alpha-plugins .`, with the real kustomize
+// TestKustomizeContainerGenerator checks that the inputs of
+// examples/container are the quickstart's and runs it as its README says, `kustomize build --enable-alpha-plugins .`, with the real kustomize
 // and the image of make image behind the docker stand-in of
 // fakedocker_test.go, and compares the output with the quickstart's
 // expected.yaml. It also checks what kustomize asked docker for: no
@@ -29,12 +29,20 @@ func TestKustomizeContainerGenerator(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skipf("runs the linux image's binary; this is %s", runtime.GOOS)
 	}
-	examples := filepath.Join(t.TempDir(), "examples")
-	copySource(t, filepath.Join(e.project, "examples", "container"), filepath.Join(examples, "container"))
-	copySource(t, filepath.Join(e.project, "examples", "quickstart"), filepath.Join(examples, "quickstart"))
+	example := filepath.Join(e.project, "examples", "container")
+	quickstart := filepath.Join(e.project, "examples", "quickstart")
+	for _, f := range []string{"definitions/jupyterhub.yaml", "definitions/n8n.yaml", "definitions/postgres.yaml", "definitions/redis.yaml", "tenants/tenants.yaml", "apps/acme.yaml"} {
+		a, errA := os.ReadFile(filepath.Join(example, f))
+		b, errB := os.ReadFile(filepath.Join(quickstart, f))
+		if errA != nil || errB != nil || !bytes.Equal(a, b) {
+			t.Fatalf("examples/container/%s is not the quickstart's (%v, %v)", f, errA, errB)
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "container")
+	copySource(t, example, dir)
 	// The example names the image of a release; this test has the image of
 	// this tree.
-	generator := filepath.Join(examples, "container", "generator.yaml")
+	generator := filepath.Join(dir, "generator.yaml")
 	data, err := os.ReadFile(generator)
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +71,7 @@ func TestKustomizeContainerGenerator(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "docker.log")
 
 	cmd := exec.Command(e.kustomize, "build", "--enable-alpha-plugins", ".")
-	cmd.Dir = filepath.Join(examples, "container")
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(),
 		"PATH="+shims+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"FAKE_DOCKER_TARBALLS="+strings.Join(tarballs, string(os.PathListSeparator)),
@@ -75,7 +83,7 @@ func TestKustomizeContainerGenerator(t *testing.T) {
 	if err != nil {
 		t.Fatalf("kustomize build: %v\n%s", err, stderr.String())
 	}
-	want, err := os.ReadFile(filepath.Join(e.project, "examples", "quickstart", "expected.yaml"))
+	want, err := os.ReadFile(filepath.Join(quickstart, "expected.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +101,7 @@ func TestKustomizeContainerGenerator(t *testing.T) {
 	}
 	for _, want := range []string{
 		"run --rm -i ", "--network none", "--user nobody", "--security-opt=no-new-privileges",
-		"source=" + filepath.Join(examples, "quickstart", "definitions") + ",target=/work/definitions,readonly",
+		"source=" + filepath.Join(dir, "definitions") + ",target=/work/definitions,readonly",
 		e.tag(t).String(),
 	} {
 		if !strings.Contains(call, want) {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -68,8 +69,16 @@ func sha256File(t *testing.T, path string) string {
 // work tree, which is why the build gets VERSION and COMMIT from the test.
 func copySource(t *testing.T, from, to string) {
 	t.Helper()
-	skip := map[string]bool{".git": true, "bin": true, "dist": true, ".work": true}
-	err := filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
+	if err := copyDir(from, to, ".git", "bin", "dist", ".work"); err != nil {
+		t.Fatalf("copy the source: %v", err)
+	}
+}
+
+// copyDir copies the regular files and folders below from to to, leaving
+// out the top-level entries named in skip, and symbolic links (the build
+// and the function need none).
+func copyDir(from, to string, skip ...string) error {
+	return filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -77,7 +86,7 @@ func copySource(t *testing.T, from, to string) {
 		if err != nil {
 			return err
 		}
-		if skip[strings.SplitN(filepath.ToSlash(rel), "/", 2)[0]] {
+		if slices.Contains(skip, strings.SplitN(filepath.ToSlash(rel), "/", 2)[0]) {
 			if d.IsDir() {
 				return filepath.SkipDir
 			}
@@ -96,11 +105,8 @@ func copySource(t *testing.T, from, to string) {
 			if err != nil {
 				return err
 			}
-			return os.WriteFile(dst, data, info.Mode().Perm())
+			return os.WriteFile(dst, data, info.Mode().Perm()|0o444)
 		}
-		return nil // symbolic links and the like: the build needs none
+		return nil
 	})
-	if err != nil {
-		t.Fatalf("copy the source: %v", err)
-	}
 }

@@ -2,6 +2,7 @@ package image
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +15,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/computeplane-dev/computeplane-fn/tools/release/internal/atomicfile"
 )
 
 // LayoutDir is the folder of dist/ that holds the OCI image layout.
@@ -96,28 +99,10 @@ func Write(dir string, r Release, binaries []Binary) (v1.ImageIndex, error) {
 	return idx, nil
 }
 
-// writeTarball writes a docker-archive (docker save's format) through a
-// temporary file, so that a failed run leaves no half tarball.
+// writeTarball writes a docker-archive (docker save's format); a failed run
+// leaves no half tarball.
 func writeTarball(path string, ref name.Tag, img v1.Image) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".image-*.tar")
-	if err != nil {
-		return fmt.Errorf("failed to write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := tarball.Write(ref, img, tmp); err != nil {
-		tmp.Close()
-		return fmt.Errorf("failed to write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("failed to write %s: %w", path, err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("failed to write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("failed to write %s: %w", path, err)
-	}
-	return nil
+	return atomicfile.Write(path, func(w io.Writer) error { return tarball.Write(ref, img, w) })
 }
 
 // writeLayout replaces dir with an OCI image layout holding idx, named by

@@ -3,8 +3,6 @@ package sbom
 import (
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -15,6 +13,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/package-url/packageurl-go"
 	"github.com/rs/zerolog"
+
+	"github.com/computeplane-dev/computeplane-fn/tools/release/internal/atomicfile"
 )
 
 // Options say what to describe and how the release is named.
@@ -145,25 +145,7 @@ func Encode(w io.Writer, bom *cdx.BOM) error {
 	return nil
 }
 
-// WriteFile writes bom to path through a temporary file.
+// WriteFile writes bom to path; a failed run leaves no half SBOM.
 func WriteFile(path string, bom *cdx.BOM) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".sbom-*.json")
-	if err != nil {
-		return fmt.Errorf("failed to write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := Encode(tmp, bom); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("failed to write %s: %w", path, err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("failed to write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("failed to write %s: %w", path, err)
-	}
-	return nil
+	return atomicfile.Write(path, func(w io.Writer) error { return Encode(w, bom) })
 }
