@@ -72,7 +72,7 @@ func TestFleetRepoLifecycle(t *testing.T) {
 
 	// First render: every object in its file.
 	r := cli(t, "--output-dir", "fleet", "config.yaml")
-	if r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "wrote fleet: 8 added, 0 changed, 0 removed") {
+	if r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "wrote fleet: 10 added, 0 changed, 0 removed") {
 		t.Fatalf("render: %+v", r)
 	}
 	stream := cli(t, "config.yaml")
@@ -87,7 +87,7 @@ func TestFleetRepoLifecycle(t *testing.T) {
 			t.Errorf("%s is not a document of the rendered stream", p)
 		}
 	}
-	if len(files) != 8 {
+	if len(files) != 10 { // the source, 7 of the tenants and the guard's two
 		t.Errorf("files: %v", files)
 	}
 
@@ -331,5 +331,20 @@ func TestVersion(t *testing.T) {
 	}
 	if r := cli(t, "--version", "--check"); r.code != 0 {
 		t.Errorf("--version with other flags: got %+v, want exit 0", r)
+	}
+}
+
+// TestPlatformWarningOnStderr: under delivery: Platform the CLI renders,
+// exits 0 and says on stderr, per tenant with a ComputePlane, that it runs
+// without Pod Security.
+func TestPlatformWarningOnStderr(t *testing.T) {
+	dir := "../../fixtures/platform-delivery/"
+	r := cli(t, dir+"config.yaml", dir+"input-apps.yaml", dir+"input-defs.yaml", dir+"input-tenants.yaml")
+	if r.code != 0 || !strings.Contains(r.stdout, "kind: CiliumNetworkPolicy") {
+		t.Fatalf("%+v", r)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], "computeplane-fn: warning: ") || !strings.Contains(lines[0], "Tenant tenant-root/acme") || !strings.Contains(lines[0], "Pod Security") {
+		t.Errorf("stderr:\n%s\nwant one warning naming Tenant tenant-root/acme and Pod Security", r.stderr)
 	}
 }

@@ -46,6 +46,8 @@ type Config struct {
 	// Fleet lays the fleet folder out in Flux units and wires them to Flux;
 	// nil when spec.fleet is absent.
 	Fleet *FleetConfig
+	// Guard is the management-plane admission guard (guard.go).
+	Guard GuardConfig
 }
 
 // SourceConfig is where the apps/kubernetes chart is re-sourced from.
@@ -66,6 +68,19 @@ type ClusterConfig struct {
 	Knobs map[string]any
 	// PodSecurity is the level the cluster's API server enforces.
 	PodSecurity string
+	// Egress tunes the egress policy of the clusters' VMs (both
+	// deliveries).
+	Egress EgressConfig
+}
+
+// EgressConfig tunes the CiliumNetworkPolicy computeplane-egress.
+type EgressConfig struct {
+	// AllowAncestorIngress lifts the deny of the ingress pods
+	// (cozystack.io/service: ingress) of every ancestor tenant. Off by
+	// default: the management API can be published there with TLS
+	// passthrough, so an open ancestor ingress is a path from the VMs to
+	// the management API server.
+	AllowAncestorIngress bool
 }
 
 // RoutingConfig tunes the HelmReleases of routed apps.
@@ -99,7 +114,7 @@ func DecodeConfig(o Object) (*Config, Problems) {
 	d.keys(o.Node, "", "apiVersion", "kind", "metadata", "spec")
 	d.mapping(yamlnode.Get(o.Node, "metadata"), "metadata")
 	spec := d.mapping(yamlnode.Get(o.Node, "spec"), "spec")
-	d.keys(spec, "spec", "inputs", "delivery", "keepInputs", "source", "cluster", "routing", "fleet")
+	d.keys(spec, "spec", "inputs", "delivery", "keepInputs", "source", "cluster", "routing", "fleet", "guard")
 
 	c.Inputs = d.strings(yamlnode.Get(spec, "inputs"), "spec.inputs")
 	c.Delivery = Delivery(d.str(yamlnode.Get(spec, "delivery"), "spec.delivery"))
@@ -145,7 +160,10 @@ func DecodeConfig(o Object) (*Config, Problems) {
 	}
 
 	cl := d.mapping(yamlnode.Get(spec, "cluster"), "spec.cluster")
-	d.keys(cl, "spec.cluster", "values", "knobs", "podSecurity")
+	d.keys(cl, "spec.cluster", "values", "knobs", "podSecurity", "egress")
+	eg := d.mapping(yamlnode.Get(cl, "egress"), "spec.cluster.egress")
+	d.keys(eg, "spec.cluster.egress", "allowAncestorIngress")
+	c.Cluster.Egress.AllowAncestorIngress = d.boolean(yamlnode.Get(eg, "allowAncestorIngress"), "spec.cluster.egress.allowAncestorIngress", false)
 	c.Cluster.PodSecurity = d.str(yamlnode.Get(cl, "podSecurity"), "spec.cluster.podSecurity")
 	switch c.Cluster.PodSecurity {
 	case "":
@@ -171,11 +189,17 @@ func DecodeConfig(o Object) (*Config, Problems) {
 	c.Routing.EditableThroughAPI = d.boolean(yamlnode.Get(rt, "editableThroughAPI"), "spec.routing.editableThroughAPI", false)
 
 	c.Fleet = d.decodeFleet(yamlnode.Get(spec, "fleet"))
+	c.Guard = d.decodeGuard(yamlnode.Get(spec, "guard"))
 
 	if c.Delivery == Platform {
-		for _, f := range []string{"source", "cluster"} {
-			if yamlnode.Get(spec, f) != nil {
-				d.fail("spec."+f, "is only used with delivery: Direct; under delivery: Platform the computeplane module owns the source and the cluster")
+		// The egress policy is emitted under both deliveries; the rest of
+		// spec.cluster, and the source, belong to the platform's module.
+		if yamlnode.Get(spec, "source") != nil {
+			d.fail("spec.source", "is only used with delivery: Direct; under delivery: Platform the computeplane module owns the source and the cluster")
+		}
+		for _, f := range []string{"values", "knobs", "podSecurity"} {
+			if yamlnode.Get(cl, f) != nil {
+				d.fail("spec.cluster."+f, "is only used with delivery: Direct; under delivery: Platform the computeplane module owns the cluster (only spec.cluster.egress applies)")
 			}
 		}
 	}
