@@ -61,7 +61,13 @@ func buildBinary() error {
 	}
 	tmp.Close()
 	defer os.Remove(tmp.Name())
-	cmd := exec.Command(goTool, "build", "-o", tmp.Name(), "../cmd/computeplane-fn")
+	// The Makefile passes its version stamp, so that bin/computeplane-fn
+	// --version tells the truth after make test too.
+	args := []string{"build", "-o", tmp.Name()}
+	if ldflags := os.Getenv("COMPUTEPLANE_FN_LDFLAGS"); ldflags != "" {
+		args = append(args, "-ldflags", ldflags)
+	}
+	cmd := exec.Command(goTool, append(args, "../cmd/computeplane-fn")...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("failed to build computeplane-fn: %v\n%s", err, out)
 	}
