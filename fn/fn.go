@@ -105,6 +105,10 @@ func (p Processor) run(rl *framework.ResourceList) ([]*yaml.RNode, api.Problems)
 	rl.Results = WarningResults(r.Warnings)
 	out := make([]*yaml.RNode, 0, len(r.Objects))
 	for _, o := range r.Objects {
+		// kyaml's encoder writes these nodes: the last line of defence
+		// against a plain << key (yamlemit's own is in the standalone
+		// writers).
+		yamlnode.QuoteMergeKeys(o.Node)
 		rn := yaml.NewRNode(o.Node)
 		if o.Generated {
 			if err := rn.PipeE(yaml.SetAnnotation(kioutil.PathAnnotation, o.Path())); err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/input"
 	"github.com/computeplane-dev/computeplane-fn/pkg/order"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
+	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
 
 // Options say what one run reads and how it holds its objects.
@@ -122,6 +123,11 @@ func run(opts Options) (*Result, api.Problems) {
 	}
 	if cfg.KeepInputs {
 		for _, o := range f.Inputs {
+			// A kept input is written as it was read, except for what YAML
+			// 1.1 readers would read otherwise (quoted strings, string
+			// keys): what was validated is what is applied. Objects that
+			// pass through are not inputs and stay untouched.
+			yamlnode.QuoteForYAML11(o.Node)
 			others = append(others, render.FromInput(o))
 		}
 	}
@@ -180,7 +186,8 @@ func readInputs(budget *input.Budget, cfg *api.Config, opts Options, lazy bool) 
 		objects = append(objects, objs...)
 	}
 	if len(problems) > 0 {
-		return nil, problems
+		// Sorted, as every other list of problems: items come in any order.
+		return nil, problems.Compact()
 	}
 	var prepare func(*api.Object)
 	if lazy {

@@ -215,6 +215,8 @@ func ingressNodesProblem(values map[string]any) string {
 			if n >= 1 {
 				return ""
 			}
+		case uint64:
+			return ""
 		case float64:
 			if n >= 1 {
 				return ""
