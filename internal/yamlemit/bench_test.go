@@ -30,7 +30,7 @@ func benchDocs(b *testing.B) ([]*yaml.Node, int64) {
 			break
 		}
 		// As rendered: styles and comments of the text are not in the trees.
-		c, err := yamlnode.Copy(n, yamlnode.DefaultBudget)
+		c, err := yamlnode.NormalizedCopy(n, yamlnode.DefaultBudget)
 		if err != nil {
 			b.Fatal(err)
 		}

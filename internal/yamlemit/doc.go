@@ -25,7 +25,7 @@
 // The output is the library's for the tree with such scalars marked
 // double-quoted (yamlnode.QuoteMergeKeys), and the tests compare exactly
 // that. In AppendCopy, strings that YAML 1.1 readers read otherwise
-// (internal/yaml11) are double-quoted, as yamlnode.Copy marks them.
+// (internal/yaml11) are double-quoted, as yamlnode.NormalizedCopy marks them.
 //
 // The emitter follows emitterc.go of go.yaml.in/yaml/v3 (MIT licence,
 // itself a port of libyaml); names of the functions it mirrors are given in

@@ -24,15 +24,15 @@ func AppendDocument(buf []byte, n *yaml.Node) ([]byte, bool) {
 	return e.document(n)
 }
 
-// AppendCopy appends the document that yamlnode.Copy(n) would encode to,
+// AppendCopy appends the document that yamlnode.NormalizedCopy(n) would encode to,
 // without making the copy: as the copy, it follows aliases and leaves out
 // comments, anchors and styles but literal blocks (folded ones become
 // literal), counting every node it visits against budget and every level
-// against maxDepth as Copy does (with Copy's limits, it may give up a little
+// against maxDepth as NormalizedCopy does (with NormalizedCopy's limits, it may give up a little
 // earlier, never later). It returns false, and buf as it was, wherever Copy
 // would refuse the tree (nodes past the limits, merge keys, keys that are not
 // scalars) or AppendDocument would; the caller then copies and encodes the
-// tree the slow way, which reports Copy's error with its path.
+// tree the slow way, which reports NormalizedCopy's error with its path.
 func AppendCopy(buf []byte, n *yaml.Node, budget, maxDepth int) ([]byte, bool) {
 	e := emitter{buf: buf, indent: -1, whitespace: true, indention: true, normalize: true, budget: budget, maxDepth: maxDepth}
 	return e.document(n)
@@ -70,7 +70,7 @@ type emitter struct {
 	// root and sequence contexts change nothing this package writes.
 	mapping, simpleKey bool
 
-	// normalize writes the tree as yamlnode.Copy would copy it, within the
+	// normalize writes the tree as yamlnode.NormalizedCopy would copy it, within the
 	// budget of visited nodes and maxDepth (AppendCopy).
 	normalize        bool
 	budget, maxDepth int
@@ -159,7 +159,7 @@ func (e *emitter) increaseIndent(parent state, flow, compactSeq bool) int {
 // below the root.
 func (e *emitter) node(n *yaml.Node, parent state, mapping, simpleKey bool, depth int) bool {
 	if e.normalize {
-		// yamlnode.Copy's walk: every node and alias counts, an alias's
+		// yamlnode.NormalizedCopy's walk: every node and alias counts, an alias's
 		// target is one level deeper.
 		for {
 			if n == nil {
@@ -203,7 +203,7 @@ func (e *emitter) node(n *yaml.Node, parent state, mapping, simpleKey bool, dept
 
 // collection reports whether a mapping or sequence is written in block
 // style with no tag, as the library writes it (or, normalising, as it
-// writes Copy's copy of it, which drops the style and keeps ShortTag).
+// writes NormalizedCopy's copy of it, which drops the style and keeps ShortTag).
 func (e *emitter) collection(n *yaml.Node, implied string) bool {
 	if e.normalize {
 		return n.ShortTag() == implied
@@ -253,7 +253,7 @@ func (e *emitter) blockMapping(n *yaml.Node, parent state, depth int) bool {
 	saved := e.increaseIndent(parent, false, false)
 	var order []int
 	if e.normalize {
-		// Copy sorts the pairs by key and refuses a key set twice.
+		// NormalizedCopy sorts the pairs by key and refuses a key set twice.
 		var small [32]int
 		if order = sortedPairs(n.Content, small[:0]); order == nil {
 			return false
@@ -269,7 +269,7 @@ func (e *emitter) blockMapping(n *yaml.Node, parent state, depth int) bool {
 			return false
 		}
 		if e.normalize && (k.Value == "<<" || k.ShortTag() == "!!merge") {
-			return false // Copy refuses merge keys, however tagged or quoted
+			return false // NormalizedCopy refuses merge keys, however tagged or quoted
 		}
 		e.writeIndent()
 		// yaml_emitter_check_simple_key: the "? " form is left to the library.
@@ -302,7 +302,7 @@ const (
 func (e *emitter) scalar(n *yaml.Node, parent state) bool {
 	tag, nodeStyle := n.Tag, n.Style
 	if e.normalize {
-		// Copy keeps ShortTag, but writes keys that YAML 1.1 readers
+		// NormalizedCopy keeps ShortTag, but writes keys that YAML 1.1 readers
 		// would not read as their text as strings, keeps literal blocks
 		// of the styles, and quotes the strings YAML 1.1 readers read
 		// otherwise.
@@ -771,7 +771,7 @@ func (e *emitter) writeLiteral(value string) {
 }
 
 // sortedPairs returns the indices of the key, value pairs of content in the
-// order of their keys (a stable sort, as yamlnode.Copy's), in buf; nil when a
+// order of their keys (a stable sort, as yamlnode.NormalizedCopy's), in buf; nil when a
 // key is not a scalar or is set twice.
 func sortedPairs(content []*yaml.Node, buf []int) []int {
 	n := len(content) / 2

@@ -219,7 +219,7 @@ func TestMatchesLibraryOnEveryScalar(t *testing.T) {
 }
 
 // FuzzMatchesLibrary decodes arbitrary YAML, normalises it the way app
-// values are copied into releases (yamlnode.Copy) and compares both
+// values are copied into releases (yamlnode.NormalizedCopy) and compares both
 // encodings.
 func FuzzMatchesLibrary(f *testing.F) {
 	for _, seed := range []string{
@@ -237,7 +237,7 @@ func FuzzMatchesLibrary(f *testing.F) {
 		if err := yaml.Unmarshal([]byte(in), &doc); err != nil {
 			return
 		}
-		n, err := yamlnode.Copy(&doc, 100_000)
+		n, err := yamlnode.NormalizedCopy(&doc, 100_000)
 		if err != nil || n == nil {
 			return
 		}
@@ -280,10 +280,10 @@ func TestResolvedTag(t *testing.T) {
 	}
 }
 
-// copyThenLibrary is what AppendCopy stands for: yamlnode.Copy, then the
+// copyThenLibrary is what AppendCopy stands for: yamlnode.NormalizedCopy, then the
 // library's encoder.
 func copyThenLibrary(t testing.TB, n *yaml.Node, budget int) (string, bool) {
-	c, err := yamlnode.Copy(n, budget)
+	c, err := yamlnode.NormalizedCopy(n, budget)
 	if err != nil || c == nil {
 		return "", false
 	}
@@ -298,10 +298,10 @@ func compareCopy(t testing.TB, n *yaml.Node, budget int) bool {
 		return false
 	}
 	if !wantOK {
-		t.Fatalf("AppendCopy wrote a tree that Copy refuses or the library cannot write:\n%s", got)
+		t.Fatalf("AppendCopy wrote a tree that NormalizedCopy refuses or the library cannot write:\n%s", got)
 	}
 	if string(got) != want {
-		t.Fatalf("AppendCopy differs from Copy and the library\nlibrary:\n%q\nyamlemit:\n%q", want, got)
+		t.Fatalf("AppendCopy differs from NormalizedCopy and the library\nlibrary:\n%q\nyamlemit:\n%q", want, got)
 	}
 	return true
 }
@@ -318,8 +318,8 @@ var copySeeds = []string{
 	"a: &a [1, 2]\nb: &b [*a, *a]\nc: &c [*b, *b]\nd: [*c, *c]\n",
 }
 
-// TestAppendCopyMatchesCopy compares AppendCopy with Copy and the library on
-// documents with what Copy normalises away: comments, anchors and aliases,
+// TestAppendCopyMatchesCopy compares AppendCopy with NormalizedCopy and the library on
+// documents with what NormalizedCopy normalises away: comments, anchors and aliases,
 // flow and quoted styles, folded blocks, tags, merge keys.
 func TestAppendCopyMatchesCopy(t *testing.T) {
 	written := 0
@@ -350,7 +350,7 @@ func TestAppendCopyMatchesCopy(t *testing.T) {
 	}
 }
 
-// FuzzAppendCopy compares AppendCopy with Copy and the library on arbitrary
+// FuzzAppendCopy compares AppendCopy with NormalizedCopy and the library on arbitrary
 // YAML.
 func FuzzAppendCopy(f *testing.F) {
 	for _, seed := range copySeeds {

@@ -23,7 +23,7 @@ const (
 	AppsGroup            = "apps.cozystack.io"
 	AppsAPIVersion       = AppsGroup + "/v1alpha1"
 	TenantKind           = "Tenant"
-	ComputePlaneKind     = "ComputePlane"
+	KnobsKind            = "ComputePlane"
 	// KnobsName is the only name a ComputePlane knob object may have.
 	KnobsName = "computeplane"
 )
@@ -42,8 +42,8 @@ type Placement string
 
 // The placements an ApplicationDefinition may ask for.
 const (
-	ManagementPlane Placement = "ManagementPlane"
-	ComputePlane    Placement = "ComputePlane"
+	PlacementManagementPlane Placement = "ManagementPlane"
+	PlacementComputePlane    Placement = "ComputePlane"
 )
 
 // ChartRef is spec.release.chartRef of an ApplicationDefinition.
@@ -459,8 +459,8 @@ func DecodeDefinition(o Object) (*Definition, Problems) {
 	fromSpec := Placement(d.str(yamlnode.Get(spec, "placement"), "spec.placement"))
 	fromAnn := Placement(ann[PlacementAnnotation])
 	for field, p := range map[string]Placement{"spec.placement": fromSpec, joinField("metadata.annotations", PlacementAnnotation): fromAnn} {
-		if p != "" && p != ManagementPlane && p != ComputePlane {
-			d.fail(field, "must be %s or %s, not %q", ManagementPlane, ComputePlane, p)
+		if p != "" && p != PlacementManagementPlane && p != PlacementComputePlane {
+			d.fail(field, "must be %s or %s, not %q", PlacementManagementPlane, PlacementComputePlane, p)
 		}
 	}
 	switch {
@@ -471,7 +471,7 @@ func DecodeDefinition(o Object) (*Definition, Problems) {
 	case fromAnn != "":
 		def.Placement = fromAnn
 	default:
-		def.Placement = ManagementPlane
+		def.Placement = PlacementManagementPlane
 	}
 	return def, d.problems
 }

@@ -205,7 +205,7 @@ func Build(cfg *api.Config, objects []api.Object) (*Fleet, api.Problems) {
 				if len(ps) == 0 {
 					tenants = append(tenants, t)
 				}
-			case api.ComputePlaneKind:
+			case api.KnobsKind:
 				var k *api.Knobs
 				var ps api.Problems
 				if o.Decoded != nil {
@@ -276,14 +276,14 @@ func compareObjects(a, b *api.Object) int {
 // knobs nor earlier output. Whether a definition declares its kind is
 // checked by Build.
 func IsApp(o api.Object) bool {
-	return isInput(o) && o.Kind != api.TenantKind && o.Kind != api.ComputePlaneKind
+	return isInput(o) && o.Kind != api.TenantKind && o.Kind != api.KnobsKind
 }
 
 // IsTenant reports whether Build reads o as a Tenant of the tenant list.
 func IsTenant(o api.Object) bool { return isInput(o) && o.Kind == api.TenantKind }
 
 // IsKnobs reports whether Build reads o as a ComputePlane knob object.
-func IsKnobs(o api.Object) bool { return isInput(o) && o.Kind == api.ComputePlaneKind }
+func IsKnobs(o api.Object) bool { return isInput(o) && o.Kind == api.KnobsKind }
 
 func isInput(o api.Object) bool {
 	return o.APIVersion == api.AppsAPIVersion && !isGenerated(o)
@@ -297,7 +297,7 @@ func isGenerated(o api.Object) bool {
 // checkDelivery refuses a Direct delivery next to the platform's own
 // ComputePlane module: both would own HelmRelease computeplane.
 func (f *Fleet) checkDelivery() api.Problems {
-	def, ok := f.Definitions[api.ComputePlaneKind]
+	def, ok := f.Definitions[api.KnobsKind]
 	if !ok || f.Config.Delivery != api.Direct {
 		return nil
 	}
@@ -417,7 +417,7 @@ func (f *Fleet) buildApps(objects []api.Object) api.Problems {
 				"release name %q is reserved for the tenant's ComputePlane in every tenant namespace; rename the app", app.Release))
 			continue
 		}
-		if app.Placement == api.ComputePlane {
+		if app.Placement == api.PlacementComputePlane {
 			switch {
 			case app.Tenant == nil:
 				problems = append(problems, api.Errorf(a.Ref, a.Origin, "metadata.namespace",

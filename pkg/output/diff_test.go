@@ -1,9 +1,12 @@
 package output_test
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
-	"regexp"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -37,12 +40,17 @@ func TestUnifiedDiff(t *testing.T) {
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("diff (-want +got):\n%s", diff)
 			}
+			// GNU diff writes the same bytes.
+			if diff := cmp.Diff(gnuDiff(t, tc.old, tc.new), got); diff != "" {
+				t.Errorf("diff differs from diff -u (-diff -u +got):\n%s", diff)
+			}
 		})
 	}
 }
 
 // TestUnifiedDiffApplies applies diffs of random edits, large rewrites
-// beyond the edit bound included, and expects the new text back.
+// beyond the edit bound included, with git apply (strict about context,
+// counts and the missing newline at the end) and expects the new text back.
 func TestUnifiedDiffApplies(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range 300 {
@@ -67,8 +75,14 @@ func TestUnifiedDiffApplies(t *testing.T) {
 			}
 		}
 		oldText, newText := join(oldLines, rng.IntN(4) != 0), join(newLines, rng.IntN(4) != 0)
-		d := output.UnifiedDiff("a", "b", []byte(oldText), []byte(newText))
-		got, err := applyDiff(oldText, d)
+		d := output.UnifiedDiff("a/f", "b/f", []byte(oldText), []byte(newText))
+		if d == "" {
+			if oldText != newText {
+				t.Fatalf("case %d: no diff between different texts", i)
+			}
+			continue
+		}
+		got, err := gitApply(t, oldText, d)
 		if err != nil {
 			t.Fatalf("case %d: %v\n%s", i, err, d)
 		}
@@ -86,97 +100,53 @@ func join(lines []string, newline bool) string {
 	return s
 }
 
-var hunkHeader = regexp.MustCompile(`^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@$`)
+// tool returns the path of a program the diff is checked against, skipping
+// the test, saying why, where it is not installed.
+func tool(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		t.Skipf("%s is not installed: %v", name, err)
+	}
+	return p
+}
 
-// applyDiff is a strict patch: context and deletions must match exactly and
-// the hunk headers must count right.
-func applyDiff(old, diff string) (string, error) {
-	if diff == "" {
-		return old, nil
+// gnuDiff is what `diff -u` writes for old and new, headers named a and b.
+func gnuDiff(t *testing.T, old, new string) string {
+	t.Helper()
+	dir := t.TempDir()
+	writeText(t, filepath.Join(dir, "old"), old)
+	writeText(t, filepath.Join(dir, "new"), new)
+	cmd := exec.Command(tool(t, "diff"), "-u", "--label", "a", "--label", "b", "old", "new")
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	var exit *exec.ExitError
+	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) {
+		t.Fatalf("diff -u: %v", err)
 	}
-	type ln struct {
-		text string
-		eol  bool
+	return string(out)
+}
+
+// gitApply applies a diff of the file f (headers a/f and b/f) with `git
+// apply`, strict about context and counts, to old, and returns the result.
+func gitApply(t *testing.T, old, diff string) (string, error) {
+	t.Helper()
+	dir := t.TempDir()
+	writeText(t, filepath.Join(dir, "f"), old)
+	writeText(t, filepath.Join(dir, "change.diff"), diff)
+	cmd := exec.Command(tool(t, "git"), "apply", "--whitespace=nowarn", "change.diff")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "GIT_CEILING_DIRECTORIES="+filepath.Dir(dir))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("git apply: %v: %s", err, out)
 	}
-	split := func(s string) []ln {
-		var out []ln
-		for s != "" {
-			i := strings.IndexByte(s, '\n')
-			if i < 0 {
-				out = append(out, ln{s, false})
-				break
-			}
-			out = append(out, ln{s[:i], true})
-			s = s[i+1:]
-		}
-		return out
+	data, err := os.ReadFile(filepath.Join(dir, "f"))
+	return string(data), err
+}
+
+func writeText(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	src := split(old)
-	lines := strings.Split(strings.TrimSuffix(diff, "\n"), "\n")
-	if len(lines) < 2 || !strings.HasPrefix(lines[0], "--- ") || !strings.HasPrefix(lines[1], "+++ ") {
-		return "", fmt.Errorf("bad headers")
-	}
-	var out []ln
-	pos := 0
-	for i := 2; i < len(lines); {
-		m := hunkHeader.FindStringSubmatch(lines[i])
-		if m == nil {
-			return "", fmt.Errorf("line %d: not a hunk header: %q", i, lines[i])
-		}
-		count := func(s string) int {
-			if s == "" {
-				return 1
-			}
-			n, _ := strconv.Atoi(s)
-			return n
-		}
-		aStart, aLen, bLen := count(m[1]), count(m[2]), count(m[4])
-		if aLen > 0 {
-			aStart--
-		}
-		if aStart < pos {
-			return "", fmt.Errorf("hunk %q goes backwards", lines[i])
-		}
-		out = append(out, src[pos:aStart]...)
-		pos = aStart
-		i++
-		var gotA, gotB int
-		for i < len(lines) && !strings.HasPrefix(lines[i], "@@") {
-			l := lines[i]
-			eol := !(i+1 < len(lines) && lines[i+1] == `\ No newline at end of file`)
-			switch l[0] {
-			case ' ', '-':
-				if pos >= len(src) || src[pos] != (ln{l[1:], eol}) {
-					return "", fmt.Errorf("line %q does not match the old text", l)
-				}
-				pos++
-				gotA++
-				if l[0] == ' ' {
-					out = append(out, ln{l[1:], eol})
-					gotB++
-				}
-			case '+':
-				out = append(out, ln{l[1:], eol})
-				gotB++
-			default:
-				return "", fmt.Errorf("unexpected line %q", l)
-			}
-			i++
-			if !eol {
-				i++
-			}
-		}
-		if gotA != aLen || gotB != bLen {
-			return "", fmt.Errorf("hunk counts %d,%d but header says %d,%d", gotA, gotB, aLen, bLen)
-		}
-	}
-	out = append(out, src[pos:]...)
-	var b strings.Builder
-	for _, l := range out {
-		b.WriteString(l.text)
-		if l.eol {
-			b.WriteByte('\n')
-		}
-	}
-	return b.String(), nil
 }

@@ -176,7 +176,7 @@ func WriteDirContext(ctx context.Context, dir string, files []File) (Changes, er
 	if len(p.changes) == 0 {
 		return nil, nil
 	}
-	if err := p.apply(ctx); err != nil {
+	if err := p.commit(ctx); err != nil {
 		return nil, err
 	}
 	return p.changes, nil

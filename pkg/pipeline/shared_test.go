@@ -42,7 +42,7 @@ func sharedFleet(t *testing.T, delivery api.Delivery, routed ...string) (string,
 		tenant("beta", "tenant-root", true))
 	for _, d := range defs {
 		kind := yamlnode.Lookup(d.Node, "spec", "application", "kind").Value
-		if kind == api.ComputePlaneKind && delivery == api.Direct {
+		if kind == api.KnobsKind && delivery == api.Direct {
 			continue
 		}
 		if slices.Contains(routed, kind) {
@@ -52,14 +52,14 @@ func sharedFleet(t *testing.T, delivery api.Delivery, routed ...string) (string,
 				ann = yamlnode.Map()
 				yamlnode.SetKey(md, "annotations", ann)
 			}
-			yamlnode.SetKey(ann, api.PlacementAnnotation, yamlnode.String(string(api.ComputePlane)))
+			yamlnode.SetKey(ann, api.PlacementAnnotation, yamlnode.String(string(api.PlacementComputePlane)))
 		}
 		raw, err := yamlEncode(d)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defDocs = append(defDocs, raw)
-		if kind == api.TenantKind || kind == api.ComputePlaneKind {
+		if kind == api.TenantKind || kind == api.KnobsKind {
 			continue
 		}
 		for _, ns := range tenantNS {

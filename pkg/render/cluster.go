@@ -228,10 +228,10 @@ func ingressNodesProblem(values map[string]any) string {
 		IngressRole, strings.Join(names, ", "), IngressRole)
 }
 
-// RenderCluster builds the HelmRelease of a tenant's ComputePlane cluster
+// RenderClusterRelease builds the HelmRelease of a tenant's ComputePlane cluster
 // (delivery: Direct): the apps/kubernetes chart from the re-sourced
 // ExternalArtifact, under the fixed release name that routed apps depend on.
-func RenderCluster(f *fleet.Fleet, plan *ClusterPlan, t *fleet.Tenant) (Object, api.Problems) {
+func RenderClusterRelease(f *fleet.Fleet, plan *ClusterPlan, t *fleet.Tenant) (Object, api.Problems) {
 	values, problems := plan.Values(t)
 	if len(problems) > 0 {
 		return Object{}, problems

@@ -21,7 +21,7 @@ func knobTenant(knobs map[string]any) *fleet.Tenant {
 	return &fleet.Tenant{
 		Name: "acme", Namespace: "tenant-acme", ComputePlane: true,
 		Knobs: &api.Knobs{
-			Ref:       api.ObjectRef{APIVersion: api.AppsAPIVersion, Kind: api.ComputePlaneKind, Namespace: "tenant-acme", Name: api.KnobsName},
+			Ref:       api.ObjectRef{APIVersion: api.AppsAPIVersion, Kind: api.KnobsKind, Namespace: "tenant-acme", Name: api.KnobsName},
 			Origin:    api.Origin{File: "knobs.yaml"},
 			Namespace: "tenant-acme",
 			Values:    knobs,
@@ -168,7 +168,7 @@ nodeGroups:
 				t.Errorf("%d problems for one mistake: %v", len(problems), problems)
 			}
 			got := problems[0]
-			if got.Field != tt.field || !strings.Contains(got.Message, "is fixed by the operator") || got.File != "knobs.yaml" || got.Object.Kind != api.ComputePlaneKind {
+			if got.Field != tt.field || !strings.Contains(got.Message, "is fixed by the operator") || got.File != "knobs.yaml" || got.Object.Kind != api.KnobsKind {
 				t.Errorf("problem = %+v; want one at %s", got, tt.field)
 			}
 		})

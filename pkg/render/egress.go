@@ -286,7 +286,7 @@ func ownNamespaceSelectors(t *fleet.Tenant, release string) []metav1.LabelSelect
 func ExposedApps(t *fleet.Tenant) map[string][]string {
 	out := map[string][]string{}
 	for _, app := range t.Apps {
-		if app.Reachable && app.Placement != api.ComputePlane {
+		if app.Reachable && app.Placement != api.PlacementComputePlane {
 			out[app.Kind] = append(out[app.Kind], app.Name)
 		}
 	}

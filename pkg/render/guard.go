@@ -320,7 +320,7 @@ func RenderGuard(f *fleet.Fleet) ([]Object, error) {
 	g := f.Config.Guard
 	var kinds []string
 	for kind, d := range f.Definitions {
-		if d.Placement == api.ComputePlane {
+		if d.Placement == api.PlacementComputePlane {
 			kinds = append(kinds, kind)
 		}
 	}

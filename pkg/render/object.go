@@ -78,7 +78,7 @@ func (o Object) Build() (Object, error) {
 			return o, fmt.Errorf("failed to decode %s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
 		}
 		// The node of the text, as it was rendered (no styles of the text).
-		n, err := yamlnode.Copy(&doc, yamlnode.DefaultBudget)
+		n, err := yamlnode.NormalizedCopy(&doc, yamlnode.DefaultBudget)
 		if err != nil {
 			return o, err
 		}

@@ -63,7 +63,7 @@ func TestAddonsInExemptNamespacesAreOperatorOnly(t *testing.T) {
 				t.Fatalf("problems = %v; want one at %s", problems, tt.refuse)
 			}
 			p := problems[0]
-			if p.Field != tt.refuse || p.File != "knobs.yaml" || p.Object.Kind != api.ComputePlaneKind ||
+			if p.Field != tt.refuse || p.File != "knobs.yaml" || p.Object.Kind != api.KnobsKind ||
 				!strings.Contains(p.Message, "operator-only") || !strings.Contains(p.Message, "exempt from this cluster") {
 				t.Errorf("problem = %+v; want one at %s saying it is operator-only because the namespace is exempt", p, tt.refuse)
 			}

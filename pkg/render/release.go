@@ -63,7 +63,7 @@ func releaseLabels(f *fleet.Fleet, app *fleet.App) map[string]string {
 	for k, v := range app.Labels {
 		labels[AppLabelPrefix+k] = v
 	}
-	if app.Placement == api.ComputePlane && !f.Config.Routing.EditableThroughAPI {
+	if app.Placement == api.PlacementComputePlane && !f.Config.Routing.EditableThroughAPI {
 		labels[RoutedKindLabel] = app.Kind
 		labels[RoutedNameLabel] = app.Name
 	} else {
@@ -213,11 +213,11 @@ func (r *releases) render(app *fleet.App) (Object, error) {
 		o.Values = app.Values
 	case app.Spec != nil:
 		var err error
-		if values, err = yamlnode.Copy(app.Spec, yamlnode.DefaultBudget); err != nil {
+		if values, err = yamlnode.NormalizedCopy(app.Spec, yamlnode.DefaultBudget); err != nil {
 			return Object{}, valuesProblem(app.App, err)
 		}
 	}
-	routed := app.Placement == api.ComputePlane
+	routed := app.Placement == api.PlacementComputePlane
 	t, err := r.template(templateKey{app.Definition, routed, values != nil})
 	if err != nil {
 		return Object{}, err

@@ -32,7 +32,7 @@ func encode(t *testing.T, n *yaml.Node) string {
 // definition's releases.
 func reference(t *testing.T, f *fleet.Fleet, app *fleet.App) *yaml.Node {
 	t.Helper()
-	routed := app.Placement == api.ComputePlane
+	routed := app.Placement == api.PlacementComputePlane
 	hr := helmv2.HelmRelease{
 		TypeMeta: metav1.TypeMeta{APIVersion: helmv2.GroupVersion.String(), Kind: helmv2.HelmReleaseKind},
 		ObjectMeta: metav1.ObjectMeta{
@@ -49,7 +49,7 @@ func reference(t *testing.T, f *fleet.Fleet, app *fleet.App) *yaml.Node {
 		t.Fatal(err)
 	}
 	if app.Spec != nil {
-		values, err := yamlnode.Copy(app.Spec, yamlnode.DefaultBudget)
+		values, err := yamlnode.NormalizedCopy(app.Spec, yamlnode.DefaultBudget)
 		if err != nil {
 			t.Fatal(err)
 		}

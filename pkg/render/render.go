@@ -136,7 +136,7 @@ func Outputs(f *fleet.Fleet, lazy bool) ([]Object, api.Problems) {
 // Pod Security ConfigMap its API server loads (not under podSecurity:
 // privileged) and the egress policy of its VMs.
 func RenderComputePlane(f *fleet.Fleet, plan *ClusterPlan, t *fleet.Tenant) ([]Object, api.Problems) {
-	cluster, problems := RenderCluster(f, plan, t)
+	cluster, problems := RenderClusterRelease(f, plan, t)
 	if len(problems) > 0 {
 		return nil, problems
 	}

@@ -122,7 +122,7 @@ func newStats(f *fleet.Fleet) *stats {
 		case a.Tenant == nil:
 			s.stray = append(s.stray, a)
 			s.nMgmt++
-		case a.Placement == api.ComputePlane:
+		case a.Placement == api.PlacementComputePlane:
 			s.routed[a.Tenant.Namespace] = append(s.routed[a.Tenant.Namespace], a)
 			s.nRouted++
 		default:

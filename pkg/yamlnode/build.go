@@ -213,7 +213,7 @@ func FromJSON(data []byte) (*yaml.Node, error) {
 }
 
 // Clone returns a deep copy of a tree this package built, keeping every
-// field; unlike Copy it neither checks nor normalises.
+// field; unlike NormalizedCopy it neither checks nor normalises.
 func Clone(n *yaml.Node) *yaml.Node {
 	if n == nil {
 		return nil
@@ -228,7 +228,7 @@ func Clone(n *yaml.Node) *yaml.Node {
 	return &c
 }
 
-// Copy returns a deep copy of n with aliases expanded, mapping keys sorted
+// NormalizedCopy returns a deep copy of n with aliases expanded, mapping keys sorted
 // (as kustomize and the API server write them) and comments, anchors and
 // styles other than literal blocks dropped, so that values copied from an
 // input never carry the input's presentation into generated objects. A key
@@ -240,7 +240,7 @@ func Clone(n *yaml.Node) *yaml.Node {
 // `0x10:` become "1" and "16"; ToValue takes a key's text) becomes a string
 // key, and strings that YAML 1.1 readers read otherwise are marked
 // double-quoted.
-func Copy(n *yaml.Node, budget int) (*yaml.Node, error) {
+func NormalizedCopy(n *yaml.Node, budget int) (*yaml.Node, error) {
 	c := copier{budget: budget}
 	return c.copy(n, 0, "")
 }

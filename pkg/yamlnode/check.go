@@ -323,7 +323,7 @@ func checkKeys(m *yaml.Node) *checkError {
 			return (&checkError{err: ErrMergeKey}).in(keySegment(k.Value))
 		}
 		if k.Anchor != "" && !yaml11.KeyKeepsText(k.ShortTag(), k.Value) {
-			// Writers turn such keys into strings (Copy, QuoteForYAML11),
+			// Writers turn such keys into strings (NormalizedCopy, QuoteForYAML11),
 			// which would change what an alias to the anchor stands for.
 			return (&checkError{err: ErrAnchoredKey}).in(keySegment(k.Value))
 		}

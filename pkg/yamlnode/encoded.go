@@ -18,7 +18,7 @@ import (
 type Encoded struct {
 	// Text is the encoded value.
 	Text []byte
-	// Err is why the value could not be prepared (a *PathError from Copy);
+	// Err is why the value could not be prepared (a *PathError from NormalizedCopy);
 	// it is reported where the value would have been copied.
 	Err error
 }
@@ -40,14 +40,14 @@ const valuesContext = "spec:\n  values:"
 var scratchBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // EncodeValues encodes an app's spec ahead of time as the values of its
-// HelmRelease, normalised as releases copy them (Copy: aliases
+// HelmRelease, normalised as releases copy them (NormalizedCopy: aliases
 // expanded, keys sorted; comments, anchors and styles other than literal
 // blocks dropped). Once encoded, the spec's node tree can be dropped: a
 // large fleet then holds compact text instead of nodes until its releases
 // are written. A spec that cannot be copied yields an Encoded with Err set,
 // which rendering its release reports.
 func EncodeValues(spec *yaml.Node) *Encoded {
-	// Copy's checks and limits apply to spec, not to the two levels around
+	// NormalizedCopy's checks and limits apply to spec, not to the two levels around
 	// it; counting those makes the limits a shade stricter for the fast path
 	// only, which then leaves the tree to Copy.
 	doc := Map("spec", Map("values", spec))
@@ -58,7 +58,7 @@ func EncodeValues(spec *yaml.Node) *Encoded {
 		*scratch = text
 	}
 	if !ok {
-		values, err := Copy(spec, DefaultBudget)
+		values, err := NormalizedCopy(spec, DefaultBudget)
 		if err != nil {
 			return &Encoded{Err: err}
 		}
@@ -80,5 +80,5 @@ func (e *Encoded) Node() (*yaml.Node, error) {
 	if err := yaml.Unmarshal(append([]byte(valuesContext), e.Text...), &doc); err != nil {
 		return nil, fmt.Errorf("failed to decode encoded values: %w", err)
 	}
-	return Copy(Lookup(&doc, "spec", "values"), DefaultBudget)
+	return NormalizedCopy(Lookup(&doc, "spec", "values"), DefaultBudget)
 }

@@ -46,7 +46,7 @@ func TestStringQuotesYAML11(t *testing.T) {
 
 func TestCopyQuotesYAML11(t *testing.T) {
 	in := parseDoc(t, "b: yes\na: [\"on\", off, Off, y, n, 1:20, -1:30, 1:60, '<<x']\n1.0: x\n0x10: y\ntrue: z\nbin: !!binary PDw=\nlit: |\n  yes\n")
-	c, err := yamlnode.Copy(in, yamlnode.DefaultBudget)
+	c, err := yamlnode.NormalizedCopy(in, yamlnode.DefaultBudget)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,8 +70,8 @@ func TestCopyQuotesYAML11(t *testing.T) {
 
 func TestCopyRefusesMergeKeys(t *testing.T) {
 	for _, src := range []string{"\"<<\": {a: 1}\n", "x: {'<<': 1}\n", "!!str <<: 1\n"} {
-		if _, err := yamlnode.Copy(parseDoc(t, src), yamlnode.DefaultBudget); err == nil {
-			t.Errorf("Copy(%q) accepted a << key", src)
+		if _, err := yamlnode.NormalizedCopy(parseDoc(t, src), yamlnode.DefaultBudget); err == nil {
+			t.Errorf("NormalizedCopy(%q) accepted a << key", src)
 		}
 		if _, err := yamlnode.ToValue(parseDoc(t, src), yamlnode.DefaultBudget); err == nil {
 			t.Errorf("ToValue(%q) accepted a << key", src)

@@ -48,8 +48,8 @@ func TestAliasBombIsBounded(t *testing.T) {
 	if _, err := yamlnode.ToValue(n, 100_000); !errors.Is(err, yamlnode.ErrBudget) {
 		t.Errorf("ToValue: got %v, want the budget error", err)
 	}
-	if _, err := yamlnode.Copy(n, 100_000); !errors.Is(err, yamlnode.ErrBudget) {
-		t.Errorf("Copy: got %v, want the budget error", err)
+	if _, err := yamlnode.NormalizedCopy(n, 100_000); !errors.Is(err, yamlnode.ErrBudget) {
+		t.Errorf("NormalizedCopy: got %v, want the budget error", err)
 	}
 }
 
@@ -62,7 +62,7 @@ func TestDeepNestingIsRefused(t *testing.T) {
 }
 
 func TestCopySortsKeysExpandsAliasesAndRefusesDuplicates(t *testing.T) {
-	n, err := yamlnode.Copy(parse(t, "# comment\nb: &x {d: 1, c: 2}\na: *x\n"), 1000)
+	n, err := yamlnode.NormalizedCopy(parse(t, "# comment\nb: &x {d: 1, c: 2}\na: *x\n"), 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestCopySortsKeysExpandsAliasesAndRefusesDuplicates(t *testing.T) {
 	}
 	dup := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{yamlnode.String("k"), yamlnode.Int(1), yamlnode.String("k"), yamlnode.Int(2)}}
 	var pe *yamlnode.PathError
-	if _, err := yamlnode.Copy(dup, 1000); !errors.As(err, &pe) || pe.Path != "k" {
+	if _, err := yamlnode.NormalizedCopy(dup, 1000); !errors.As(err, &pe) || pe.Path != "k" {
 		t.Errorf("duplicate key: got %v, want a path error at k", err)
 	}
 }

@@ -98,7 +98,7 @@ func (t *transaction) rollback() error {
 	return nil
 }
 
-func (p *folderPlan) apply(ctx context.Context) (err error) {
+func (p *folderPlan) commit(ctx context.Context) (err error) {
 	t := &transaction{plan: p}
 	defer func() {
 		if err == nil {
