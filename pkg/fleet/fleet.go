@@ -194,25 +194,13 @@ func Build(cfg *api.Config, objects []api.Object) (*Fleet, api.Problems) {
 			}
 			switch o.Kind {
 			case api.TenantKind:
-				var t *api.Tenant
-				var ps api.Problems
-				if o.Decoded != nil {
-					t, ps = o.Decoded.Tenant, o.Decoded.Problems
-				} else {
-					t, ps = api.DecodeTenant(o)
-				}
+				t, ps := decode(o, func(d *api.Decoded) *api.Tenant { return d.Tenant }, api.DecodeTenant)
 				problems = append(problems, ps...)
 				if len(ps) == 0 {
 					tenants = append(tenants, t)
 				}
 			case api.KnobsKind:
-				var k *api.Knobs
-				var ps api.Problems
-				if o.Decoded != nil {
-					k, ps = o.Decoded.Knobs, o.Decoded.Problems
-				} else {
-					k, ps = api.DecodeKnobs(o)
-				}
+				k, ps := decode(o, func(d *api.Decoded) *api.Knobs { return d.Knobs }, api.DecodeKnobs)
 				problems = append(problems, ps...)
 				if len(ps) == 0 {
 					knobs = append(knobs, k)
@@ -394,13 +382,7 @@ func (f *Fleet) buildApps(objects []api.Object) api.Problems {
 				"no ApplicationDefinition in the inputs declares kind %s; add its definition to the inputs (known kinds: %s)", o.Kind, f.knownKinds()))
 			continue
 		}
-		var a *api.App
-		var ps api.Problems
-		if o.Decoded != nil {
-			a, ps = o.Decoded.App, o.Decoded.Problems
-		} else {
-			a, ps = api.DecodeApp(o)
-		}
+		a, ps := decode(o, func(d *api.Decoded) *api.App { return d.App }, api.DecodeApp)
 		problems = append(problems, ps...)
 		if len(ps) > 0 {
 			continue
@@ -451,3 +433,13 @@ func (f *Fleet) knownKinds() string {
 
 // String describes the tenant for messages.
 func (t *Tenant) String() string { return fmt.Sprintf("tenant %q (%s)", t.Name, t.Namespace) }
+
+// decode returns what the reader decoded of o ahead (o.Decoded, by a lazy
+// run's boiling down) or decodes it now: either way the same object and
+// problems.
+func decode[T any](o api.Object, decoded func(*api.Decoded) T, decodeNow func(api.Object) (T, api.Problems)) (T, api.Problems) {
+	if o.Decoded != nil {
+		return decoded(o.Decoded), o.Decoded.Problems
+	}
+	return decodeNow(o)
+}

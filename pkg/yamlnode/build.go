@@ -248,12 +248,8 @@ func NormalizedCopy(n *yaml.Node, budget int) (*yaml.Node, error) {
 type copier struct{ budget int }
 
 func (c *copier) copy(n *yaml.Node, depth int, path string) (*yaml.Node, error) {
-	c.budget--
-	if c.budget < 0 {
-		return nil, &PathError{Path: path, Err: ErrBudget}
-	}
-	if depth > MaxDepth {
-		return nil, &PathError{Path: path, Err: ErrDepth}
+	if err := visit(&c.budget, depth, path); err != nil {
+		return nil, err
 	}
 	if n == nil {
 		return nil, nil

@@ -160,13 +160,22 @@ func joinPath(path, key string) string {
 	return path + "." + key
 }
 
-func (c *converter) value(n *yaml.Node, depth int, path string) (any, error) {
-	c.budget--
-	if c.budget < 0 {
-		return nil, &PathError{Path: path, Err: ErrBudget}
+// visit counts one node at depth against a walk's budget: the limits every
+// walk of this package keeps, reported with the path where they were hit.
+func visit(budget *int, depth int, path string) error {
+	*budget--
+	if *budget < 0 {
+		return &PathError{Path: path, Err: ErrBudget}
 	}
 	if depth > MaxDepth {
-		return nil, &PathError{Path: path, Err: ErrDepth}
+		return &PathError{Path: path, Err: ErrDepth}
+	}
+	return nil
+}
+
+func (c *converter) value(n *yaml.Node, depth int, path string) (any, error) {
+	if err := visit(&c.budget, depth, path); err != nil {
+		return nil, err
 	}
 	if n == nil {
 		return nil, nil
