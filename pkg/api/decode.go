@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -85,28 +86,17 @@ func (d *decoder) stringMap(n *yaml.Node, field string) map[string]string {
 		return nil
 	}
 	out := make(map[string]string, len(m.Content)/2)
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		k := yamlnode.Resolve(m.Content[i])
-		if k == nil || k.Kind != yaml.ScalarNode {
-			d.fail(field, "keys must be strings")
-			continue
-		}
-		key := joinField(field, k.Value)
-		if _, dup := out[k.Value]; dup {
-			d.fail(key, "is set twice")
-		}
-		out[k.Value] = d.str(m.Content[i+1], key)
-	}
+	d.fields(m, field, func(key, path string, v *yaml.Node) {
+		out[key] = d.str(v, path)
+	})
 	return out
 }
 
-// keys checks that mapping m has no keys outside allowed, for strict decoding
-// of the function config.
-func (d *decoder) keys(m *yaml.Node, field string, allowed ...string) {
-	if m == nil {
-		return
-	}
-	seen := map[string]bool{}
+// fields calls each for every key of mapping m with its path and value,
+// after reporting a key that is no string (then skipped) or that is set
+// twice.
+func (d *decoder) fields(m *yaml.Node, field string, each func(key, path string, v *yaml.Node)) {
+	seen := make(map[string]bool, len(m.Content)/2)
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k := yamlnode.Resolve(m.Content[i])
 		if k == nil || k.Kind != yaml.ScalarNode {
@@ -118,17 +108,21 @@ func (d *decoder) keys(m *yaml.Node, field string, allowed ...string) {
 			d.fail(path, "is set twice")
 		}
 		seen[k.Value] = true
-		known := false
-		for _, a := range allowed {
-			if a == k.Value {
-				known = true
-				break
-			}
-		}
-		if !known {
+		each(k.Value, path, m.Content[i+1])
+	}
+}
+
+// keys checks that mapping m has no keys outside allowed, for strict decoding
+// of the function config.
+func (d *decoder) keys(m *yaml.Node, field string, allowed ...string) {
+	if m == nil {
+		return
+	}
+	d.fields(m, field, func(key, path string, _ *yaml.Node) {
+		if !slices.Contains(allowed, key) {
 			d.fail(path, "unknown field; known fields here: %s", strings.Join(allowed, ", "))
 		}
-	}
+	})
 }
 
 // value converts a node into JSON-like Go values, reporting where it fails.

@@ -138,16 +138,9 @@ func (a *Admission) VolumeMount() corev1.VolumeMount {
 // ComputePlane: the AdmissionConfiguration its API server loads.
 func RenderAdmission(a *Admission, t *fleet.Tenant) (Object, error) {
 	cm := corev1.ConfigMap{
-		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:      AdmissionConfigMapName,
-			Namespace: t.Namespace,
-			Labels:    managedLabels(nil),
-			// Kept with the cluster it protects: when a ComputePlane
-			// leaves Git, Flux keeps the live cluster, and so this too.
-			Annotations: map[string]string{PruneAnnotation: PruneDisabled},
-		},
-		Data: map[string]string{a.FileName: a.Config},
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: hardeningMeta(AdmissionConfigMapName, t),
+		Data:       map[string]string{a.FileName: a.Config},
 	}
 	n, err := TypedNode(&cm)
 	if err != nil {
@@ -263,4 +256,16 @@ func wireAdmission(cfg *api.Config, a *Admission, values map[string]any) api.Pro
 	as["extraVolumes"] = append(volumes, volume)
 	as["extraVolumeMounts"] = append(mounts, mount)
 	return nil
+}
+
+// hardeningMeta is the metadata of an object that hardens a tenant's
+// cluster. It is kept with the cluster it protects: when a ComputePlane
+// leaves Git, Flux keeps the live cluster, and so this too.
+func hardeningMeta(name string, t *fleet.Tenant) metav1.ObjectMeta {
+	return metav1.ObjectMeta{
+		Name:        name,
+		Namespace:   t.Namespace,
+		Labels:      managedLabels(nil),
+		Annotations: map[string]string{PruneAnnotation: PruneDisabled},
+	}
 }

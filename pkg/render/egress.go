@@ -188,15 +188,8 @@ func RenderEgress(f *fleet.Fleet, t *fleet.Tenant) (Object, error) {
 		}
 	}
 	policy := ciliumNetworkPolicy{
-		TypeMeta: metav1.TypeMeta{APIVersion: "cilium.io/v2", Kind: "CiliumNetworkPolicy"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:      EgressPolicyName,
-			Namespace: t.Namespace,
-			Labels:    managedLabels(nil),
-			// Kept with the cluster it protects: when a ComputePlane
-			// leaves Git, Flux keeps the live cluster, and so this too.
-			Annotations: map[string]string{PruneAnnotation: PruneDisabled},
-		},
+		TypeMeta:   metav1.TypeMeta{APIVersion: "cilium.io/v2", Kind: "CiliumNetworkPolicy"},
+		ObjectMeta: hardeningMeta(EgressPolicyName, t),
 		Spec: ciliumRule{
 			// Short: kustomize folds long strings, and the output must
 			// read the same through every way of running the function.
