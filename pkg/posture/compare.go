@@ -108,14 +108,18 @@ func Compare(old, new *State) []Change {
 		if o.PodSecurity != n.PodSecurity {
 			add(with(ChangePodSecurity, ns, o.PodSecurity, n.PodSecurity, levelRank(n.PodSecurity) < levelRank(o.PodSecurity)))
 		}
-		added, removed := diffSets(o.Exempt, n.Exempt)
-		for _, x := range added {
-			add(with(ChangeExemption, x, Absent, Present, true))
+		// An exemption means something only where a level is enforced:
+		// from or to privileged, the level's change says it all.
+		if levelRank(o.PodSecurity) > 0 && levelRank(n.PodSecurity) > 0 {
+			added, removed := diffSets(o.Exempt, n.Exempt)
+			for _, x := range added {
+				add(with(ChangeExemption, x, Absent, Present, true))
+			}
+			for _, x := range removed {
+				add(with(ChangeExemption, x, Present, Absent, false))
+			}
 		}
-		for _, x := range removed {
-			add(with(ChangeExemption, x, Present, Absent, false))
-		}
-		added, removed = diffSets(o.Reachable, n.Reachable)
+		added, removed := diffSets(o.Reachable, n.Reachable)
 		for _, x := range added {
 			add(with(ChangeExposure, x, Denied, Reachable, true))
 		}

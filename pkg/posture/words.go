@@ -110,7 +110,10 @@ func Why(c Change) string {
 		}
 		return "this identity no longer passes the guard's checks."
 	case ChangeTenant:
-		return "tenants come and go; the new tenant's posture is in the table below, a removed one's objects are pruned (its live cluster is kept)."
+		if c.To == Present {
+			return "a new tenant's own posture is in the tenants table below; adding it loosens no other tenant."
+		}
+		return "its generated objects are pruned from the fleet folder; Flux keeps a live ComputePlane (prune is disabled on it)."
 	}
 	return ""
 }
