@@ -133,6 +133,7 @@ var (
 		return edit{acme, "spec:\n  users: 20\n", "spec:\n  users: 20\n---\napiVersion: apps.cozystack.io/v1alpha1\nkind: ComputePlane\nmetadata:\n  name: computeplane\n  namespace: tenant-acme\nspec:\n  nodeGroups:\n" + groups}
 	}
 	platform = edit{config, "  delivery: Direct\n", "  delivery: Platform\n"}
+	units    = edit{config, "  delivery: Direct\n", "  delivery: Direct\n  fleet:\n    sourceRef: {kind: GitRepository, name: fleet}\n    path: ./rendered\n"}
 )
 
 func TestReview(t *testing.T) {
@@ -207,6 +208,15 @@ func TestReview(t *testing.T) {
 		name:  "delivery Platform: the cluster is the platform's, its ComputePlane runs without Pod Security",
 		after: []edit{platform},
 		want:  []posture.Change{acmeChange(posture.ChangePodSecurity, "tenant-acme", "restricted", "none", true)},
+	}, {
+		name:   "the Flux unit layout (spec.fleet) reads the same",
+		before: []edit{units},
+		after:  []edit{units, podSecurity("baseline"), reachableNotebooks},
+		want: []posture.Change{
+			acmeChange(posture.ChangeExposure, "Postgres/notebooks", "denied", "reachable", true),
+			acmeChange(posture.ChangePodSecurity, "tenant-acme", "restricted", "baseline", true),
+			acmeChange(posture.ChangeExemption, "cozy-ingress-nginx", "present", "absent", false),
+		},
 	}, {
 		name:   "several at once, weakening first",
 		before: []edit{reachableNotebooks},

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/computeplane-dev/computeplane-fn/internal/fleetgen"
@@ -61,7 +62,7 @@ func reviewMain(args []string) int {
 	fmt.Printf("fleetbench review: %d tenants, %d committed admission ConfigMaps edited; --check without and with --summary/--summary-json, best of %d\n", *tenants, edited, *reps)
 	plain := []string{"--output-dir", committed, "--check", fleetgen.ConfigFile}
 	review := []string{"--output-dir", committed, "--check", "--summary", filepath.Join(dir, "summary.md"), "--summary-json", filepath.Join(dir, "summary.json"), fleetgen.ConfigFile}
-	var without, with []time.Duration
+	var without, with, cpuWithout, cpuWith []time.Duration
 	for rep := 1; rep <= *reps; rep++ {
 		a, err := runCLI(binPath, dir, plain...)
 		if err != nil {
@@ -73,28 +74,37 @@ func reviewMain(args []string) int {
 			fmt.Fprintln(os.Stderr, "fleetbench:", err)
 			return 1
 		}
-		without, with = append(without, a), append(with, b)
-		fmt.Fprintf(os.Stderr, "  rep %d: check %.2fs, check with summaries %.2fs\n", rep, a.Seconds(), b.Seconds())
+		without, with = append(without, a.wall), append(with, b.wall)
+		cpuWithout, cpuWith = append(cpuWithout, a.cpu), append(cpuWith, b.cpu)
+		fmt.Fprintf(os.Stderr, "  rep %d: check %.2fs (cpu %.2fs), check with summaries %.2fs (cpu %.2fs)\n", rep, a.wall.Seconds(), a.cpu.Seconds(), b.wall.Seconds(), b.cpu.Seconds())
 	}
 	a, b := slices.Min(without), slices.Min(with)
-	fmt.Printf("  check alone            %.2fs\n  check with summaries   %.2fs\n  ratio                  %.3f×\n", a.Seconds(), b.Seconds(), b.Seconds()/a.Seconds())
+	ca, cb := slices.Min(cpuWithout), slices.Min(cpuWith)
+	fmt.Printf("                         wall      cpu\n")
+	fmt.Printf("  check alone            %6.2fs  %6.2fs\n  check with summaries   %6.2fs  %6.2fs\n  ratio                  %6.3f×  %6.3f×\n",
+		a.Seconds(), ca.Seconds(), b.Seconds(), cb.Seconds(), b.Seconds()/a.Seconds(), cb.Seconds()/ca.Seconds())
 	return 0
 }
 
-// runCLI runs the binary in dir; exit status 1 (out of date) is not an
-// error here.
-func runCLI(bin, dir string, args ...string) (time.Duration, error) {
+// runCLI runs the binary in dir and returns its wall and CPU time; exit
+// status 1 (out of date) is not an error here.
+func runCLI(bin, dir string, args ...string) (measurement, error) {
+	var m measurement
 	var stderr bytes.Buffer
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	cmd.Stderr = &stderr
 	start := time.Now()
 	err := cmd.Run()
-	took := time.Since(start)
-	if err != nil && cmd.ProcessState.ExitCode() != 1 {
-		return took, fmt.Errorf("%s: %v: %s", strings.Join(args, " "), err, firstLines(stderr.String(), 5))
+	m.wall = time.Since(start)
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		m.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		m.rss = ru.Maxrss * 1024
 	}
-	return took, nil
+	if err != nil && cmd.ProcessState.ExitCode() != 1 {
+		return m, fmt.Errorf("%s: %v: %s", strings.Join(args, " "), err, firstLines(stderr.String(), 5))
+	}
+	return m, nil
 }
 
 // editAdmission lowers the enforced level in every n-th committed admission
