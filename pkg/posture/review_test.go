@@ -132,8 +132,9 @@ var (
 	knobs = func(groups string) edit {
 		return edit{acme, "spec:\n  users: 20\n", "spec:\n  users: 20\n---\napiVersion: apps.cozystack.io/v1alpha1\nkind: ComputePlane\nmetadata:\n  name: computeplane\n  namespace: tenant-acme\nspec:\n  nodeGroups:\n" + groups}
 	}
-	platform = edit{config, "  delivery: Direct\n", "  delivery: Platform\n"}
-	units    = edit{config, "  delivery: Direct\n", "  delivery: Direct\n  fleet:\n    sourceRef: {kind: GitRepository, name: fleet}\n    path: ./rendered\n"}
+	platform             = edit{config, "  delivery: Direct\n", "  delivery: Platform\n"}
+	allowAncestorIngress = edit{config, "  inputs:", "  cluster:\n    egress:\n      allowAncestorIngress: true\n  inputs:"}
+	units                = edit{config, "  delivery: Direct\n", "  delivery: Direct\n  fleet:\n    sourceRef: {kind: GitRepository, name: fleet}\n    path: ./rendered\n"}
 )
 
 func TestReview(t *testing.T) {
@@ -208,6 +209,20 @@ func TestReview(t *testing.T) {
 		name:  "delivery Platform: the cluster is the platform's, its ComputePlane runs without Pod Security",
 		after: []edit{platform},
 		want:  []posture.Change{acmeChange(posture.ChangePodSecurity, "tenant-acme", "restricted", "none", true)},
+	}, {
+		name:   "delivery Platform: an app becomes reachable",
+		before: []edit{platform},
+		after:  []edit{platform, reachableNotebooks},
+		want:   []posture.Change{acmeChange(posture.ChangeExposure, "Postgres/notebooks", "denied", "reachable", true)},
+	}, {
+		name:  "ancestor ingress allowed",
+		after: []edit{allowAncestorIngress},
+		want:  []posture.Change{acmeChange(posture.ChangeEgress, "tenant-acme", "denied", "allowed", true)},
+	}, {
+		name:   "ancestor ingress denied again, under Platform",
+		before: []edit{platform, allowAncestorIngress},
+		after:  []edit{platform},
+		want:   []posture.Change{acmeChange(posture.ChangeEgress, "tenant-acme", "allowed", "denied", false)},
 	}, {
 		name:   "the Flux unit layout (spec.fleet) reads the same",
 		before: []edit{units},
