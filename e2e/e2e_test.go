@@ -244,7 +244,11 @@ func TestKRMItemsMatchStandalone(t *testing.T) {
 	items := krm(t, dir, resourceList(t, dir, cfg, packageItems(t, dir, "definitions", "tenants", "apps")))
 	for _, it := range items {
 		path := it.GetAnnotations()[kioutil.PathAnnotation]
-		wantPath := it.GetNamespace() + "/" + strings.ToLower(it.GetKind()) + "-" + it.GetName() + ".yaml"
+		ns := it.GetNamespace()
+		if ns == "" {
+			ns = "_cluster" // cluster-scoped: the guard
+		}
+		wantPath := ns + "/" + strings.ToLower(it.GetKind()) + "-" + it.GetName() + ".yaml"
 		if path != wantPath {
 			t.Errorf("%s %s/%s: path annotation %q, want %q", it.GetKind(), it.GetNamespace(), it.GetName(), path, wantPath)
 		}

@@ -46,6 +46,8 @@ type Config struct {
 	// Fleet lays the fleet folder out in Flux units and wires them to Flux;
 	// nil when spec.fleet is absent.
 	Fleet *FleetConfig
+	// Guard is the management-plane admission guard (guard.go).
+	Guard GuardConfig
 }
 
 // SourceConfig is where the apps/kubernetes chart is re-sourced from.
@@ -112,7 +114,7 @@ func DecodeConfig(o Object) (*Config, Problems) {
 	d.keys(o.Node, "", "apiVersion", "kind", "metadata", "spec")
 	d.mapping(yamlnode.Get(o.Node, "metadata"), "metadata")
 	spec := d.mapping(yamlnode.Get(o.Node, "spec"), "spec")
-	d.keys(spec, "spec", "inputs", "delivery", "keepInputs", "source", "cluster", "routing", "fleet")
+	d.keys(spec, "spec", "inputs", "delivery", "keepInputs", "source", "cluster", "routing", "fleet", "guard")
 
 	c.Inputs = d.strings(yamlnode.Get(spec, "inputs"), "spec.inputs")
 	c.Delivery = Delivery(d.str(yamlnode.Get(spec, "delivery"), "spec.delivery"))
@@ -187,6 +189,7 @@ func DecodeConfig(o Object) (*Config, Problems) {
 	c.Routing.EditableThroughAPI = d.boolean(yamlnode.Get(rt, "editableThroughAPI"), "spec.routing.editableThroughAPI", false)
 
 	c.Fleet = d.decodeFleet(yamlnode.Get(spec, "fleet"))
+	c.Guard = d.decodeGuard(yamlnode.Get(spec, "guard"))
 
 	if c.Delivery == Platform {
 		// The egress policy is emitted under both deliveries; the rest of

@@ -148,6 +148,14 @@ func render(f *fleet.Fleet, lazy bool) ([]Object, api.Problems) {
 			fail(err)
 		}
 	}
+	if f.Config.Guard.Enabled {
+		guard, err := RenderGuard(f)
+		if err != nil {
+			fail(err)
+		} else {
+			out = append(out, guard...)
+		}
+	}
 	rs := newReleases(f, lazy)
 	renderRelease := rs.render
 	if lazy {
