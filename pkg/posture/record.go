@@ -19,11 +19,11 @@ import (
 const (
 	// GuardPolicyName is the ValidatingAdmissionPolicy of the
 	// management-plane guard (SPEC 3.5).
-	GuardPolicyName = "computeplane-guard"
+	GuardPolicyName = render.GuardName
 	// FluxIdentitiesVariable and PlatformIdentitiesVariable are the guard's
 	// spec.variables whose expressions are JSON arrays of user names.
-	FluxIdentitiesVariable     = "fluxIdentities"
-	PlatformIdentitiesVariable = "platformIdentities"
+	FluxIdentitiesVariable     = render.GuardFluxIdentitiesVariable
+	PlatformIdentitiesVariable = render.GuardPlatformIdentitiesVariable
 	// IngressServiceLabel and IngressServiceValue select the ingress pods
 	// of a tenant; a deny of them for every ancestor is what
 	// cluster.egress.allowAncestorIngress: false renders.

@@ -134,7 +134,10 @@ var (
 	}
 	platform             = edit{config, "  delivery: Direct\n", "  delivery: Platform\n"}
 	allowAncestorIngress = edit{config, "  inputs:", "  cluster:\n    egress:\n      allowAncestorIngress: true\n  inputs:"}
-	units                = edit{config, "  delivery: Direct\n", "  delivery: Direct\n  fleet:\n    sourceRef: {kind: GitRepository, name: fleet}\n    path: ./rendered\n"}
+	guardConfig          = func(spec string) edit {
+		return edit{config, "  inputs:", "  guard:\n" + spec + "  inputs:"}
+	}
+	units = edit{config, "  delivery: Direct\n", "  delivery: Direct\n  fleet:\n    sourceRef: {kind: GitRepository, name: fleet}\n    path: ./rendered\n"}
 )
 
 func TestReview(t *testing.T) {
@@ -223,6 +226,18 @@ func TestReview(t *testing.T) {
 		before: []edit{platform, allowAncestorIngress},
 		after:  []edit{platform},
 		want:   []posture.Change{acmeChange(posture.ChangeEgress, "tenant-acme", "allowed", "denied", false)},
+	}, {
+		name:  "the guard is turned off",
+		after: []edit{guardConfig("    enabled: false\n")},
+		want:  []posture.Change{{Change: posture.ChangeGuard, Subject: "computeplane-guard", From: "enabled", To: "disabled", Weakens: true}},
+	}, {
+		name:  "a Flux identity is added to the guard",
+		after: []edit{guardConfig("    fluxIdentities: [system:serviceaccount:flux-system:kustomize-controller, system:serviceaccount:ci:deployer]\n")},
+		want:  []posture.Change{{Change: posture.ChangeGuard, Subject: "system:serviceaccount:ci:deployer", From: "absent", To: "present", Weakens: true, Role: posture.FluxIdentitiesVariable}},
+	}, {
+		name:   "the guard is turned on again",
+		before: []edit{guardConfig("    enabled: false\n")},
+		want:   []posture.Change{{Change: posture.ChangeGuard, Subject: "computeplane-guard", From: "disabled", To: "enabled"}},
 	}, {
 		name:   "the Flux unit layout (spec.fleet) reads the same",
 		before: []edit{units},
