@@ -18,6 +18,7 @@ import (
 
 	"github.com/computeplane-dev/computeplane-fn/fn"
 	"github.com/computeplane-dev/computeplane-fn/internal/profiling"
+	"github.com/computeplane-dev/computeplane-fn/internal/version"
 	"github.com/computeplane-dev/computeplane-fn/pkg/output"
 	"github.com/computeplane-dev/computeplane-fn/pkg/posture"
 	"github.com/computeplane-dev/computeplane-fn/pkg/summary"
@@ -104,11 +105,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	check := flags.Bool("check", false, "with --output-dir: write nothing; print a diff and exit 1 when DIR is out of date")
 	summaryFile := flags.String("summary", "", "write a Markdown summary for a pull request comment to `FILE`")
 	summaryJSON := flags.String("summary-json", "", "write the summary as JSON to `FILE` (tenants, posture changes, files); not written, and removed, when the run is refused or fails")
+	showVersion := flags.Bool("version", false, "print the module version and the commit this binary was built from, and exit")
 	if err := flags.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return 0
 		}
 		return 2
+	}
+	if *showVersion {
+		fmt.Fprintln(stdout, version.Get())
+		return 0
 	}
 	usageError := func(msg string) int {
 		fmt.Fprintf(stderr, "computeplane-fn: %s (see computeplane-fn -h)\n", msg)

@@ -350,6 +350,21 @@ func TestFleetRepoUnits(t *testing.T) {
 	}
 }
 
+// TestVersion checks the wiring of --version; what it prints for a stamped
+// build is checked on the release binaries (tools/release/disttest).
+func TestVersion(t *testing.T) {
+	r := cli(t, "--version")
+	if r.code != 0 || r.stderr != "" {
+		t.Fatalf("--version: got %+v, want exit 0 and no stderr", r)
+	}
+	if !strings.HasPrefix(r.stdout, "computeplane-fn ") || !strings.Contains(r.stdout, "(commit ") || strings.Count(r.stdout, "\n") != 1 {
+		t.Errorf("--version printed %q, want one line: computeplane-fn VERSION (commit COMMIT, GO, OS/ARCH)", r.stdout)
+	}
+	if r := cli(t, "--version", "--check"); r.code != 0 {
+		t.Errorf("--version with other flags: got %+v, want exit 0", r)
+	}
+}
+
 // TestPlatformWarningOnStderr: under delivery: Platform the CLI renders,
 // exits 0 and says on stderr, per tenant with a ComputePlane, that it runs
 // without Pod Security.

@@ -4,10 +4,6 @@ import (
 	"slices"
 	"strings"
 	"unicode"
-
-	"sigs.k8s.io/kustomize/kyaml/yaml"
-
-	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
 
 // GuardConfig is spec.guard: the management-plane guard, a
@@ -15,18 +11,22 @@ import (
 // package render's guard.go, docs/guard.md).
 type GuardConfig struct {
 	// Enabled renders the guard; true unless the config says false.
-	Enabled bool
+	Enabled bool `json:"enabled"`
 	// FluxIdentities are the user names of the Flux controllers that apply
 	// the fleet repository: the only ones that may set or change a
 	// spec.kubeConfig (rule G2). Sorted, without duplicates.
-	FluxIdentities []string
+	FluxIdentities Identities `json:"fluxIdentities"`
 	// PlatformIdentities are the user names of the platform's controllers
 	// that own a ComputePlane's objects on the management cluster: the only
 	// ones that may create, change or delete its worker VMs (rule G3), and,
 	// for the cluster chart's own addon releases, write a kubeConfig naming
 	// the cluster's Secret (rule G2). Sorted, without duplicates.
-	PlatformIdentities []string
+	PlatformIdentities Identities `json:"platformIdentities"`
 }
+
+// Identities are Kubernetes user names, as the API server puts them in
+// request.userInfo.username.
+type Identities []string
 
 // DefaultFluxIdentities is guard.fluxIdentities when the config sets none:
 // kustomize-controller of a Flux installed by `flux bootstrap` or `flux
@@ -71,66 +71,41 @@ func DefaultPlatformIdentities() []string {
 	}
 }
 
-// decodeGuard reads spec.guard; absent, the guard is on with the defaults.
-func (d *decoder) decodeGuard(n *yaml.Node) GuardConfig {
-	g := GuardConfig{Enabled: true, FluxIdentities: DefaultFluxIdentities(), PlatformIdentities: DefaultPlatformIdentities()}
-	m := d.mapping(n, "spec.guard")
-	if m == nil {
-		return g
-	}
-	d.keys(m, "spec.guard", "enabled", "fluxIdentities", "platformIdentities")
-	g.Enabled = d.boolean(yamlnode.Get(m, "enabled"), "spec.guard.enabled", true)
-	for _, f := range []struct {
-		key, why string
-		into     *[]string
-	}{
-		{"fluxIdentities", "Flux itself could not apply the routed releases", &g.FluxIdentities},
-		{"platformIdentities", "the platform's controllers could not scale, repair or delete a ComputePlane's VMs", &g.PlatformIdentities},
-	} {
-		v := yamlnode.Get(m, f.key)
-		if v == nil {
-			continue
-		}
-		field := "spec.guard." + f.key
-		if yamlnode.IsNull(v) {
-			d.fail(field, "must be a list of user names; leave it out for the defaults")
-			continue
-		}
-		ids := d.identities(v, field)
-		if r := yamlnode.Resolve(v); r.Kind == yaml.SequenceNode && len(r.Content) == 0 {
-			d.fail(field, "must name at least one user: with none, %s", f.why)
-		}
-		*f.into = ids
-	}
-	return g
+// newGuardConfig returns spec.guard when the config leaves it out: the
+// guard on, with the default identities. An explicit value overrides each.
+func newGuardConfig() GuardConfig {
+	return GuardConfig{Enabled: true, FluxIdentities: DefaultFluxIdentities(), PlatformIdentities: DefaultPlatformIdentities()}
 }
 
-// identities reads a list of Kubernetes user names, as the API server
-// puts them in request.userInfo.username, sorted and without duplicates.
-func (d *decoder) identities(n *yaml.Node, field string) []string {
-	if yamlnode.IsNull(n) {
-		return nil
-	}
-	n = yamlnode.Resolve(n)
-	if n.Kind != yaml.SequenceNode {
-		d.fail(field, "must be a list of user names, not %s", yamlnode.Describe(n))
-		return nil
-	}
-	out := make([]string, 0, len(n.Content))
-	for i, item := range n.Content {
-		f := field + "[" + itoa(i) + "]"
-		s := d.requiredStr(item, f)
-		if s == "" {
-			continue
+// validate checks spec.guard, then sorts the identities and drops
+// duplicates, as the policy writes them; written is [Config]'s.
+func (g *GuardConfig) validate(d *decoder, written map[string]bool) {
+	for _, f := range []struct {
+		key, why string
+		ids      Identities
+	}{
+		{"fluxIdentities", "Flux itself could not apply the routed releases", g.FluxIdentities},
+		{"platformIdentities", "the platform's controllers could not scale, repair or delete a ComputePlane's VMs", g.PlatformIdentities},
+	} {
+		field := "spec.guard." + f.key
+		switch value, set := written["guard."+f.key]; {
+		case set && !value:
+			d.fail(field, "must be a list of user names; leave it out for the defaults")
+		case len(f.ids) == 0:
+			d.fail(field, "must name at least one user: with none, %s", f.why)
 		}
-		if msg := identityProblem(s); msg != "" {
-			d.fail(f, "%q %s", clip(s), msg)
-			continue
+		for i, s := range f.ids {
+			if s == "" {
+				d.fail(field+"["+itoa(i)+"]", "must not be empty")
+			} else if msg := identityProblem(s); msg != "" {
+				d.fail(field+"["+itoa(i)+"]", "%q %s", clip(s), msg)
+			}
 		}
-		out = append(out, s)
 	}
-	slices.Sort(out)
-	return slices.Compact(out)
+	for _, ids := range []*Identities{&g.FluxIdentities, &g.PlatformIdentities} {
+		slices.Sort(*ids)
+		*ids = slices.Compact(*ids)
+	}
 }
 
 // serviceAccountPrefix starts the user name of every service account.
