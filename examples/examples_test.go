@@ -180,6 +180,7 @@ func TestExamplesCI(t *testing.T) {
 	dir := t.TempDir()
 	testfs.CopyTree(t, "ci", dir)
 	os.Remove(filepath.Join(dir, "summary.md"))
+	os.Remove(filepath.Join(dir, "summary.json"))
 
 	r := run(t, dir, env, "sh", "fleet.sh", "check")
 	if r.code != 0 || r.stdout != "" {
@@ -190,6 +191,7 @@ func TestExamplesCI(t *testing.T) {
 		t.Fatal(err)
 	}
 	expect(t, filepath.Join("ci", "expected-summary.md"), string(summary))
+	expect(t, filepath.Join("ci", "expected-summary.json"), readFile(t, filepath.Join(dir, "summary.json")))
 	for name, content := range readTree(t, filepath.Join(dir, "rendered")) {
 		if strings.HasSuffix(name, ".yaml") {
 			agree(t, name, content)
@@ -220,7 +222,8 @@ func TestExamplesCI(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stdout, "--- a/tenant-globex/helmrelease-postgres-orders.yaml\n+++ /dev/null\n") {
 		t.Errorf("check after removing a tenant: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if summary := readFile(t, filepath.Join(dir, "summary.md")); !strings.Contains(summary, "| `tenant-globex` | removed |") {
+	if summary := readFile(t, filepath.Join(dir, "summary.md")); !strings.Contains(summary, "| `tenant-globex` | removed |") ||
+		!strings.Contains(summary, "- `tenant-globex` (globex)\n  - the tenant is removed.") {
 		t.Errorf("the summary does not report the removed tenant:\n%s", summary)
 	}
 	if r := run(t, dir, env, "sh", "fleet.sh", "render"); r.code != 0 {
@@ -234,6 +237,36 @@ func TestExamplesCI(t *testing.T) {
 	}
 	if r := run(t, dir, env, "sh", "fleet.sh", "check"); r.code != 0 {
 		t.Errorf("check after render: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestExamplesCIChanges applies each change of ci/changes/<name> (its
+// files replace those of the same path in a copy of the example) and runs
+// the gate: the Markdown and JSON summaries must be the expected ones, the
+// posture change stated before any file list.
+func TestExamplesCIChanges(t *testing.T) {
+	env := []string{"COMPUTEPLANE_FN=" + binary}
+	changes, err := filepath.Glob(filepath.Join("ci", "changes", "*"))
+	if err != nil || len(changes) == 0 {
+		t.Fatalf("no changes in ci/changes: %v", err)
+	}
+	for _, change := range changes {
+		t.Run(filepath.Base(change), func(t *testing.T) {
+			dir := t.TempDir()
+			testfs.CopyTree(t, "ci", dir)
+			testfs.CopyTree(t, filepath.Join(change, "fleet"), filepath.Join(dir, "fleet"))
+			r := run(t, dir, env, "sh", "fleet.sh", "check")
+			if r.code != 1 || r.stdout == "" {
+				t.Fatalf("the gate passes a changed fleet: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			md := readFile(t, filepath.Join(dir, "summary.md"))
+			expect(t, filepath.Join(change, "expected-summary.md"), md)
+			expect(t, filepath.Join(change, "expected-summary.json"), readFile(t, filepath.Join(dir, "summary.json")))
+			posture, files := strings.Index(md, "### Isolation posture"), strings.Index(md, "### Fleet folder")
+			if posture < 0 || files < posture || !strings.Contains(md[posture:files], "```mermaid\n") {
+				t.Errorf("the posture change is not stated, with its diagram, before the file list:\n%s", md)
+			}
+		})
 	}
 }
 

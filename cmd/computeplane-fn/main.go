@@ -21,6 +21,7 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/internal/version"
 	"github.com/computeplane-dev/computeplane-fn/pkg/output"
 	"github.com/computeplane-dev/computeplane-fn/pkg/pipeline"
+	"github.com/computeplane-dev/computeplane-fn/pkg/posture"
 	"github.com/computeplane-dev/computeplane-fn/pkg/summary"
 	"github.com/computeplane-dev/computeplane-fn/pkg/units"
 )
@@ -30,7 +31,7 @@ const usage = `computeplane-fn renders Cozystack ComputePlanes as plain Flux obj
 Usage:
   computeplane-fn                           KRM function: ResourceList on stdin, result on stdout
   computeplane-fn [flags] CONFIG [INPUT...] standalone: render CONFIG's inputs and INPUTs to stdout
-  computeplane-fn --output-dir DIR [--check] [--summary FILE] CONFIG [INPUT...]
+  computeplane-fn --output-dir DIR [--check] [--summary FILE] [--summary-json FILE] CONFIG [INPUT...]
                                             fleet repo: write (or check) one file per object in DIR
 
 INPUT and the config's spec.inputs are files, folders or globs, relative to
@@ -41,7 +42,10 @@ files computeplane-fn wrote before (their documents carry the label
 app.kubernetes.io/managed-by: computeplane-fn) and no longer generates are
 removed, every other file is left alone, and a refused or failed run leaves
 DIR as it was. --check writes nothing, prints a unified diff of what would
-change and exits 1 when DIR is out of date.
+change and exits 1 when DIR is out of date. --summary states, before the file
+list, how each tenant's isolation posture changes from what DIR holds to the
+new render, weakening changes first; --summary-json writes the same for a bot
+(docs/fleet-repo.md).
 
 Exit status: 0 done (or up to date), 1 refused, failed or out of date, 2 usage error.
 
@@ -102,6 +106,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	outputDir := flags.String("output-dir", "", "write the output into `DIR`, one file per object, pruning what computeplane-fn wrote before and no longer generates")
 	check := flags.Bool("check", false, "with --output-dir: write nothing; print a diff and exit 1 when DIR is out of date")
 	summaryFile := flags.String("summary", "", "write a Markdown summary for a pull request comment to `FILE`")
+	summaryJSON := flags.String("summary-json", "", "write the summary as JSON to `FILE` (tenants, posture changes, files); not written, and removed, when the run is refused or fails")
 	showVersion := flags.Bool("version", false, "print the module version and the commit this binary was built from, and exit")
 	if err := flags.Parse(args); err != nil {
 		if err == flag.ErrHelp {
@@ -118,8 +123,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		return 2
 	}
 	if flags.NArg() == 0 {
-		if *outputDir != "" || *check || *summaryFile != "" {
-			return usageError("--output-dir, --check and --summary need a CONFIG")
+		if *outputDir != "" || *check || *summaryFile != "" || *summaryJSON != "" {
+			return usageError("--output-dir, --check, --summary and --summary-json need a CONFIG")
 		}
 		return runKRM(stdin, stdout, stderr)
 	}
@@ -138,6 +143,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	}
 	report := summary.Report{Problems: problems, Dir: *outputDir, Check: *check}
 	status := 0
+	var reviewErr error
 	if r != nil {
 		// Warnings never change the exit status.
 		for _, w := range r.Warnings {
@@ -156,8 +162,21 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		}
 	default:
 		report.Fleet = r.Fleet
-		changes, err := runFolder(*outputDir, *check, r, stdout, stderr)
+		// The posture is read only for a summary: the writer then keeps the
+		// documents it parses for a moment longer.
+		var collected *posture.Collector
+		var read output.Reader
+		if *summaryFile != "" || *summaryJSON != "" {
+			collected = posture.NewCollector()
+			read = collected.Read
+		}
+		changes, err := runFolder(*outputDir, *check, r, read, stdout, stderr)
 		report.Changes, report.Failure = changes, err
+		if err == nil && collected != nil {
+			if report.Review, reviewErr = posture.Review(r.Objects, collected); reviewErr != nil {
+				fmt.Fprintf(stderr, "computeplane-fn: failed to review the posture change: %v\n", reviewErr)
+			}
+		}
 		switch {
 		case err != nil:
 			fmt.Fprintf(stderr, "computeplane-fn: %v\n", err)
@@ -174,17 +193,34 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		}
 	}
 	if *summaryFile != "" {
-		if err := writeSummary(*summaryFile, report); err != nil {
+		if err := writeSummary(*summaryFile, report, summary.Write); err != nil {
 			fmt.Fprintf(stderr, "computeplane-fn: %v\n", err)
 			return 1
 		}
+	}
+	if *summaryJSON != "" {
+		// A refused or failed run has no verdict: a file left from before
+		// must not pass for one.
+		var err error
+		if report.Fleet != nil && report.Failure == nil && reviewErr == nil {
+			err = writeSummary(*summaryJSON, report, summary.WriteJSON)
+		} else if err = os.Remove(*summaryJSON); errors.Is(err, os.ErrNotExist) {
+			err = nil
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "computeplane-fn: %v\n", err)
+			return 1
+		}
+	}
+	if reviewErr != nil {
+		return 1
 	}
 	return status
 }
 
 // runFolder writes the fleet folder, or with check compares it and prints
 // the diff, and returns the changes.
-func runFolder(dir string, check bool, r *pipeline.Result, stdout, stderr io.Writer) (output.Changes, error) {
+func runFolder(dir string, check bool, r *pipeline.Result, read output.Reader, stdout, stderr io.Writer) (output.Changes, error) {
 	files, problems := units.Files(r.Config, r.Objects)
 	if len(problems) > 0 {
 		return nil, problems
@@ -199,7 +235,7 @@ func runFolder(dir string, check bool, r *pipeline.Result, stdout, stderr io.Wri
 		fmt.Fprintf(stderr, "computeplane-fn: note: %d objects that are not generated (kept inputs, objects passing through) are not written to %s; they stay in their own files\n", notWritten, dir)
 	}
 	if check {
-		changes, err := output.CheckDir(dir, files)
+		changes, err := output.CheckDirReading(dir, files, read)
 		if err != nil {
 			return nil, err
 		}
@@ -209,7 +245,7 @@ func runFolder(dir string, check bool, r *pipeline.Result, stdout, stderr io.Wri
 	// way: the writer finishes or undoes, then the process exits.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	changes, err := output.WriteDirContext(ctx, dir, files)
+	changes, err := output.WriteDirReading(ctx, dir, files, read)
 	if errors.Is(err, context.Canceled) {
 		return nil, fmt.Errorf("interrupted; %s was left as it was", dir)
 	}
@@ -220,12 +256,12 @@ func countChanges(cs output.Changes) string {
 	return fmt.Sprintf("%d added, %d changed, %d removed", len(cs.Paths(output.Added)), len(cs.Paths(output.Changed)), len(cs.Paths(output.Removed)))
 }
 
-func writeSummary(file string, r summary.Report) error {
+func writeSummary(file string, r summary.Report, write func(io.Writer, summary.Report) error) error {
 	f, err := os.Create(file)
 	if err != nil {
 		return fmt.Errorf("failed to write summary: %w", err)
 	}
-	if err := summary.Write(f, r); err != nil {
+	if err := write(f, r); err != nil {
 		f.Close()
 		return err
 	}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -237,8 +239,37 @@ func TestSummaryWithoutFolder(t *testing.T) {
 	}
 	sum, err := os.ReadFile("summary.md")
 	must(t, err)
-	if !strings.Contains(string(sum), "| `tenant-acme` (acme) | yes | JupyterHub `research`, N8N `automations` | Postgres `notebooks` |") || strings.Contains(string(sum), "Fleet folder") {
+	if !strings.Contains(string(sum), "| `tenant-acme` (acme) | yes | restricted | JupyterHub `research`, N8N `automations` | Postgres `notebooks` |") || strings.Contains(string(sum), "Fleet folder") {
 		t.Errorf("summary:\n%s", sum)
+	}
+}
+
+// TestSummaryJSON: the JSON summary is written in check mode and when
+// writing, and a refused run leaves none behind, not even an old one.
+func TestSummaryJSON(t *testing.T) {
+	fleetRepo(t)
+	for _, args := range [][]string{{"--check"}, {}} {
+		r := cli(t, append(append([]string{"--output-dir", "fleet"}, args...), "--summary-json", "summary.json", "config.yaml")...)
+		if r.code != 0 && r.code != 1 {
+			t.Fatalf("%+v", r)
+		}
+		data, err := os.ReadFile("summary.json")
+		must(t, err)
+		var got struct {
+			Tenants []struct{ Namespace string } `json:"tenants"`
+			Files   struct{ Added []string }     `json:"files"`
+		}
+		must(t, json.Unmarshal(data, &got))
+		if len(got.Tenants) != 3 || len(got.Files.Added) == 0 {
+			t.Errorf("%v: summary.json: %s", args, data)
+		}
+	}
+	must(t, os.WriteFile("config.yaml", []byte("apiVersion: fn.computeplane.dev/v1alpha1\nkind: ComputePlaneGenerator\nmetadata: {name: fleet}\nspec: {delivery: Nowhere}\n"), 0o644))
+	if r := cli(t, "--output-dir", "fleet", "--summary-json", "summary.json", "config.yaml"); r.code != 1 {
+		t.Fatalf("a refused run: %+v", r)
+	}
+	if _, err := os.Stat("summary.json"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused run left summary.json: %v", err)
 	}
 }
 

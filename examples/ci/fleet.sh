@@ -6,7 +6,8 @@
 #   ./fleet.sh render   write rendered/ (then commit it with the input change)
 #   ./fleet.sh check    the CI gate: exit 1, with a diff on stdout, when
 #                       rendered/ is out of date; writes summary.md, the
-#                       Markdown for the pull request comment
+#                       Markdown for the pull request comment, and summary.json,
+#                       the same for a bot (gate a second approval on "weakens")
 #
 # COMPUTEPLANE_FN names the binary (default: computeplane-fn on PATH).
 set -eu
@@ -18,7 +19,7 @@ render)
 	exec "$fn" --output-dir rendered fleet/config.yaml
 	;;
 check)
-	exec "$fn" --output-dir rendered --check --summary summary.md fleet/config.yaml
+	exec "$fn" --output-dir rendered --check --summary summary.md --summary-json summary.json fleet/config.yaml
 	;;
 *)
 	echo "usage: $0 render|check" >&2

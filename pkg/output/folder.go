@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 )
 
@@ -137,7 +139,21 @@ func (cs Changes) WriteDiff(w io.Writer) error {
 // files must go, which is an error (WriteDir would refuse it too). A missing
 // dir counts as empty.
 func CheckDir(dir string, files []File) (Changes, error) {
-	p, err := plan(dir, files)
+	return CheckDirReading(dir, files, nil)
+}
+
+// Reader is shown the documents of both versions of every file that changes
+// (the committed one, old, and the one the run writes), as the writer parses
+// them anyway to tell its own files from foreign ones, so that a report can
+// read what changes without parsing it again. It is called only for files
+// the writer recognises as its own, never for unchanged files, and
+// concurrently: it must be safe for that. It must not modify the documents.
+type Reader func(path string, old bool, docs []*yaml.Node)
+
+// CheckDirReading is CheckDir that also shows read (when not nil) the
+// documents of the files that change.
+func CheckDirReading(dir string, files []File, read Reader) (Changes, error) {
+	p, err := plan(dir, files, read)
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +185,13 @@ func WriteDir(dir string, files []File) (Changes, error) {
 // are moved into place leaves dir untouched; once moving has begun it runs to
 // the end, since stopping half way is what the staging is there to avoid.
 func WriteDirContext(ctx context.Context, dir string, files []File) (Changes, error) {
-	p, err := plan(dir, files)
+	return WriteDirReading(ctx, dir, files, nil)
+}
+
+// WriteDirReading is WriteDirContext that also shows read (when not nil)
+// the documents of the files that change, before anything is written.
+func WriteDirReading(ctx context.Context, dir string, files []File, read Reader) (Changes, error) {
+	p, err := plan(dir, files, read)
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +238,7 @@ func (k entryKind) String() string {
 	return "a special file"
 }
 
-func plan(dir string, files []File) (*folderPlan, error) {
+func plan(dir string, files []File, read Reader) (*folderPlan, error) {
 	if dir == "" {
 		return nil, errors.New("no output folder given")
 	}
@@ -243,7 +265,7 @@ func plan(dir string, files []File) (*folderPlan, error) {
 	}
 	kinds := map[string]entryKind{}
 	if p.exists {
-		if err := p.scan(want, kinds); err != nil {
+		if err := p.scan(want, kinds, read); err != nil {
 			return nil, err
 		}
 	}
@@ -274,7 +296,7 @@ func plan(dir string, files []File) (*folderPlan, error) {
 		return nil, fmt.Errorf("refusing to write output folder %s:\n  %s", dir, strings.Join(capLines(conflicts, 20), "\n  "))
 	}
 	slices.SortFunc(p.changes, func(a, b Change) int { return cmp.Compare(a.Path, b.Path) })
-	if err := checkManaged(p.changes); err != nil {
+	if err := checkManaged(p.changes, read); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -285,7 +307,7 @@ func plan(dir string, files []File) (*folderPlan, error) {
 // files to add or change are parsed, in parallel: an unchanged file is
 // byte-identical to what is on disk already, and parsing 100,000 files on
 // every run would be most of the cost of an up-to-date check.
-func checkManaged(changes Changes) error {
+func checkManaged(changes Changes, read Reader) error {
 	var todo []int
 	for i, c := range changes {
 		if c.Op != Removed {
@@ -298,7 +320,12 @@ func checkManaged(changes Changes) error {
 	for w := range workers {
 		wg.Go(func() {
 			for j := w; j < len(todo); j += workers {
-				bad[j] = !IsManaged(changes[todo[j]].New)
+				c := changes[todo[j]]
+				docs, managed := managedDocuments(c.New, read != nil)
+				bad[j] = !managed
+				if managed && read != nil {
+					read(c.Path, false, docs)
+				}
 			}
 		})
 	}
@@ -372,7 +399,7 @@ func checkPath(p string) error {
 
 // scan walks dir without following links, records what every non-dot entry
 // is, compares the files that files holds and collects the stale ones.
-func (p *folderPlan) scan(want map[string][]byte, kinds map[string]entryKind) error {
+func (p *folderPlan) scan(want map[string][]byte, kinds map[string]entryKind, read Reader) error {
 	return filepath.WalkDir(p.root, func(full string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return fmt.Errorf("failed to scan output folder: %w", err)
@@ -423,8 +450,12 @@ func (p *folderPlan) scan(want map[string][]byte, kinds map[string]entryKind) er
 			p.modes[rel] = info.Mode().Perm()
 			return nil
 		}
-		if !IsManaged(old) {
+		docs, managed := managedDocuments(old, read != nil)
+		if !managed {
 			return nil
+		}
+		if read != nil {
+			read(rel, true, docs)
 		}
 		p.modes[rel] = info.Mode().Perm()
 		if generated {

@@ -31,19 +31,30 @@ const MaxManagedFileBytes = 16 << 20
 // metadata too, or the writer refuses to write it, since it could never
 // prune it later.
 func IsManaged(data []byte) bool {
-	if len(data) == 0 || len(data) > MaxManagedFileBytes || !utf8.Valid(data) {
-		return false
-	}
-	managed, err := allDocumentsLabelled(data)
-	return err == nil && managed
+	_, managed := managedDocuments(data, false)
+	return managed
 }
 
-func allDocumentsLabelled(data []byte) (ok bool, err error) {
+// managedDocuments is IsManaged that also returns the documents when keep is
+// set and the file is managed, so that a Reader sees them without a second
+// parse.
+func managedDocuments(data []byte, keep bool) ([]*yaml.Node, bool) {
+	if len(data) == 0 || len(data) > MaxManagedFileBytes || !utf8.Valid(data) {
+		return nil, false
+	}
+	docs, managed, err := allDocumentsLabelled(data, keep)
+	if err != nil || !managed {
+		return nil, false
+	}
+	return docs, true
+}
+
+func allDocumentsLabelled(data []byte, keep bool) (kept []*yaml.Node, ok bool, err error) {
 	// The YAML library has panicked on malformed input before; a panic here
 	// means "not ours", never a crash.
 	defer func() {
 		if r := recover(); r != nil {
-			ok, err = false, errors.New("the YAML parser failed")
+			kept, ok, err = nil, false, errors.New("the YAML parser failed")
 		}
 	}()
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -55,7 +66,7 @@ func allDocumentsLabelled(data []byte) (ok bool, err error) {
 			break
 		}
 		if err != nil {
-			return false, err
+			return nil, false, err
 		}
 		n := yamlnode.Resolve(&doc)
 		if yamlnode.IsNull(n) {
@@ -63,9 +74,12 @@ func allDocumentsLabelled(data []byte) (ok bool, err error) {
 		}
 		label := yamlnode.Lookup(n, "metadata", "labels", fleet.ManagedByLabel)
 		if label == nil || label.Kind != yaml.ScalarNode || label.Value != fleet.ManagedByValue {
-			return false, nil
+			return nil, false, nil
 		}
 		docs++
+		if keep {
+			kept = append(kept, n)
+		}
 	}
-	return docs > 0, nil
+	return kept, docs > 0, nil
 }

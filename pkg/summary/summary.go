@@ -11,6 +11,7 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
 	"github.com/computeplane-dev/computeplane-fn/pkg/output"
+	"github.com/computeplane-dev/computeplane-fn/pkg/posture"
 )
 
 // Limits keep the summary readable in a pull request comment (GitHub cuts
@@ -49,6 +50,9 @@ type Report struct {
 	// Failure is why Dir could not be written or compared (the folder is
 	// then as it was); Changes is ignored.
 	Failure error
+	// Review is how the tenants' isolation posture changes from what Dir
+	// held to the new render; nil without Dir.
+	Review *posture.Result
 }
 
 // Write writes the report as Markdown for a pull request comment: an
@@ -64,6 +68,9 @@ func Write(w io.Writer, r Report) error {
 	} else {
 		s := newStats(r.Fleet)
 		s.writeOverview(&b)
+		if r.Dir != "" && r.Failure == nil && r.Review != nil {
+			writePosture(&b, r, s.rows)
+		}
 		touched, gone := touchedTenants(r.Fleet, r.Changes)
 		switch {
 		case r.Dir != "" && r.Failure != nil:
@@ -109,6 +116,8 @@ type stats struct {
 	// stray are apps in namespaces of no known tenant, by namespace.
 	stray                  []*fleet.App
 	planes, nRouted, nMgmt int
+	// rows are the tenants as the JSON summary states them, by namespace.
+	rows map[string]Tenant
 }
 
 func newStats(f *fleet.Fleet) *stats {
@@ -135,6 +144,10 @@ func newStats(f *fleet.Fleet) *stats {
 			s.planes++
 		}
 	}
+	s.rows = map[string]Tenant{}
+	for _, row := range Tenants(f) {
+		s.rows[row.Namespace] = row
+	}
 	return s
 }
 
@@ -142,6 +155,19 @@ func (s *stats) writeOverview(b *strings.Builder) {
 	fmt.Fprintf(b, "**%s**, %d with a ComputePlane (delivery: %s). **%s**: %d routed onto a ComputePlane, %d on the management plane.\n\n",
 		plural(len(s.tenants), "tenant", "tenants"), s.planes, s.f.Config.Delivery,
 		plural(s.nRouted+s.nMgmt, "app", "apps"), s.nRouted, s.nMgmt)
+	if s.f.Config.Delivery != api.Platform || s.planes == 0 {
+		return
+	}
+	var names []string
+	for _, t := range s.tenants {
+		if t.ComputePlane {
+			names = append(names, fmt.Sprintf("`%s`", cell(t.Namespace)))
+		}
+	}
+	if len(names) > MaxPaths {
+		names = append(names[:MaxPaths], fmt.Sprintf("and %d more", len(names)-MaxPaths))
+	}
+	fmt.Fprintf(b, "**No Pod Security** (delivery: Platform): the platform's module provisions the clusters and this function cannot wire Pod Security into them, so the ComputePlane of each of these tenants runs without it: %s.\n\n", strings.Join(names, ", "))
 }
 
 func writeChanges(b *strings.Builder, r Report) {
@@ -255,17 +281,20 @@ func (s *stats) writeTenants(b *strings.Builder, touched map[string]bool, gone [
 // writeTable writes at most limit rows, tenants first, then the removed
 // ones, and counts the rest.
 func (s *stats) writeTable(b *strings.Builder, tenants []*fleet.Tenant, gone []string, limit int) {
-	b.WriteString("| Tenant | ComputePlane | Routed onto its ComputePlane | On the management plane |\n|---|---|---|---|\n")
+	b.WriteString("| Tenant | ComputePlane | Pod Security | Routed onto its ComputePlane | On the management plane |\n|---|---|---|---|---|\n")
 	rows := 0
 	for _, t := range tenants {
 		if rows == limit {
 			break
 		}
-		plane := "no"
+		plane, level := "no", "–"
 		if t.ComputePlane {
-			plane = "yes"
+			plane, level = "yes", s.rows[t.Namespace].PodSecurity
+			if level == posture.PodSecurityNone {
+				level = "none: runs without Pod Security"
+			}
 		}
-		fmt.Fprintf(b, "| `%s` (%s) | %s | %s | %s |\n", cell(t.Namespace), cell(t.Name), plane,
+		fmt.Fprintf(b, "| `%s` (%s) | %s | %s | %s | %s |\n", cell(t.Namespace), cell(t.Name), plane, level,
 			appList(s.routed[t.Namespace]), appList(s.managed[t.Namespace]))
 		rows++
 	}
@@ -273,7 +302,7 @@ func (s *stats) writeTable(b *strings.Builder, tenants []*fleet.Tenant, gone []s
 		if rows == limit {
 			break
 		}
-		fmt.Fprintf(b, "| `%s` | removed | no longer in the inputs: its generated files are removed | |\n", cell(ns))
+		fmt.Fprintf(b, "| `%s` | removed | | no longer in the inputs: its generated files are removed | |\n", cell(ns))
 		rows++
 	}
 	if left := len(tenants) + len(gone) - rows; left > 0 {

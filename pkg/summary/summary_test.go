@@ -14,6 +14,7 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/output"
 	"github.com/computeplane-dev/computeplane-fn/pkg/pipeline"
+	"github.com/computeplane-dev/computeplane-fn/pkg/posture"
 	"github.com/computeplane-dev/computeplane-fn/pkg/summary"
 )
 
@@ -22,7 +23,13 @@ var update = flag.Bool("update", false, "rewrite the golden summaries in testdat
 // golden compares got with testdata/<name>.md, or rewrites it with -update.
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	file := filepath.Join("testdata", name+".md")
+	goldenFile(t, name+".md", got)
+}
+
+// goldenFile compares got with testdata/<name>, or rewrites it with -update.
+func goldenFile(t *testing.T, name, got string) {
+	t.Helper()
+	file := filepath.Join("testdata", name)
 	if *update {
 		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
@@ -145,4 +152,49 @@ func TestSummaryLargeFleet(t *testing.T) {
 		t.Errorf("the summary of a large fleet is %d bytes long", len(got))
 	}
 	golden(t, "large-fleet", got)
+}
+
+// postureChanges are changes of every kind on the quickstart fleet, as a
+// review would find them.
+func postureChanges() *posture.Result {
+	changes := []posture.Change{
+		{Tenant: "acme", Namespace: "tenant-acme", Change: posture.ChangePodSecurity, Subject: "tenant-acme", From: "restricted", To: "baseline", Weakens: true},
+		{Tenant: "acme", Namespace: "tenant-acme", Change: posture.ChangeExemption, Subject: "cozy-ingress-nginx", From: "present", To: "absent"},
+		{Tenant: "acme", Namespace: "tenant-acme", Change: posture.ChangeExposure, Subject: "Postgres/notebooks", From: "denied", To: "reachable", Weakens: true},
+		{Tenant: "acme", Namespace: "tenant-acme", Change: posture.ChangeExposure, Subject: "Redis/cache", From: "reachable", To: "denied"},
+		{Tenant: "acme", Namespace: "tenant-acme", Change: posture.ChangePlacement, Subject: "N8N/automations", From: "ManagementPlane", To: "ComputePlane"},
+		{Tenant: "acme", Namespace: "tenant-acme", Change: posture.ChangePlacement, Subject: "JupyterHub/old", From: "ComputePlane", To: "ManagementPlane", Weakens: true},
+		{Tenant: "acme", Namespace: "tenant-acme", Change: posture.ChangeEgress, Subject: "tenant-acme", From: "denied", To: "allowed", Weakens: true},
+		{Tenant: "acme", Namespace: "tenant-acme", Change: posture.ChangeNodeGroups, Subject: "md0", From: "u1.medium 0-3 gpus=0", To: "u1.large 1-4 gpus=1"},
+		{Change: posture.ChangeGuard, Subject: "system:serviceaccount:ci:deployer", From: "absent", To: "present", Weakens: true, Role: posture.FluxIdentitiesVariable},
+		{Tenant: "old", Namespace: "tenant-old", Change: posture.ChangeTenant, Subject: "tenant-old", From: "present", To: "absent"},
+	}
+	posture.Sort(changes)
+	return &posture.Result{Changes: changes, Problems: []string{"tenant-acme/configmap-computeplane-admission.yaml (the committed folder): failed to read the posture of ConfigMap tenant-acme/computeplane-admission: data: holds no AdmissionConfiguration"}}
+}
+
+func TestSummaryPosture(t *testing.T) {
+	r := quickstart(t)
+	r.Dir = "fleet"
+	r.Check = true
+	r.Changes = output.Changes{{Op: output.Changed, Path: "tenant-acme/helmrelease-computeplane.yaml", Old: []byte("a: 1\n"), New: []byte("a: 2\n")}}
+	r.Review = postureChanges()
+	md := write(t, r)
+	golden(t, "posture", md)
+	if strings.Index(md, "### Isolation posture") > strings.Index(md, "### Fleet folder") {
+		t.Error("the posture changes come after the file list")
+	}
+	var buf bytes.Buffer
+	if err := summary.WriteJSON(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	goldenFile(t, "posture.json", buf.String())
+}
+
+func TestSummaryJSONWithoutFolder(t *testing.T) {
+	var buf bytes.Buffer
+	if err := summary.WriteJSON(&buf, quickstart(t)); err != nil {
+		t.Fatal(err)
+	}
+	goldenFile(t, "small-fleet.json", buf.String())
 }

@@ -12,6 +12,7 @@
 //
 //	fleetbench [-bin bin/computeplane-fn] [-sizes 1000,10000] [-reps 3] [-work .work/bench]
 //	fleetbench floor INPUT-DIR OUTPUT-FILE   (the floor alone, as JSON)
+//	fleetbench review [-tenants 10000] ...   (what the posture review adds to --check, see review.go)
 package main
 
 import (
@@ -46,6 +47,9 @@ const (
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "floor" {
 		os.Exit(floorMain(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "review" {
+		os.Exit(reviewMain(os.Args[2:]))
 	}
 	os.Exit(benchMain(os.Args[1:]))
 }

@@ -1,0 +1,223 @@
+package posture
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/computeplane-dev/computeplane-fn/pkg/api"
+)
+
+// ChangeKind is the kind of a posture change, as SPEC 6.1 names it.
+type ChangeKind string
+
+// The kinds of change.
+const (
+	ChangeComputePlane ChangeKind = "computeplane"
+	ChangePodSecurity  ChangeKind = "podSecurity"
+	ChangeExemption    ChangeKind = "exemption"
+	ChangeExposure     ChangeKind = "exposure"
+	ChangePlacement    ChangeKind = "placement"
+	ChangeEgress       ChangeKind = "egress"
+	ChangeNodeGroups   ChangeKind = "nodeGroups"
+	ChangeGuard        ChangeKind = "guard"
+	ChangeTenant       ChangeKind = "tenant"
+)
+
+// The words of from and to.
+const (
+	Enabled   = "enabled"
+	Disabled  = "disabled"
+	Reachable = "reachable"
+	Denied    = "denied"
+	Allowed   = "allowed"
+	Present   = "present"
+	Absent    = "absent"
+)
+
+// Change is one change of posture, in the shape of SPEC 6.1. Tenant and
+// Namespace are empty for the guard, which is fleet-wide.
+type Change struct {
+	Tenant    string     `json:"tenant"`
+	Namespace string     `json:"namespace"`
+	Change    ChangeKind `json:"change"`
+	Subject   string     `json:"subject"`
+	From      string     `json:"from"`
+	To        string     `json:"to"`
+	Weakens   bool       `json:"weakens"`
+	// Role of a guard identity change: FluxIdentitiesVariable or
+	// PlatformIdentitiesVariable. Not part of the JSON shape; the words
+	// name it.
+	Role string `json:"-"`
+}
+
+// GuardSubject is the subject of the guard's on and off.
+const GuardSubject = GuardPolicyName
+
+// Compare lists what changes from old to new, sorted as SPEC 6.1 says:
+// weakening first, then by tenant namespace, change and subject.
+//
+// A tenant added or removed is one tenant change, and a ComputePlane
+// enabled or disabled one computeplane change: what comes or goes with it
+// (its Pod Security, exemptions, exposures, egress, node groups) is part of
+// that change, not a change of its own. The same holds for the guard's
+// identities when the guard comes or goes.
+func Compare(old, new *State) []Change {
+	var out []Change
+	add := func(c Change) { out = append(out, c) }
+	namespaces := map[string]bool{}
+	for ns := range old.Tenants {
+		namespaces[ns] = true
+	}
+	for ns := range new.Tenants {
+		namespaces[ns] = true
+	}
+	for ns := range namespaces {
+		o, n := old.Tenants[ns], new.Tenants[ns]
+		base := Change{Tenant: TenantName(ns), Namespace: ns}
+		with := func(kind ChangeKind, subject, from, to string, weakens bool) Change {
+			c := base
+			c.Change, c.Subject, c.From, c.To, c.Weakens = kind, subject, from, to, weakens
+			return c
+		}
+		switch {
+		case o == nil:
+			add(with(ChangeTenant, ns, Absent, Present, false))
+			continue
+		case n == nil:
+			add(with(ChangeTenant, ns, Present, Absent, false))
+			continue
+		}
+		for _, app := range unionKeys(o.Apps, n.Apps) {
+			from, inOld := o.Apps[app]
+			to, inNew := n.Apps[app]
+			if inOld && inNew && from != to {
+				add(with(ChangePlacement, app, string(from), string(to), from == api.PlacementComputePlane))
+			}
+		}
+		if o.ComputePlane != n.ComputePlane {
+			if n.ComputePlane {
+				add(with(ChangeComputePlane, ns, Disabled, Enabled, false))
+			} else {
+				add(with(ChangeComputePlane, ns, Enabled, Disabled, true))
+			}
+			continue
+		}
+		if !n.ComputePlane {
+			continue
+		}
+		if o.PodSecurity != n.PodSecurity {
+			add(with(ChangePodSecurity, ns, o.PodSecurity, n.PodSecurity, levelRank(n.PodSecurity) < levelRank(o.PodSecurity)))
+		}
+		// An exemption means something only where a level is enforced:
+		// from or to privileged, the level's change says it all.
+		if levelRank(o.PodSecurity) > 0 && levelRank(n.PodSecurity) > 0 {
+			added, removed := diffSets(o.Exempt, n.Exempt)
+			for _, x := range added {
+				add(with(ChangeExemption, x, Absent, Present, true))
+			}
+			for _, x := range removed {
+				add(with(ChangeExemption, x, Present, Absent, false))
+			}
+		}
+		added, removed := diffSets(o.Reachable, n.Reachable)
+		for _, x := range added {
+			add(with(ChangeExposure, x, Denied, Reachable, true))
+		}
+		for _, x := range removed {
+			add(with(ChangeExposure, x, Reachable, Denied, false))
+		}
+		if o.AncestorIngress != "" && n.AncestorIngress != "" && o.AncestorIngress != n.AncestorIngress {
+			add(with(ChangeEgress, ns, o.AncestorIngress, n.AncestorIngress, n.AncestorIngress == Allowed))
+		}
+		for _, g := range unionKeys(o.NodeGroups, n.NodeGroups) {
+			from, to := cmp.Or(o.NodeGroups[g], Absent), cmp.Or(n.NodeGroups[g], Absent)
+			if from != to {
+				add(with(ChangeNodeGroups, g, from, to, false))
+			}
+		}
+	}
+	out = append(out, compareGuard(old.Guard, new.Guard)...)
+	Sort(out)
+	return out
+}
+
+func compareGuard(old, new *Guard) []Change {
+	switch {
+	case old == nil && new == nil:
+		return nil
+	case old == nil:
+		return []Change{{Change: ChangeGuard, Subject: GuardSubject, From: Disabled, To: Enabled}}
+	case new == nil:
+		return []Change{{Change: ChangeGuard, Subject: GuardSubject, From: Enabled, To: Disabled, Weakens: true}}
+	}
+	var out []Change
+	for _, list := range []struct {
+		role     string
+		old, new []string
+	}{{FluxIdentitiesVariable, old.FluxIdentities, new.FluxIdentities}, {PlatformIdentitiesVariable, old.PlatformIdentities, new.PlatformIdentities}} {
+		added, removed := diffSets(list.old, list.new)
+		for _, id := range added {
+			out = append(out, Change{Change: ChangeGuard, Subject: id, From: Absent, To: Present, Weakens: true, Role: list.role})
+		}
+		for _, id := range removed {
+			out = append(out, Change{Change: ChangeGuard, Subject: id, From: Present, To: Absent, Role: list.role})
+		}
+	}
+	return out
+}
+
+// Sort orders changes as SPEC 6.1 says: weakening first, then by tenant
+// namespace (the fleet-wide guard first), change and subject; from, to and
+// role keep the order total.
+func Sort(cs []Change) {
+	slices.SortFunc(cs, func(a, b Change) int {
+		if a.Weakens != b.Weakens {
+			if a.Weakens {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Change, b.Change), cmp.Compare(a.Subject, b.Subject),
+			cmp.Compare(a.From, b.From), cmp.Compare(a.To, b.To), cmp.Compare(a.Role, b.Role))
+	})
+}
+
+// levelRank orders Pod Security levels by what they enforce; none (no Pod
+// Security) and privileged enforce nothing alike.
+func levelRank(level string) int {
+	switch level {
+	case api.PodSecurityRestricted:
+		return 2
+	case api.PodSecurityBaseline:
+		return 1
+	}
+	return 0
+}
+
+func diffSets(old, new []string) (added, removed []string) {
+	for _, x := range new {
+		if !slices.Contains(old, x) {
+			added = append(added, x)
+		}
+	}
+	for _, x := range old {
+		if !slices.Contains(new, x) {
+			removed = append(removed, x)
+		}
+	}
+	return added, removed
+}
+
+func unionKeys[V any](a, b map[string]V) []string {
+	var keys []string
+	for k := range a {
+		keys = append(keys, k)
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,259 @@
+package posture
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/computeplane-dev/computeplane-fn/pkg/api"
+	"github.com/computeplane-dev/computeplane-fn/pkg/render"
+	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
+)
+
+// Names of the objects and fields the posture is read from. They are the
+// contract between the renderers and this reader.
+const (
+	// GuardPolicyName is the ValidatingAdmissionPolicy of the
+	// management-plane guard (SPEC 3.5).
+	GuardPolicyName = render.GuardName
+	// FluxIdentitiesVariable and PlatformIdentitiesVariable are the guard's
+	// spec.variables whose expressions are JSON arrays of user names.
+	FluxIdentitiesVariable     = render.GuardFluxIdentitiesVariable
+	PlatformIdentitiesVariable = render.GuardPlatformIdentitiesVariable
+	// IngressServiceLabel and IngressServiceValue select the ingress pods
+	// of a tenant; a deny of them for every ancestor is what
+	// cluster.egress.allowAncestorIngress: false renders.
+	IngressServiceLabel = "cozystack.io/service"
+	IngressServiceValue = "ingress"
+)
+
+// Kind says what a Record was read from.
+type Kind string
+
+// The objects that carry posture.
+const (
+	// KindCluster is a Direct ComputePlane's cluster HelmRelease.
+	KindCluster Kind = "cluster"
+	// KindAdmission is the computeplane-admission ConfigMap.
+	KindAdmission Kind = "admission"
+	// KindEgress is the computeplane-egress CiliumNetworkPolicy.
+	KindEgress Kind = "egress"
+	// KindApp is an app's HelmRelease.
+	KindApp Kind = "app"
+	// KindGuard is the computeplane-guard ValidatingAdmissionPolicy.
+	KindGuard Kind = "guard"
+	// KindOther is any other object: it carries no posture, but its
+	// namespace shows that the tenant is there.
+	KindOther Kind = "other"
+)
+
+// Key names an object: its kind, namespace and name.
+type Key struct {
+	Kind, Namespace, Name string
+}
+
+// Record is what one object says about a tenant's posture.
+type Record struct {
+	Key  Key
+	Kind Kind
+	// NodeGroups of a cluster, by name, as "<instanceType>
+	// <minReplicas>-<maxReplicas> gpus=<n>".
+	NodeGroups map[string]string
+	// Level and Exempt of an admission ConfigMap: the enforced Pod
+	// Security level and the exempt namespaces, sorted.
+	Level  string
+	Exempt []string
+	// Reachable of an egress policy: the apps ("Kind/name") of the tenant
+	// that the policy's deny rules leave open to the VMs, sorted.
+	Reachable []string
+	// AncestorIngress of an egress policy: "denied" when every ancestor
+	// tenant's ingress pods are denied, "allowed" otherwise; "" for the
+	// root tenant, which has no ancestors.
+	AncestorIngress string
+	// App ("Kind/name") and Placement of an app release.
+	App       string
+	Placement api.Placement
+	// FluxIdentities and PlatformIdentities of the guard, sorted.
+	FluxIdentities, PlatformIdentities []string
+}
+
+// ReadDocument reads one object. Objects that carry no posture give a
+// Record of KindOther; a posture object that cannot be read (a hand edit
+// that broke it) is an error naming the object and the field.
+func ReadDocument(doc *yaml.Node) (Record, error) {
+	doc = yamlnode.Resolve(doc)
+	md := yamlnode.Get(doc, "metadata")
+	r := Record{Kind: KindOther, Key: Key{
+		Kind:      scalar(yamlnode.Get(doc, "kind")),
+		Namespace: scalar(yamlnode.Get(md, "namespace")),
+		Name:      scalar(yamlnode.Get(md, "name")),
+	}}
+	group, _, _ := strings.Cut(scalar(yamlnode.Get(doc, "apiVersion")), "/")
+	var err error
+	switch {
+	case group == "helm.toolkit.fluxcd.io" && r.Key.Kind == "HelmRelease":
+		err = r.readRelease(doc)
+	case group == "v1" && r.Key.Kind == "ConfigMap" && r.Key.Name == render.AdmissionConfigMapName:
+		err = r.readAdmission(doc)
+	case group == "cilium.io" && r.Key.Kind == "CiliumNetworkPolicy" && r.Key.Name == render.EgressPolicyName:
+		err = r.readEgress(doc)
+	case group == "admissionregistration.k8s.io" && r.Key.Kind == "ValidatingAdmissionPolicy" && r.Key.Name == GuardPolicyName:
+		err = r.readGuard(doc)
+	}
+	if err != nil {
+		return r, fmt.Errorf("failed to read the posture of %s %s: %w", r.Key.Kind, path(r.Key), err)
+	}
+	return r, nil
+}
+
+func path(k Key) string {
+	if k.Namespace == "" {
+		return k.Name
+	}
+	return k.Namespace + "/" + k.Name
+}
+
+func (r *Record) readRelease(doc *yaml.Node) error {
+	labels := yamlnode.Lookup(doc, "metadata", "labels")
+	if scalar(yamlnode.Get(labels, render.ComputePlaneLabel)) == "true" {
+		r.Kind = KindCluster
+		return r.readNodeGroups(yamlnode.Lookup(doc, "spec", "values", "nodeGroups"))
+	}
+	kind, name := scalar(yamlnode.Get(labels, render.RoutedKindLabel)), scalar(yamlnode.Get(labels, render.RoutedNameLabel))
+	if kind == "" || name == "" {
+		kind, name = scalar(yamlnode.Get(labels, render.ApplicationKindLabel)), scalar(yamlnode.Get(labels, render.ApplicationNameLabel))
+	}
+	if kind == "" || name == "" {
+		return nil // a release of no app: nothing to read
+	}
+	r.Kind, r.App, r.Placement = KindApp, kind+"/"+name, api.PlacementManagementPlane
+	if !yamlnode.IsNull(yamlnode.Lookup(doc, "spec", "kubeConfig")) {
+		r.Placement = api.PlacementComputePlane
+	}
+	return nil
+}
+
+// nodeGroup is the part of an apps/kubernetes node group the summary names.
+type nodeGroup struct {
+	InstanceType string `yaml:"instanceType"`
+	MinReplicas  int    `yaml:"minReplicas"`
+	MaxReplicas  int    `yaml:"maxReplicas"`
+	GPUs         []any  `yaml:"gpus"`
+}
+
+func (r *Record) readNodeGroups(n *yaml.Node) error {
+	r.NodeGroups = map[string]string{}
+	if yamlnode.IsNull(n) {
+		return nil
+	}
+	var groups map[string]nodeGroup
+	if err := n.Decode(&groups); err != nil {
+		return fmt.Errorf("spec.values.nodeGroups: %w", err)
+	}
+	for name, g := range groups {
+		r.NodeGroups[name] = fmt.Sprintf("%s %d-%d gpus=%d", g.InstanceType, g.MinReplicas, g.MaxReplicas, len(g.GPUs))
+	}
+	return nil
+}
+
+// admissionConfiguration is the part of an apiserver.config.k8s.io/v1
+// AdmissionConfiguration with a PodSecurity plugin that says what is
+// enforced.
+type admissionConfiguration struct {
+	Kind    string `json:"kind"`
+	Plugins []struct {
+		Name          string `json:"name"`
+		Configuration struct {
+			Defaults struct {
+				Enforce string `json:"enforce"`
+			} `json:"defaults"`
+			Exemptions struct {
+				Namespaces []string `json:"namespaces"`
+			} `json:"exemptions"`
+		} `json:"configuration"`
+	} `json:"plugins"`
+}
+
+// readAdmission reads the AdmissionConfiguration in the ConfigMap's data;
+// with several keys (never rendered so) the first in key order that holds
+// one counts. A PodSecurity plugin without a level enforces privileged, as
+// the API server defaults it.
+func (r *Record) readAdmission(doc *yaml.Node) error {
+	data := yamlnode.Get(doc, "data")
+	if data == nil || data.Kind != yaml.MappingNode {
+		return fmt.Errorf("data: holds no AdmissionConfiguration")
+	}
+	type entry struct{ key, value string }
+	var entries []entry
+	for i := 0; i+1 < len(data.Content); i += 2 {
+		entries = append(entries, entry{scalar(data.Content[i]), scalar(data.Content[i+1])})
+	}
+	slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.key, b.key) })
+	for _, e := range entries {
+		var cfg admissionConfiguration
+		if err := sigsyaml.Unmarshal([]byte(e.value), &cfg); err != nil || cfg.Kind != "AdmissionConfiguration" {
+			continue
+		}
+		for _, p := range cfg.Plugins {
+			if p.Name != "PodSecurity" {
+				continue
+			}
+			r.Kind = KindAdmission
+			r.Level = cmpOr(p.Configuration.Defaults.Enforce, api.PodSecurityPrivileged)
+			r.Exempt = sortedSet(p.Configuration.Exemptions.Namespaces)
+			return nil
+		}
+	}
+	return fmt.Errorf("data: holds no AdmissionConfiguration with a PodSecurity plugin")
+}
+
+// readGuard reads the identities of the guard from its variables.
+func (r *Record) readGuard(doc *yaml.Node) error {
+	r.Kind = KindGuard
+	vars := yamlnode.Lookup(doc, "spec", "variables")
+	if vars == nil {
+		return nil
+	}
+	for i, v := range vars.Content {
+		var list *[]string
+		switch scalar(yamlnode.Get(v, "name")) {
+		case FluxIdentitiesVariable:
+			list = &r.FluxIdentities
+		case PlatformIdentitiesVariable:
+			list = &r.PlatformIdentities
+		default:
+			continue
+		}
+		var ids []string
+		if err := json.Unmarshal([]byte(scalar(yamlnode.Get(v, "expression"))), &ids); err != nil {
+			return fmt.Errorf("spec.variables[%d].expression: not a JSON array of user names: %w", i, err)
+		}
+		*list = sortedSet(ids)
+	}
+	return nil
+}
+
+func scalar(n *yaml.Node) string {
+	n = yamlnode.Resolve(n)
+	if n == nil || n.Kind != yaml.ScalarNode || yamlnode.IsNull(n) {
+		return ""
+	}
+	return n.Value
+}
+
+func sortedSet(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

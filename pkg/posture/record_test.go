@@ -1,0 +1,172 @@
+package posture_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/computeplane-dev/computeplane-fn/pkg/posture"
+)
+
+func read(t *testing.T, doc string) posture.Record {
+	t.Helper()
+	var n yaml.Node
+	if err := yaml.Unmarshal([]byte(doc), &n); err != nil {
+		t.Fatal(err)
+	}
+	r, err := posture.ReadDocument(&n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// egressPolicy is a computeplane-egress policy of namespace ns under
+// delivery Platform, with extra deny rules.
+func egressPolicy(ns, rules string) string {
+	return `apiVersion: cilium.io/v2
+kind: CiliumNetworkPolicy
+metadata:
+  name: computeplane-egress
+  namespace: ` + ns + `
+spec:
+  endpointSelector:
+    matchLabels:
+      cluster.x-k8s.io/cluster-name: computeplane-cluster
+  egressDeny:
+  - toEntities: [kube-apiserver]
+  - toEndpoints:
+    - matchLabels:
+        k8s:io.kubernetes.pod.namespace: ` + ns + `
+      matchExpressions:
+      - {key: kamaji.clastix.io/name, operator: NotIn, values: [computeplane-cluster]}
+      - {key: apps.cozystack.io/application.kind, operator: NotIn, values: [Postgres]}
+    - matchLabels:
+        k8s:io.kubernetes.pod.namespace: ` + ns + `
+        apps.cozystack.io/application.kind: Postgres
+      matchExpressions:
+      - {key: apps.cozystack.io/application.name, operator: NotIn, values: [notebooks]}
+` + rules
+}
+
+// The contract with the egress renderer: ancestor ingress is denied by
+// egressDeny toEndpoints selectors of cozystack.io/service: ingress in each
+// ancestor's namespace.
+func TestReadEgress(t *testing.T) {
+	ingress := func(ns string) string {
+		return "  - toEndpoints:\n    - matchLabels:\n        k8s:io.kubernetes.pod.namespace: " + ns + "\n        cozystack.io/service: ingress\n"
+	}
+	cases := []struct {
+		name, ns, rules string
+		reachable       []string
+		ancestorIngress string
+	}{
+		{"every ancestor denied", "tenant-acme-lab", ingress("tenant-root") + ingress("tenant-acme"), []string{"Postgres/notebooks"}, "denied"},
+		{"one ancestor allowed", "tenant-acme-lab", ingress("tenant-root"), []string{"Postgres/notebooks"}, "allowed"},
+		{"no ingress rule", "tenant-acme", "", []string{"Postgres/notebooks"}, "allowed"},
+		{"the root has no ancestors", "tenant-root", "", []string{"Postgres/notebooks"}, ""},
+		{"a deny of some ports only is no deny", "tenant-acme", "  - toEndpoints:\n    - matchLabels: {cozystack.io/service: ingress}\n      matchExpressions: [{key: k8s:io.kubernetes.pod.namespace, operator: In, values: [tenant-root]}]\n    toPorts: [{ports: [{port: \"443\"}]}]\n", []string{"Postgres/notebooks"}, "allowed"},
+		{"an In selector denies as well", "tenant-acme", "  - toEndpoints:\n    - matchLabels: {cozystack.io/service: ingress}\n      matchExpressions: [{key: k8s:io.kubernetes.pod.namespace, operator: In, values: [tenant-root]}]\n", []string{"Postgres/notebooks"}, "denied"},
+		{"a broad deny covers the cut-out", "tenant-acme", "  - toEndpoints:\n    - matchLabels: {apps.cozystack.io/application.kind: Postgres}\n", nil, "allowed"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := read(t, egressPolicy(tc.ns, tc.rules))
+			if r.Kind != posture.KindEgress || !cmp.Equal(r.Reachable, tc.reachable) || r.AncestorIngress != tc.ancestorIngress {
+				t.Errorf("got %s reachable %v ancestor ingress %q, want reachable %v ancestor ingress %q", r.Kind, r.Reachable, r.AncestorIngress, tc.reachable, tc.ancestorIngress)
+			}
+		})
+	}
+}
+
+func guard(flux, platform string) string {
+	return `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: computeplane-guard
+spec:
+  variables:
+  - name: fluxIdentities
+    expression: '` + flux + `'
+  - name: platformIdentities
+    expression: '` + platform + `'
+`
+}
+
+// The contract with the guard renderer: the guard is on when its policy is
+// there; its identities are JSON arrays of strings in spec.variables.
+func TestGuard(t *testing.T) {
+	const kc, capi = "system:serviceaccount:flux-system:kustomize-controller", "system:serviceaccount:cozy-cluster-api:capi-controller-manager"
+	state := func(docs ...string) *posture.State {
+		var recs []posture.Record
+		for _, d := range docs {
+			recs = append(recs, read(t, d))
+		}
+		return posture.Assemble(recs)
+	}
+	on := guard(`["`+kc+`"]`, `["`+capi+`"]`)
+	cases := []struct {
+		name     string
+		old, new *posture.State
+		want     []posture.Change
+	}{
+		{"unchanged", state(on), state(on), nil},
+		{"turned off", state(on), state(), []posture.Change{{Change: posture.ChangeGuard, Subject: "computeplane-guard", From: "enabled", To: "disabled", Weakens: true}}},
+		{"turned on", state(), state(on), []posture.Change{{Change: posture.ChangeGuard, Subject: "computeplane-guard", From: "disabled", To: "enabled"}}},
+		{"identities added and removed", state(on), state(guard(`["`+kc+`", "system:serviceaccount:ci:deployer"]`, `[]`)), []posture.Change{
+			{Change: posture.ChangeGuard, Subject: "system:serviceaccount:ci:deployer", From: "absent", To: "present", Weakens: true, Role: posture.FluxIdentitiesVariable},
+			{Change: posture.ChangeGuard, Subject: capi, From: "present", To: "absent", Role: posture.PlatformIdentitiesVariable},
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, posture.Compare(tc.old, tc.new)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+	var n yaml.Node
+	if err := yaml.Unmarshal([]byte(guard(`not json`, `[]`)), &n); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := posture.ReadDocument(&n); err == nil || !strings.Contains(err.Error(), "spec.variables[0].expression") {
+		t.Errorf("a guard whose identities are not JSON: %v", err)
+	}
+}
+
+// Under delivery Platform the function renders no cluster: the egress
+// policy shows the ComputePlane, which runs without Pod Security.
+func TestPlatformTenant(t *testing.T) {
+	routed := `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: jupyterhub-research
+  namespace: tenant-acme
+  labels: {computeplane.dev/application.kind: JupyterHub, computeplane.dev/application.name: research}
+spec:
+  kubeConfig: {secretRef: {name: computeplane-cluster-admin-kubeconfig, key: super-admin.svc}}
+`
+	for name, docs := range map[string][]string{
+		"egress policy":   {egressPolicy("tenant-acme", "")},
+		"routed releases": {routed},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var recs []posture.Record
+			for _, d := range docs {
+				recs = append(recs, read(t, d))
+			}
+			tenant := posture.Assemble(recs).Tenants["tenant-acme"]
+			if tenant == nil || !tenant.ComputePlane || tenant.PodSecurity != posture.PodSecurityNone {
+				t.Errorf("got %+v, want a ComputePlane without Pod Security", tenant)
+			}
+		})
+	}
+	old := posture.Assemble([]posture.Record{read(t, routed), read(t, egressPolicy("tenant-acme", ""))})
+	new := posture.Assemble([]posture.Record{read(t, routed), read(t, strings.Replace(egressPolicy("tenant-acme", ""), "values: [notebooks]", "values: [notebooks, orders]", 1))})
+	want := []posture.Change{{Tenant: "acme", Namespace: "tenant-acme", Change: posture.ChangeExposure, Subject: "Postgres/orders", From: "denied", To: "reachable", Weakens: true}}
+	if diff := cmp.Diff(want, posture.Compare(old, new)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,274 @@
+package posture_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/computeplane-dev/computeplane-fn/internal/testfs"
+	"github.com/computeplane-dev/computeplane-fn/pkg/output"
+	"github.com/computeplane-dev/computeplane-fn/pkg/pipeline"
+	"github.com/computeplane-dev/computeplane-fn/pkg/posture"
+	"github.com/computeplane-dev/computeplane-fn/pkg/units"
+)
+
+// fleetDir copies the CI example's inputs (three tenants: acme with a
+// ComputePlane, JupyterHub and N8N routed, Postgres on the management
+// plane; globex with a Postgres and no ComputePlane) to a new folder.
+func fleetDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	testfs.CopyTree(t, "../../examples/ci/fleet", filepath.Join(dir, "fleet"))
+	return dir
+}
+
+// edit applies edits to the files of dir: each replaces old with new in a
+// file, or (old "") writes the file whole, or (new "-") removes it.
+type edit struct{ file, old, new string }
+
+func apply(t *testing.T, dir string, edits []edit) {
+	t.Helper()
+	for _, e := range edits {
+		p := filepath.Join(dir, e.file)
+		switch {
+		case e.new == "-":
+			if err := os.Remove(p); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		case e.old == "":
+			if err := os.WriteFile(p, []byte(e.new), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), e.old) {
+			t.Fatalf("%s does not hold %q", e.file, e.old)
+		}
+		if err := os.WriteFile(p, []byte(strings.Replace(string(data), e.old, e.new, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// render renders the fleet in dir and lays it out as files.
+func render(t *testing.T, dir string) (*pipeline.Result, []output.File) {
+	t.Helper()
+	r, problems := pipeline.Run(pipeline.Options{Dir: dir, ConfigFile: filepath.Join(dir, "fleet", "config.yaml"), Lazy: true})
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	files, problems := units.Files(r.Config, r.Objects)
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	return r, files
+}
+
+// review commits the render of the example's fleet with the edits before,
+// renders the fleet with the edits after instead, and reviews the change
+// from the committed folder, in check mode and writing.
+func review(t *testing.T, before, after []edit) *posture.Result {
+	t.Helper()
+	dir := fleetDir(t)
+	apply(t, dir, before)
+	_, files := render(t, dir)
+	out := filepath.Join(dir, "rendered")
+	if _, err := output.WriteDir(out, files); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "fleet")); err != nil {
+		t.Fatal(err)
+	}
+	testfs.CopyTree(t, "../../examples/ci/fleet", filepath.Join(dir, "fleet"))
+	apply(t, dir, after)
+	r, files := render(t, dir)
+	c := posture.NewCollector()
+	if _, err := output.CheckDirReading(out, files, c.Read); err != nil {
+		t.Fatal(err)
+	}
+	checked, err := posture.Review(r.Objects, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Writing reads the same.
+	c = posture.NewCollector()
+	if _, err := output.WriteDirReading(t.Context(), out, files, c.Read); err != nil {
+		t.Fatal(err)
+	}
+	written, err := posture.Review(r.Objects, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(checked.Changes, written.Changes); diff != "" {
+		t.Errorf("writing reviews otherwise than checking (-check +write):\n%s", diff)
+	}
+	return checked
+}
+
+const (
+	config = "fleet/config.yaml"
+	acme   = "fleet/apps/acme.yaml"
+	globex = "fleet/apps/globex.yaml"
+	tenant = "fleet/tenants/tenants.yaml"
+	n8n    = "fleet/definitions/n8n.yaml"
+)
+
+func acmeChange(change posture.ChangeKind, subject, from, to string, weakens bool) posture.Change {
+	return posture.Change{Tenant: "acme", Namespace: "tenant-acme", Change: change, Subject: subject, From: from, To: to, Weakens: weakens}
+}
+
+var (
+	reachableNotebooks = edit{acme, "  name: notebooks\n  namespace: tenant-acme\n", "  name: notebooks\n  namespace: tenant-acme\n  annotations:\n    computeplane.dev/reachable-from-computeplane: \"true\"\n"}
+	podSecurity        = func(level string) edit {
+		return edit{config, "  delivery: Direct\n", "  delivery: Direct\n  cluster:\n    podSecurity: " + level + "\n"}
+	}
+	knobs = func(groups string) edit {
+		return edit{acme, "spec:\n  users: 20\n", "spec:\n  users: 20\n---\napiVersion: apps.cozystack.io/v1alpha1\nkind: ComputePlane\nmetadata:\n  name: computeplane\n  namespace: tenant-acme\nspec:\n  nodeGroups:\n" + groups}
+	}
+	platform             = edit{config, "  delivery: Direct\n", "  delivery: Platform\n"}
+	allowAncestorIngress = edit{config, "  inputs:", "  cluster:\n    egress:\n      allowAncestorIngress: true\n  inputs:"}
+	guardConfig          = func(spec string) edit {
+		return edit{config, "  inputs:", "  guard:\n" + spec + "  inputs:"}
+	}
+	fluxUnits = edit{config, "  delivery: Direct\n", "  delivery: Direct\n  fleet:\n    sourceRef: {kind: GitRepository, name: fleet}\n    path: ./rendered\n"}
+)
+
+func TestReview(t *testing.T) {
+	cases := []struct {
+		name          string
+		before, after []edit
+		want          []posture.Change
+	}{{
+		name: "nothing changes",
+	}, {
+		name:  "pod security drops to baseline: the exemption of ingress-nginx goes with it",
+		after: []edit{podSecurity("baseline")},
+		want: []posture.Change{
+			acmeChange(posture.ChangePodSecurity, "tenant-acme", "restricted", "baseline", true),
+			acmeChange(posture.ChangeExemption, "cozy-ingress-nginx", "present", "absent", false),
+		},
+	}, {
+		name:   "pod security rises to restricted: ingress-nginx becomes exempt, which weakens that namespace",
+		before: []edit{podSecurity("baseline")},
+		want: []posture.Change{
+			acmeChange(posture.ChangeExemption, "cozy-ingress-nginx", "absent", "present", true),
+			acmeChange(posture.ChangePodSecurity, "tenant-acme", "baseline", "restricted", false),
+		},
+	}, {
+		name:  "privileged: no admission ConfigMap, so nothing is enforced",
+		after: []edit{podSecurity("privileged")},
+		want:  []posture.Change{acmeChange(posture.ChangePodSecurity, "tenant-acme", "restricted", "privileged", true)},
+	}, {
+		name:  "an app becomes reachable",
+		after: []edit{reachableNotebooks},
+		want:  []posture.Change{acmeChange(posture.ChangeExposure, "Postgres/notebooks", "denied", "reachable", true)},
+	}, {
+		name:   "an app is no longer reachable",
+		before: []edit{reachableNotebooks},
+		want:   []posture.Change{acmeChange(posture.ChangeExposure, "Postgres/notebooks", "reachable", "denied", false)},
+	}, {
+		name:  "a kind leaves the ComputePlane",
+		after: []edit{{n8n, "  placement: ComputePlane\n", "  placement: ManagementPlane\n"}},
+		want:  []posture.Change{acmeChange(posture.ChangePlacement, "N8N/automations", "ComputePlane", "ManagementPlane", true)},
+	}, {
+		name:   "a kind moves onto the ComputePlane",
+		before: []edit{{n8n, "  placement: ComputePlane\n", "  placement: ManagementPlane\n"}},
+		want:   []posture.Change{acmeChange(posture.ChangePlacement, "N8N/automations", "ManagementPlane", "ComputePlane", false)},
+	}, {
+		name:   "node groups added, changed, removed",
+		before: []edit{knobs("    md0: {instanceType: u1.medium, minReplicas: 1, maxReplicas: 3, diskSize: 20Gi, roles: [ingress-nginx]}\n    old: {instanceType: u1.small, minReplicas: 0, maxReplicas: 1, diskSize: 20Gi}\n")},
+		after:  []edit{knobs("    md0: {instanceType: u1.large, minReplicas: 2, maxReplicas: 5, diskSize: 20Gi, roles: [ingress-nginx]}\n    gpu: {instanceType: u1.xlarge, minReplicas: 0, maxReplicas: 2, diskSize: 20Gi, gpus: [{name: nvidia.com/AD102GL_L40S}]}\n")},
+		want: []posture.Change{
+			acmeChange(posture.ChangeNodeGroups, "gpu", "absent", "u1.xlarge 0-2 gpus=1", false),
+			acmeChange(posture.ChangeNodeGroups, "md0", "u1.medium 1-3 gpus=0", "u1.large 2-5 gpus=0", false),
+			acmeChange(posture.ChangeNodeGroups, "old", "u1.small 0-1 gpus=0", "absent", false),
+		},
+	}, {
+		name: "a ComputePlane is disabled (its routed apps removed with it)",
+		after: []edit{
+			{tenant, "  name: acme\n  namespace: tenant-root\nspec:\n  computeplane: true\n", "  name: acme\n  namespace: tenant-root\nspec:\n  computeplane: false\n"},
+			{acme, "", "apiVersion: apps.cozystack.io/v1alpha1\nkind: Postgres\nmetadata:\n  name: notebooks\n  namespace: tenant-acme\nspec:\n  replicas: 2\n"},
+		},
+		want: []posture.Change{acmeChange(posture.ChangeComputePlane, "tenant-acme", "enabled", "disabled", true)},
+	}, {
+		name:  "a ComputePlane is enabled",
+		after: []edit{{tenant, "  name: globex\n  namespace: tenant-root\nspec:\n  computeplane: false\n", "  name: globex\n  namespace: tenant-root\nspec:\n  computeplane: true\n"}},
+		want:  []posture.Change{{Tenant: "globex", Namespace: "tenant-globex", Change: posture.ChangeComputePlane, Subject: "tenant-globex", From: "disabled", To: "enabled"}},
+	}, {
+		name:  "a tenant is removed, another added",
+		after: []edit{{globex, "", strings.ReplaceAll("apiVersion: apps.cozystack.io/v1alpha1\nkind: Postgres\nmetadata:\n  name: orders\n  namespace: tenant-initech\nspec: {}\n", "\t", "")}, {tenant, "  name: globex\n", "  name: initech\n"}},
+		want: []posture.Change{
+			{Tenant: "globex", Namespace: "tenant-globex", Change: posture.ChangeTenant, Subject: "tenant-globex", From: "present", To: "absent"},
+			{Tenant: "initech", Namespace: "tenant-initech", Change: posture.ChangeTenant, Subject: "tenant-initech", From: "absent", To: "present"},
+		},
+	}, {
+		name:  "delivery Platform: the cluster is the platform's, its ComputePlane runs without Pod Security",
+		after: []edit{platform},
+		want:  []posture.Change{acmeChange(posture.ChangePodSecurity, "tenant-acme", "restricted", "none", true)},
+	}, {
+		name:   "delivery Platform: an app becomes reachable",
+		before: []edit{platform},
+		after:  []edit{platform, reachableNotebooks},
+		want:   []posture.Change{acmeChange(posture.ChangeExposure, "Postgres/notebooks", "denied", "reachable", true)},
+	}, {
+		name:  "ancestor ingress allowed",
+		after: []edit{allowAncestorIngress},
+		want:  []posture.Change{acmeChange(posture.ChangeEgress, "tenant-acme", "denied", "allowed", true)},
+	}, {
+		name:   "ancestor ingress denied again, under Platform",
+		before: []edit{platform, allowAncestorIngress},
+		after:  []edit{platform},
+		want:   []posture.Change{acmeChange(posture.ChangeEgress, "tenant-acme", "allowed", "denied", false)},
+	}, {
+		name:  "the guard is turned off",
+		after: []edit{guardConfig("    enabled: false\n")},
+		want:  []posture.Change{{Change: posture.ChangeGuard, Subject: "computeplane-guard", From: "enabled", To: "disabled", Weakens: true}},
+	}, {
+		name:  "a Flux identity is added to the guard",
+		after: []edit{guardConfig("    fluxIdentities: [system:serviceaccount:flux-system:kustomize-controller, system:serviceaccount:ci:deployer]\n")},
+		want:  []posture.Change{{Change: posture.ChangeGuard, Subject: "system:serviceaccount:ci:deployer", From: "absent", To: "present", Weakens: true, Role: posture.FluxIdentitiesVariable}},
+	}, {
+		name:   "the guard is turned on again",
+		before: []edit{guardConfig("    enabled: false\n")},
+		want:   []posture.Change{{Change: posture.ChangeGuard, Subject: "computeplane-guard", From: "disabled", To: "enabled"}},
+	}, {
+		name:   "the Flux unit layout (spec.fleet) reads the same",
+		before: []edit{fluxUnits},
+		after:  []edit{fluxUnits, podSecurity("baseline"), reachableNotebooks},
+		want: []posture.Change{
+			acmeChange(posture.ChangeExposure, "Postgres/notebooks", "denied", "reachable", true),
+			acmeChange(posture.ChangePodSecurity, "tenant-acme", "restricted", "baseline", true),
+			acmeChange(posture.ChangeExemption, "cozy-ingress-nginx", "present", "absent", false),
+		},
+	}, {
+		name:   "several at once, weakening first",
+		before: []edit{reachableNotebooks},
+		after: []edit{podSecurity("privileged"), {n8n, "  placement: ComputePlane\n", "  placement: ManagementPlane\n"},
+			{tenant, "  name: globex\n  namespace: tenant-root\nspec:\n  computeplane: false\n", "  name: globex\n  namespace: tenant-root\nspec:\n  computeplane: true\n"}},
+		want: []posture.Change{
+			acmeChange(posture.ChangePlacement, "N8N/automations", "ComputePlane", "ManagementPlane", true),
+			acmeChange(posture.ChangePodSecurity, "tenant-acme", "restricted", "privileged", true),
+			acmeChange(posture.ChangeExposure, "Postgres/notebooks", "reachable", "denied", false),
+			{Tenant: "globex", Namespace: "tenant-globex", Change: posture.ChangeComputePlane, Subject: "tenant-globex", From: "disabled", To: "enabled"},
+		},
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res := review(t, tc.before, tc.after)
+			if diff := cmp.Diff(tc.want, res.Changes); diff != "" {
+				t.Errorf("changes (-want +got):\n%s", diff)
+			}
+			if len(res.Problems) > 0 {
+				t.Errorf("problems: %v", res.Problems)
+			}
+		})
+	}
+}

@@ -1,0 +1,94 @@
+package posture
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/computeplane-dev/computeplane-fn/pkg/api"
+)
+
+// PodSecurityNone is the level of a ComputePlane under delivery: Platform,
+// whose cluster runs without Pod Security (SPEC 3.3).
+const PodSecurityNone = "none"
+
+// State is one side's posture: per tenant namespace, and the guard.
+type State struct {
+	// Tenants by namespace: every tenant namespace that holds an object.
+	Tenants map[string]*Tenant
+	// Guard is nil when the side has no guard.
+	Guard *Guard
+}
+
+// Tenant is one tenant's posture as its objects show it.
+type Tenant struct {
+	Namespace string
+	// ComputePlane is true with a Direct cluster release, or (delivery:
+	// Platform, whose cluster the platform renders) with an egress policy
+	// or a release routed onto a cluster.
+	ComputePlane bool
+	// PodSecurity is the enforced level: from the admission ConfigMap; a
+	// Direct cluster without one enforces nothing (privileged); a Platform
+	// ComputePlane has none (PodSecurityNone); "" without a ComputePlane.
+	PodSecurity string
+	Exempt      []string
+	// Reachable apps ("Kind/name") and AncestorIngress, from the egress
+	// policy (see Record).
+	Reachable       []string
+	AncestorIngress string
+	// NodeGroups of a Direct cluster (see Record); nil otherwise.
+	NodeGroups map[string]string
+	// Apps by "Kind/name": where each runs.
+	Apps map[string]api.Placement
+
+	direct, egress bool
+}
+
+// Guard is the management-plane guard's identities.
+type Guard struct {
+	FluxIdentities, PlatformIdentities []string
+}
+
+// Assemble puts the records of one side together. Records of namespaces
+// that are not tenant namespaces (cozy-system, apps outside any tenant) add
+// nothing but the guard.
+func Assemble(records []Record) *State {
+	s := &State{Tenants: map[string]*Tenant{}}
+	for _, r := range records {
+		if r.Kind == KindGuard {
+			s.Guard = &Guard{FluxIdentities: r.FluxIdentities, PlatformIdentities: r.PlatformIdentities}
+			continue
+		}
+		ns := r.Key.Namespace
+		if !IsTenantNamespace(ns) {
+			continue
+		}
+		t := s.Tenants[ns]
+		if t == nil {
+			t = &Tenant{Namespace: ns, Apps: map[string]api.Placement{}}
+			s.Tenants[ns] = t
+		}
+		switch r.Kind {
+		case KindCluster:
+			t.direct, t.NodeGroups = true, maps.Clone(r.NodeGroups)
+		case KindAdmission:
+			t.PodSecurity, t.Exempt = r.Level, r.Exempt
+		case KindEgress:
+			t.egress, t.Reachable, t.AncestorIngress = true, r.Reachable, r.AncestorIngress
+		case KindApp:
+			t.Apps[r.App] = r.Placement
+		}
+	}
+	for _, t := range s.Tenants {
+		routed := slices.Contains(slices.Collect(maps.Values(t.Apps)), api.PlacementComputePlane)
+		t.ComputePlane = t.direct || t.egress || routed
+		switch {
+		case !t.ComputePlane:
+			t.PodSecurity, t.Exempt, t.Reachable, t.AncestorIngress = "", nil, nil, ""
+		case t.direct && t.PodSecurity == "":
+			t.PodSecurity = api.PodSecurityPrivileged
+		case !t.direct:
+			t.PodSecurity, t.Exempt = PodSecurityNone, nil
+		}
+	}
+	return s
+}

@@ -1,0 +1,119 @@
+package posture
+
+import "fmt"
+
+// Sentence states a change in words, for a reader who does not read YAML.
+func Sentence(c Change) string {
+	switch c.Change {
+	case ChangeComputePlane:
+		if c.To == Enabled {
+			return "its ComputePlane is enabled"
+		}
+		return "its ComputePlane is disabled"
+	case ChangePodSecurity:
+		return fmt.Sprintf("the Pod Security level of its ComputePlane goes from `%s` to `%s`", c.From, c.To)
+	case ChangeExemption:
+		if c.To == Present {
+			return fmt.Sprintf("namespace `%s` of its ComputePlane becomes exempt from Pod Security", c.Subject)
+		}
+		return fmt.Sprintf("namespace `%s` of its ComputePlane is no longer exempt from Pod Security", c.Subject)
+	case ChangeExposure:
+		if c.To == Reachable {
+			return fmt.Sprintf("`%s` becomes reachable from its ComputePlane's VMs", c.Subject)
+		}
+		return fmt.Sprintf("`%s` is no longer reachable from its ComputePlane's VMs", c.Subject)
+	case ChangePlacement:
+		if c.To == "ComputePlane" {
+			return fmt.Sprintf("`%s` moves from the management plane onto its ComputePlane", c.Subject)
+		}
+		return fmt.Sprintf("`%s` moves off its ComputePlane onto the management plane", c.Subject)
+	case ChangeEgress:
+		return fmt.Sprintf("its ComputePlane's VMs are %s the ingress of its ancestor tenants (was %s)", map[string]string{Allowed: "allowed", Denied: "denied"}[c.To], c.From)
+	case ChangeNodeGroups:
+		switch {
+		case c.From == Absent:
+			return fmt.Sprintf("node group `%s` is added: `%s`", c.Subject, c.To)
+		case c.To == Absent:
+			return fmt.Sprintf("node group `%s` is removed (was `%s`)", c.Subject, c.From)
+		}
+		return fmt.Sprintf("node group `%s` changes from `%s` to `%s`", c.Subject, c.From, c.To)
+	case ChangeGuard:
+		switch {
+		case c.Subject == GuardSubject && c.To == Enabled:
+			return "the management-plane guard is turned on"
+		case c.Subject == GuardSubject:
+			return "the management-plane guard is turned off"
+		}
+		role := "Flux identity (may set spec.kubeConfig)"
+		if c.Role == PlatformIdentitiesVariable {
+			role = "platform identity (may change ComputePlane VMs)"
+		}
+		if c.To == Present {
+			return fmt.Sprintf("`%s` is added to the guard as a %s", c.Subject, role)
+		}
+		return fmt.Sprintf("`%s` is removed from the guard as a %s", c.Subject, role)
+	case ChangeTenant:
+		if c.To == Present {
+			return "the tenant is added"
+		}
+		return "the tenant is removed"
+	}
+	return fmt.Sprintf("%s %s changes from %s to %s", c.Change, c.Subject, c.From, c.To)
+}
+
+// Why says in one line why a change matters.
+func Why(c Change) string {
+	switch c.Change {
+	case ChangeComputePlane:
+		if c.Weakens {
+			return "the tenant's code-running apps lose their own cluster; nothing of theirs may run on the management nodes' shared kernel instead."
+		}
+		return "code-running apps of the tenant get their own hardened cluster instead of the management nodes' shared kernel."
+	case ChangePodSecurity:
+		if c.Weakens {
+			return "pods in the ComputePlane may do more (privileged containers, host namespaces, running as root), which gives the tenant's code more reach into its VMs."
+		}
+		if c.To == PodSecurityNone {
+			return "under delivery: Platform the ComputePlane runs without Pod Security, as privileged does."
+		}
+		return "pods in the ComputePlane may do less than before."
+	case ChangeExemption:
+		if c.Weakens {
+			return "any pod created in that namespace escapes Pod Security entirely."
+		}
+		return "pods in that namespace are held to the cluster's level again."
+	case ChangeExposure:
+		if c.Weakens {
+			return "the VMs run the tenant's untrusted code; they can now open connections to this app on the management cluster."
+		}
+		return "the VMs can no longer connect to this app."
+	case ChangePlacement:
+		if c.Weakens {
+			return "the app runs user code, now on the management nodes' shared kernel instead of the tenant's own cluster."
+		}
+		return "the app's code now runs isolated on the tenant's own cluster."
+	case ChangeEgress:
+		if c.Weakens {
+			return "the management API can be published on those ingress pods with TLS passthrough, so the VMs may now reach it."
+		}
+		return "the VMs can no longer reach the ancestors' ingress, where the management API may be published."
+	case ChangeNodeGroups:
+		return "capacity and cost of the ComputePlane change; isolation does not."
+	case ChangeGuard:
+		switch {
+		case c.Subject == GuardSubject && c.Weakens:
+			return "nothing on the live management cluster stops an app that runs code from running outside its ComputePlane, or anyone from setting spec.kubeConfig."
+		case c.Subject == GuardSubject:
+			return "the live management cluster refuses code-running apps outside their ComputePlane and kubeConfig from anyone but Flux."
+		case c.Weakens:
+			return "whoever holds this identity passes the guard's checks: it can point Flux objects at any cluster or change ComputePlane VMs."
+		}
+		return "this identity no longer passes the guard's checks."
+	case ChangeTenant:
+		if c.To == Present {
+			return "a new tenant's own posture is in the tenants table below; adding it loosens no other tenant."
+		}
+		return "its generated objects are pruned from the fleet folder; Flux keeps a live ComputePlane (prune is disabled on it)."
+	}
+	return ""
+}

@@ -1,0 +1,59 @@
+package summary
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/computeplane-dev/computeplane-fn/pkg/output"
+	"github.com/computeplane-dev/computeplane-fn/pkg/posture"
+)
+
+// JSON is the summary for a bot (SPEC 6.1): the tenants of the new render,
+// the posture changes sorted weakening first, and the files that change.
+// Every list is sorted and present, empty rather than null.
+type JSON struct {
+	Tenants []Tenant         `json:"tenants"`
+	Changes []posture.Change `json:"changes"`
+	Files   Files            `json:"files"`
+}
+
+// Files are the paths, relative to the fleet folder, of what the run adds,
+// changes and removes (or would, with --check).
+type Files struct {
+	Added   []string `json:"added"`
+	Changed []string `json:"changed"`
+	Removed []string `json:"removed"`
+}
+
+// NewJSON builds the JSON summary of a rendered run; it has no changes
+// without a fleet folder.
+func NewJSON(r Report) JSON {
+	j := JSON{Tenants: []Tenant{}, Changes: []posture.Change{}, Files: Files{Added: []string{}, Changed: []string{}, Removed: []string{}}}
+	if r.Fleet != nil {
+		j.Tenants = Tenants(r.Fleet)
+	}
+	if r.Dir == "" || r.Failure != nil {
+		return j
+	}
+	if r.Review != nil {
+		j.Changes = append(j.Changes, r.Review.Changes...)
+	}
+	// Changes are sorted by path.
+	j.Files.Added = append(j.Files.Added, r.Changes.Paths(output.Added)...)
+	j.Files.Changed = append(j.Files.Changed, r.Changes.Paths(output.Changed)...)
+	j.Files.Removed = append(j.Files.Removed, r.Changes.Paths(output.Removed)...)
+	return j
+}
+
+// WriteJSON writes the JSON summary of a rendered run, indented.
+func WriteJSON(w io.Writer, r Report) error {
+	data, err := json.MarshalIndent(NewJSON(r), "", "  ")
+	if err != nil {
+		return fmt.Errorf("failed to write JSON summary: %w", err)
+	}
+	if _, err := w.Write(append(data, '\n')); err != nil {
+		return fmt.Errorf("failed to write JSON summary: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,98 @@
+package summary
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/computeplane-dev/computeplane-fn/pkg/posture"
+)
+
+// MaxPostureChanges is the most posture changes stated in the Markdown; the
+// JSON summary always has all of them.
+const MaxPostureChanges = 60
+
+// writePosture states every posture change in words, weakening first,
+// grouped by tenant, each with one line of why it matters, then the
+// diagram of the tenants it touches.
+func writePosture(b *strings.Builder, r Report, tenants map[string]Tenant) {
+	b.WriteString("### Isolation posture\n\n")
+	res := r.Review
+	changes := res.Changes
+	weak := 0
+	for _, c := range changes {
+		if c.Weakens {
+			weak++
+		}
+	}
+	switch {
+	case len(changes) == 0:
+		b.WriteString("No change to any tenant's isolation posture.\n\n")
+	case weak > 0:
+		fmt.Fprintf(b, "**⚠️ %d of %s weaken isolation** and need a security review.\n\n", weak, plural(len(changes), "posture change", "posture changes"))
+	default:
+		fmt.Fprintf(b, "No change weakens isolation (%s).\n\n", plural(len(changes), "posture change", "posture changes"))
+	}
+	written := 0
+	for _, group := range []struct {
+		title   string
+		weakens bool
+	}{{"Weakening", true}, {"Not weakening", false}} {
+		var lastNS = "\x00"
+		header := false
+		for _, c := range changes {
+			if c.Weakens != group.weakens {
+				continue
+			}
+			if written == MaxPostureChanges {
+				break
+			}
+			if !header {
+				fmt.Fprintf(b, "**%s**\n\n", group.title)
+				header = true
+			}
+			if c.Namespace != lastNS {
+				lastNS = c.Namespace
+				if c.Namespace == "" {
+					b.WriteString("- the fleet (management plane)\n")
+				} else {
+					fmt.Fprintf(b, "- `%s` (%s)\n", cell(c.Namespace), cell(c.Tenant))
+				}
+			}
+			mark := ""
+			if c.Weakens {
+				mark = "⚠️ **weakens**: "
+			}
+			fmt.Fprintf(b, "  - %s%s.<br>_Why it matters:_ %s\n", mark, sentence(c, tenants), posture.Why(c))
+			written++
+		}
+		if header {
+			b.WriteString("\n")
+		}
+	}
+	if left := len(changes) - written; left > 0 {
+		fmt.Fprintf(b, "... and %d more posture changes (all of them are in the JSON summary, --summary-json).\n\n", left)
+	}
+	for _, p := range res.Problems {
+		fmt.Fprintf(b, "- **Could not be read**, look at it yourself: %s\n", cell(p))
+	}
+	if len(res.Problems) > 0 {
+		b.WriteString("\n")
+	}
+	writeDiagram(b, changes, tenants)
+}
+
+// sentence is the change in words; a tenant added says what it comes with.
+func sentence(c posture.Change, tenants map[string]Tenant) string {
+	s := posture.Sentence(c)
+	if t, ok := tenants[c.Namespace]; ok && c.Change == posture.ChangeTenant && c.To == posture.Present {
+		if t.ComputePlane {
+			s += fmt.Sprintf(", with a ComputePlane (Pod Security `%s`)", t.PodSecurity)
+		} else {
+			s += ", without a ComputePlane"
+		}
+	}
+	if t, ok := tenants[c.Namespace]; ok && c.Change == posture.ChangeComputePlane && c.To == posture.Enabled && t.PodSecurity != "" {
+		s += fmt.Sprintf(" (Pod Security `%s`)", t.PodSecurity)
+	}
+	return s
+}
