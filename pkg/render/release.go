@@ -136,6 +136,14 @@ func releaseSpec(f *fleet.Fleet, def *api.Definition, routed, values bool) helmv
 		spec.KubeConfig = &meta.KubeConfigReference{
 			SecretRef: &meta.SecretKeyReference{Name: fleet.KubeconfigSecret(cluster), Key: fleet.KubeconfigKey},
 		}
+		// helm-controller creates only a target namespace
+		// (install.createNamespace), and a fresh cluster has no tenant
+		// namespace; with a target namespace it names the Helm release
+		// <targetNamespace>-<name> unless releaseName says otherwise. Both
+		// are the app's own and set per app (routedPlaceholder keeps their
+		// place among the sorted keys).
+		spec.TargetNamespace = routedPlaceholder
+		spec.ReleaseName = routedPlaceholder
 		spec.Install.CreateNamespace = true
 		spec.DependsOn = []helmv2.DependencyReference{{Name: cluster}}
 	}
@@ -144,6 +152,11 @@ func releaseSpec(f *fleet.Fleet, def *api.Definition, routed, values bool) helmv
 	}
 	return spec
 }
+
+// routedPlaceholder holds the place of a routed release's targetNamespace
+// and releaseName in the shared spec of a definition, until render sets the
+// app's own.
+const routedPlaceholder = "placeholder"
 
 // releases renders the releases of one run. The parts of a release that are
 // the same for every app of a definition (apiVersion, kind and the spec but
@@ -204,7 +217,8 @@ func (r *releases) render(app *fleet.App) (Object, error) {
 			return Object{}, valuesProblem(app.App, err)
 		}
 	}
-	t, err := r.template(templateKey{app.Definition, app.Placement == api.ComputePlane, values != nil})
+	routed := app.Placement == api.ComputePlane
+	t, err := r.template(templateKey{app.Definition, routed, values != nil})
 	if err != nil {
 		return Object{}, err
 	}
@@ -220,9 +234,15 @@ func (r *releases) render(app *fleet.App) (Object, error) {
 			if !r.shared {
 				v = yamlnode.Clone(v)
 			}
-			if values != nil {
+			if values != nil || routed {
 				spec := &yaml.Node{Kind: v.Kind, Tag: v.Tag, Content: slices.Clone(v.Content)}
-				yamlnode.SetKey(spec, "values", values)
+				if values != nil {
+					yamlnode.SetKey(spec, "values", values)
+				}
+				if routed {
+					yamlnode.SetKey(spec, "releaseName", yamlnode.String(app.Release))
+					yamlnode.SetKey(spec, "targetNamespace", yamlnode.String(app.Namespace))
+				}
 				v = spec
 			}
 		default:

@@ -33,13 +33,17 @@ func encode(t *testing.T, n *yaml.Node) string {
 // definition's releases.
 func reference(t *testing.T, f *fleet.Fleet, app *fleet.App) *yaml.Node {
 	t.Helper()
+	routed := app.Placement == api.ComputePlane
 	hr := helmv2.HelmRelease{
 		TypeMeta: metav1.TypeMeta{APIVersion: helmv2.GroupVersion.String(), Kind: helmv2.HelmReleaseKind},
 		ObjectMeta: metav1.ObjectMeta{
 			Name: app.Release, Namespace: app.Namespace,
 			Labels: render.ReleaseLabels(f, app), Annotations: render.ReleaseAnnotations(app),
 		},
-		Spec: render.ReleaseSpec(f, app.Definition, app.Placement == api.ComputePlane, app.Spec != nil),
+		Spec: render.ReleaseSpec(f, app.Definition, routed, app.Spec != nil),
+	}
+	if routed {
+		hr.Spec.TargetNamespace, hr.Spec.ReleaseName = app.Namespace, app.Release
 	}
 	n, err := render.TypedNode(&hr)
 	if err != nil {
