@@ -301,10 +301,14 @@ func Gone(obj *unstructured.Unstructured) (bool, string) {
 }
 
 // IsForbidden and friends classify a refusal.
-func IsForbidden(err error) bool { return apierrors.IsForbidden(errors.Unwrap(err)) || apierrors.IsForbidden(err) }
+func IsForbidden(err error) bool {
+	return apierrors.IsForbidden(errors.Unwrap(err)) || apierrors.IsForbidden(err)
+}
 
 // IsInvalid reports a validation refusal.
-func IsInvalid(err error) bool { return apierrors.IsInvalid(errors.Unwrap(err)) || apierrors.IsInvalid(err) }
+func IsInvalid(err error) bool {
+	return apierrors.IsInvalid(errors.Unwrap(err)) || apierrors.IsInvalid(err)
+}
 
 // FirstLine is the first line of s, for compact messages.
 func FirstLine(s string) string {

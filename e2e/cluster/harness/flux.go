@@ -1,0 +1,115 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// FluxNamespace is where Flux's controllers run and whose service accounts
+// name them.
+const FluxNamespace = "flux-system"
+
+// ServiceAccount is the user name of a Flux controller's service account.
+func ServiceAccount(controller string) string {
+	return "system:serviceaccount:" + FluxNamespace + ":" + controller
+}
+
+// FluxUsers are the identities of Flux's controllers, for APIServerOptions.
+func FluxUsers(controllers ...string) []User {
+	var out []User
+	for _, c := range controllers {
+		out = append(out, User{Name: ServiceAccount(c), Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + FluxNamespace}})
+	}
+	return out
+}
+
+// GrantClusterAdmin binds cluster-admin to users, as Flux's install binds it
+// to kustomize-controller and helm-controller.
+func GrantClusterAdmin(ctx context.Context, c *Client, users ...string) error {
+	for _, u := range users {
+		crb := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "rbac.authorization.k8s.io/v1",
+			"kind":       "ClusterRoleBinding",
+			"metadata":   map[string]any{"name": "e2e-cluster-admin-" + sanitize(u)},
+			"roleRef":    map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+			"subjects":   []any{map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": u}},
+		}}
+		if _, _, err := c.Apply(ctx, crb, ApplyOptions{}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func sanitize(s string) string {
+	out := []byte(s)
+	for i, b := range out {
+		if !(b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || b == '-' || b == '.') {
+			out[i] = '-'
+		}
+	}
+	return string(out)
+}
+
+// ControllerOptions start one Flux controller against the management server.
+type ControllerOptions struct {
+	Name string // process name, e.g. kustomize-controller-shard1
+	Bin  string
+	// Identity is the controller whose service account it runs as.
+	Identity string
+	Args     []string
+}
+
+// StartController runs a Flux controller as its service account, with its
+// probes on free loopback ports and no leader election.
+func StartController(t testing.TB, s *APIServer, dir string, o ControllerOptions) *Process {
+	t.Helper()
+	kubeconfig := s.KubeconfigFile(t, ServiceAccount(o.Identity))
+	args := append([]string{
+		"--metrics-addr=" + LoopbackAddr(t),
+		"--health-addr=" + LoopbackAddr(t),
+		"--enable-leader-election=false",
+		"--log-level=debug",
+	}, o.Args...)
+	return Start(t, dir, o.Name, o.Bin, args, "KUBECONFIG="+kubeconfig, "RUNTIME_NAMESPACE="+FluxNamespace)
+}
+
+// StartSourceWatcher runs source-watcher with its artifact storage in dir
+// and served on 127.0.0.1, advertised there so that helm-controller fetches
+// from it directly.
+func StartSourceWatcher(t testing.TB, s *APIServer, dir, bin string) *Process {
+	t.Helper()
+	storage := filepath.Join(dir, "source-watcher-storage")
+	if err := os.MkdirAll(storage, 0o755); err != nil {
+		t.Fatalf("failed to create %s: %v", storage, err)
+	}
+	addr := LoopbackAddr(t)
+	return StartController(t, s, dir, ControllerOptions{
+		Name: "source-watcher", Bin: bin, Identity: "source-watcher",
+		Args: []string{"--storage-path=" + storage, "--storage-addr=" + addr, "--storage-adv-addr=" + addr},
+	})
+}
+
+// ControllerLogs formats the lines of the controllers' logs that mention
+// all words, for a failure message.
+func ControllerLogs(words []string, procs ...*Process) string {
+	out := ""
+	for _, p := range procs {
+		if p == nil {
+			continue
+		}
+		lines := p.Grep(words...)
+		if len(lines) > 8 {
+			lines = lines[len(lines)-8:]
+		}
+		for _, l := range lines {
+			out += fmt.Sprintf("\n  %s: %s", p.Name, l)
+		}
+	}
+	return out
+}

@@ -1,0 +1,164 @@
+package cluster
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/computeplane-dev/computeplane-fn/e2e/cluster/harness"
+)
+
+// bins are the components make e2e built, by environment variable.
+type bins struct {
+	etcd, apiserver, kustomizeController, helmController, sourceWatcher, fn string
+	sourceControllerDir                                                     string
+}
+
+func binsFromEnv(t *testing.T) bins {
+	b := bins{
+		etcd:                os.Getenv("E2E_ETCD"),
+		apiserver:           os.Getenv("E2E_KUBE_APISERVER"),
+		kustomizeController: os.Getenv("E2E_KUSTOMIZE_CONTROLLER"),
+		helmController:      os.Getenv("E2E_HELM_CONTROLLER"),
+		sourceWatcher:       os.Getenv("E2E_SOURCE_WATCHER"),
+		fn:                  os.Getenv("E2E_COMPUTEPLANE_FN"),
+		sourceControllerDir: os.Getenv("E2E_SOURCE_CONTROLLER_DIR"),
+	}
+	for name, v := range map[string]string{
+		"E2E_ETCD": b.etcd, "E2E_KUBE_APISERVER": b.apiserver, "E2E_KUSTOMIZE_CONTROLLER": b.kustomizeController,
+		"E2E_HELM_CONTROLLER": b.helmController, "E2E_SOURCE_WATCHER": b.sourceWatcher,
+		"E2E_COMPUTEPLANE_FN": b.fn, "E2E_SOURCE_CONTROLLER_DIR": b.sourceControllerDir,
+	} {
+		if v == "" {
+			t.Skipf("%s is not set: run the suite with `make e2e`, which builds the components and sets it", name)
+		}
+	}
+	return b
+}
+
+// sharedDir is ../shared (the reference CRDs), as the project's other tests
+// find it.
+const sharedDir = "../../../shared"
+
+// env is the management cluster and what runs against it.
+type env struct {
+	t         *testing.T
+	bins      bins
+	dir       string
+	etcd      *harness.Etcd
+	mgmt      *harness.APIServer
+	admin     *harness.Client
+	kc        *harness.Client // as kustomize-controller: how Flux applies the fleet
+	artifacts *harness.ArtifactServer
+	procs     []*harness.Process // the controllers, for their logs in failures
+	ctx       context.Context
+}
+
+// fluxControllers are the identities of the controllers the suite runs.
+var fluxControllers = []string{"kustomize-controller", "helm-controller", "source-watcher"}
+
+func TestControlPlane(t *testing.T) {
+	b := binsFromEnv(t)
+	if _, err := os.Stat(filepath.Join(sharedDir, "crds")); err != nil {
+		t.Fatalf("the reference CRDs are missing (%v): the suite needs ../shared next to the project", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
+	t.Cleanup(cancel)
+	e := &env{t: t, bins: b, dir: t.TempDir(), ctx: ctx}
+	start := time.Now()
+	e.etcd = harness.StartEtcd(t, b.etcd, e.dir)
+	e.mgmt = harness.StartAPIServer(t, harness.APIServerOptions{
+		Name: "management", Bin: b.apiserver, Etcd: e.etcd, Dir: e.dir,
+		Users: harness.FluxUsers(fluxControllers...),
+	})
+	e.admin = harness.MustClient(t, e.mgmt, harness.Admin, e.mgmt.Config(harness.Admin))
+	e.kc = harness.MustClient(t, e.mgmt, harness.ServiceAccount("kustomize-controller"),
+		e.mgmt.Config(harness.ServiceAccount("kustomize-controller")))
+	var users []string
+	for _, c := range fluxControllers {
+		users = append(users, harness.ServiceAccount(c))
+	}
+	if err := harness.GrantClusterAdmin(ctx, e.admin, users...); err != nil {
+		t.Fatal(err)
+	}
+	e.namespaces("flux-system", "cozy-system")
+	e.applyCRDs()
+	e.artifacts = harness.StartArtifactServer(t)
+	e.startFlux()
+	t.Logf("management cluster and Flux up in %s", time.Since(start).Round(time.Millisecond))
+
+	t.Run("ServerSideApply", e.testServerSideApply)
+	t.Run("PodSecurity", e.testPodSecurity)
+	t.Run("Releases", e.testReleases)
+	t.Run("Fleet", e.testFleet)
+	t.Run("Guard", e.testGuard)
+}
+
+// applyCRDs installs Flux v2.8's CRDs and the others of ../shared/crds, and
+// the source-controller CRDs ../shared lacks (GitRepository, Bucket,
+// HelmRepository, HelmChart) from the source-controller module.
+func (e *env) applyCRDs() {
+	e.t.Helper()
+	shared, err := filepath.Glob(filepath.Join(sharedDir, "crds", "*.yaml"))
+	if err != nil || len(shared) == 0 {
+		e.t.Fatalf("no CRDs in %s/crds: %v", sharedDir, err)
+	}
+	have := map[string]bool{}
+	for _, f := range shared {
+		have[filepath.Base(f)] = true
+	}
+	files := shared
+	scDir := filepath.Join(e.bins.sourceControllerDir, "config", "crd", "bases")
+	sc, err := filepath.Glob(filepath.Join(scDir, "*.yaml"))
+	if err != nil || len(sc) == 0 {
+		e.t.Fatalf("no CRDs in %s: %v", scDir, err)
+	}
+	for _, f := range sc {
+		if !have[filepath.Base(f)] {
+			files = append(files, f)
+		}
+	}
+	if err := harness.ApplyCRDs(e.ctx, e.admin, files...); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// startFlux starts the controllers: kustomize-controller in Flux's sharding
+// layout (the main one reconciles what carries no shard label),
+// helm-controller with the ExternalArtifact feature gate, and source-watcher.
+// Requeue and retry delays are short so that the suite's waits stay short;
+// they change when a controller looks again, not what it does.
+func (e *env) startFlux() {
+	e.t.Helper()
+	e.procs = append(e.procs,
+		harness.StartSourceWatcher(e.t, e.mgmt, e.dir, e.bins.sourceWatcher),
+		harness.StartController(e.t, e.mgmt, e.dir, harness.ControllerOptions{
+			Name: "kustomize-controller", Bin: e.bins.kustomizeController, Identity: "kustomize-controller",
+			Args: []string{"--watch-label-selector=!sharding.fluxcd.io/key", "--requeue-dependency=2s",
+				"--min-retry-delay=500ms", "--max-retry-delay=5s", "--no-remote-bases=true"},
+		}),
+		harness.StartController(e.t, e.mgmt, e.dir, harness.ControllerOptions{
+			Name: "helm-controller", Bin: e.bins.helmController, Identity: "helm-controller",
+			Args: []string{"--feature-gates=ExternalArtifact=true", "--requeue-dependency=2s",
+				"--min-retry-delay=500ms", "--max-retry-delay=5s"},
+		}),
+	)
+}
+
+// namespaces creates namespaces in the management cluster.
+func (e *env) namespaces(names ...string) {
+	e.t.Helper()
+	for _, n := range names {
+		ns := namespace(n)
+		if _, _, err := e.admin.Apply(e.ctx, ns, harness.ApplyOptions{}); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+}
+
+// logs is what the controllers logged about an object, for failures.
+func (e *env) logs(words ...string) string {
+	return harness.ControllerLogs(words, e.procs...)
+}
