@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -112,21 +113,10 @@ func (e *env) testServerSideApply(t *testing.T) {
 			}
 			var summary []string
 			for k, n := range kinds {
-				summary = append(summary, k+"="+itoa(n))
+				summary = append(summary, k+"="+strconv.Itoa(n))
 			}
 			sort.Strings(summary)
 			t.Logf("%s: %d objects accepted (%s)", rc.name, len(objs), strings.Join(summary, " "))
 		})
 	}
-}
-
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var b []byte
-	for ; n > 0; n /= 10 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-	}
-	return string(b)
 }

@@ -138,15 +138,13 @@ func (f *fleetRepo) waitReconciled(t *testing.T) map[string]string {
 			problems = append(problems, fmt.Sprintf("%s: not in the cluster (%v)", key, err))
 			continue
 		}
-		owner := fleetRoot
-		if o.GetKind() == "Kustomization" && strings.HasPrefix(o.GetName(), "computeplane-wiring-") {
+		// A unit's objects belong to its Kustomization, a unit's
+		// Kustomization to its wiring group, a group to the root.
+		owner := f.unitOf[key]
+		if owner == "" {
 			owner = fleetRoot
-		} else if u := f.unitOf[key]; u != "" {
-			owner = u
-		} else if o.GetKind() == "Kustomization" {
-			owner = "" // a unit's Kustomization belongs to its wiring group
 		}
-		if owner != "" && got.GetLabels()[kustomizeName] != owner {
+		if got.GetLabels()[kustomizeName] != owner {
 			problems = append(problems, fmt.Sprintf("%s: applied by Kustomization %q, want %q", key, got.GetLabels()[kustomizeName], owner))
 		}
 		uids[key] = string(got.GetUID())

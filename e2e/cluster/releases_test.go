@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -89,7 +88,7 @@ func (e *env) releases(t *testing.T, s releaseScenario) {
 	e.applyAll(t, e.kc, objs, false)
 
 	// The cluster installs from the chart source-watcher made.
-	cluster := e.waitReady(t, e.admin, helmV2, "HelmRelease", s.tenant, s.cluster, 3*time.Minute)
+	e.waitReady(t, e.admin, helmV2, "HelmRelease", s.tenant, s.cluster, 3*time.Minute)
 	cm := e.mustGet(t, e.admin, "v1", "ConfigMap", s.tenant, s.cluster)
 	if got, _, _ := unstructured.NestedString(cm.Object, "data", "cozyLib"); got != cozyLibMarker {
 		t.Errorf("the cluster chart did not load cozy-lib from charts/cozy-lib: data.cozyLib = %q, want %q", got, cozyLibMarker)
@@ -97,7 +96,6 @@ func (e *env) releases(t *testing.T, s releaseScenario) {
 	if rendered := find(objs, "HelmRelease", s.tenant, s.cluster); rendered != nil {
 		e.checkValues(t, cm, rendered, s.tenant)
 	}
-	_ = cluster
 	addon := s.cluster + "-cilium"
 	e.waitFor(t, e.admin, helmV2, "HelmRelease", s.tenant, addon, time.Minute, harness.Exists)
 
@@ -288,5 +286,3 @@ func (e *env) waitReady(t *testing.T, c *harness.Client, apiVersion, kind, ns, n
 	t.Helper()
 	return e.waitFor(t, c, apiVersion, kind, ns, name, timeout, harness.Ready)
 }
-
-var _ = fmt.Sprintf

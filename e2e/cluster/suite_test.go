@@ -67,6 +67,12 @@ func TestControlPlane(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	t.Cleanup(cancel)
 	e := &env{t: t, bins: b, dir: t.TempDir(), ctx: ctx}
+	// Runs after every component has stopped: keep the logs of a failed run.
+	t.Cleanup(func() {
+		if t.Failed() {
+			keepLogs(t, e.dir)
+		}
+	})
 	start := time.Now()
 	e.etcd = harness.StartEtcd(t, b.etcd, e.dir)
 	e.mgmt = harness.StartAPIServer(t, harness.APIServerOptions{
@@ -161,4 +167,20 @@ func (e *env) namespaces(names ...string) {
 // logs is what the controllers logged about an object, for failures.
 func (e *env) logs(words ...string) string {
 	return harness.ControllerLogs(words, e.procs...)
+}
+
+// keepLogs copies the components' logs of a failed run to
+// .work/e2e/logs, which outlives the test's temporary folder.
+func keepLogs(t *testing.T, dir string) {
+	dst := filepath.Join("..", "..", ".work", "e2e", "logs")
+	_ = os.RemoveAll(dst)
+	logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	for _, l := range logs {
+		data, err := os.ReadFile(l)
+		if err != nil {
+			continue
+		}
+		harness.WriteFile(t, filepath.Join(dst, filepath.Base(l)), data)
+	}
+	t.Logf("the components' logs are in %s", dst)
 }

@@ -63,6 +63,7 @@ E2E_RUN ?= .
 
 .PHONY: e2e
 e2e: build e2e-tools ## Run the real-control-plane suite (etcd, kube-apiserver, Flux's controllers) in e2e/cluster
+	cd e2e/cluster && $(GO) vet ./...
 	cd e2e/cluster && \
 	E2E_ETCD=$(ETCD_BIN) E2E_KUBE_APISERVER=$(KUBE_APISERVER_BIN) E2E_KUBECTL=$(KUBECTL_BIN) \
 	E2E_KUSTOMIZE_CONTROLLER=$(KUSTOMIZE_CONTROLLER_BIN) E2E_HELM_CONTROLLER=$(HELM_CONTROLLER_BIN) \
