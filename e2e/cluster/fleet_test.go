@@ -260,7 +260,7 @@ func (e *env) testFleet(t *testing.T) {
 	// Kustomizations, as Flux documents it.
 	for _, shard := range []string{"shard1", "shard2"} {
 		e.procs = append(e.procs, harness.StartController(t, e.mgmt, e.dir, harness.ControllerOptions{
-			Name: "kustomize-controller-" + shard, Bin: e.bins.kustomizeController, Identity: "kustomize-controller",
+			Name: "kustomize-controller-" + shard, Bin: e.bins.kustomizeController, Identity: kustomizeControllerSA,
 			Args: []string{"--watch-label-selector=sharding.fluxcd.io/key in (" + shard + ")", "--requeue-dependency=2s",
 				"--min-retry-delay=500ms", "--max-retry-delay=5s", "--no-remote-bases=true"},
 		}))

@@ -56,8 +56,16 @@ type env struct {
 	ctx       context.Context
 }
 
-// fluxControllers are the identities of the controllers the suite runs.
-var fluxControllers = []string{"kustomize-controller", "helm-controller", "source-watcher"}
+// The identities the controllers run as. The fleet's kustomize-controller
+// is the one of `flux bootstrap` (flux-system), the identity the guard admits
+// by default; helm-controller and source-watcher are Cozystack's own Flux,
+// which runs them in one Deployment with one service account, cozy-fluxcd/flux
+// (the guard's default platform identity).
+var (
+	kustomizeControllerSA = harness.ServiceAccount("flux-system", "kustomize-controller")
+	cozystackFluxSA       = harness.ServiceAccount("cozy-fluxcd", "flux")
+	fluxIdentities        = []string{kustomizeControllerSA, cozystackFluxSA}
+)
 
 func TestControlPlane(t *testing.T) {
 	b := binsFromEnv(t)
@@ -77,16 +85,11 @@ func TestControlPlane(t *testing.T) {
 	e.etcd = harness.StartEtcd(t, b.etcd, e.dir)
 	e.mgmt = harness.StartAPIServer(t, harness.APIServerOptions{
 		Name: "management", Bin: b.apiserver, Etcd: e.etcd, Dir: e.dir,
-		Users: harness.FluxUsers(fluxControllers...),
+		Users: harness.ServiceAccountUsers(fluxIdentities...),
 	})
 	e.admin = harness.MustClient(t, e.mgmt, harness.Admin, e.mgmt.Config(harness.Admin))
-	e.kc = harness.MustClient(t, e.mgmt, harness.ServiceAccount("kustomize-controller"),
-		e.mgmt.Config(harness.ServiceAccount("kustomize-controller")))
-	var users []string
-	for _, c := range fluxControllers {
-		users = append(users, harness.ServiceAccount(c))
-	}
-	if err := harness.GrantClusterAdmin(ctx, e.admin, users...); err != nil {
+	e.kc = harness.MustClient(t, e.mgmt, kustomizeControllerSA, e.mgmt.Config(kustomizeControllerSA))
+	if err := harness.GrantClusterAdmin(ctx, e.admin, fluxIdentities...); err != nil {
 		t.Fatal(err)
 	}
 	e.namespaces("flux-system", "cozy-system")
@@ -139,14 +142,14 @@ func (e *env) applyCRDs() {
 func (e *env) startFlux() {
 	e.t.Helper()
 	e.procs = append(e.procs,
-		harness.StartSourceWatcher(e.t, e.mgmt, e.dir, e.bins.sourceWatcher),
+		harness.StartSourceWatcher(e.t, e.mgmt, e.dir, e.bins.sourceWatcher, cozystackFluxSA),
 		harness.StartController(e.t, e.mgmt, e.dir, harness.ControllerOptions{
-			Name: "kustomize-controller", Bin: e.bins.kustomizeController, Identity: "kustomize-controller",
+			Name: "kustomize-controller", Bin: e.bins.kustomizeController, Identity: kustomizeControllerSA,
 			Args: []string{"--watch-label-selector=!sharding.fluxcd.io/key", "--requeue-dependency=2s",
 				"--min-retry-delay=500ms", "--max-retry-delay=5s", "--no-remote-bases=true"},
 		}),
 		harness.StartController(e.t, e.mgmt, e.dir, harness.ControllerOptions{
-			Name: "helm-controller", Bin: e.bins.helmController, Identity: "helm-controller",
+			Name: "helm-controller", Bin: e.bins.helmController, Identity: cozystackFluxSA,
 			Args: []string{"--feature-gates=ExternalArtifact=true", "--requeue-dependency=2s",
 				"--min-retry-delay=500ms", "--max-retry-delay=5s"},
 		}),

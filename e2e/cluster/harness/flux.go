@@ -5,25 +5,28 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// FluxNamespace is where Flux's controllers run and whose service accounts
-// name them.
+// FluxNamespace is where the fleet's Flux runs (flux bootstrap's
+// namespace), and its sources and root Kustomization live.
 const FluxNamespace = "flux-system"
 
-// ServiceAccount is the user name of a Flux controller's service account.
-func ServiceAccount(controller string) string {
-	return "system:serviceaccount:" + FluxNamespace + ":" + controller
+// ServiceAccount is the user name of a service account.
+func ServiceAccount(namespace, name string) string {
+	return "system:serviceaccount:" + namespace + ":" + name
 }
 
-// FluxUsers are the identities of Flux's controllers, for APIServerOptions.
-func FluxUsers(controllers ...string) []User {
+// ServiceAccountUsers are users named like service accounts, in the groups
+// the API server gives service accounts, for APIServerOptions.
+func ServiceAccountUsers(names ...string) []User {
 	var out []User
-	for _, c := range controllers {
-		out = append(out, User{Name: ServiceAccount(c), Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + FluxNamespace}})
+	for _, n := range names {
+		ns := strings.Split(n, ":")[2]
+		out = append(out, User{Name: n, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns}})
 	}
 	return out
 }
@@ -60,7 +63,7 @@ func sanitize(s string) string {
 type ControllerOptions struct {
 	Name string // process name, e.g. kustomize-controller-shard1
 	Bin  string
-	// Identity is the controller whose service account it runs as.
+	// Identity is the user name it runs as (a service account's).
 	Identity string
 	Args     []string
 }
@@ -69,7 +72,7 @@ type ControllerOptions struct {
 // probes on free loopback ports and no leader election.
 func StartController(t testing.TB, s *APIServer, dir string, o ControllerOptions) *Process {
 	t.Helper()
-	kubeconfig := s.KubeconfigFile(t, ServiceAccount(o.Identity))
+	kubeconfig := s.KubeconfigFile(t, o.Identity)
 	args := append([]string{
 		"--metrics-addr=" + LoopbackAddr(t),
 		"--health-addr=" + LoopbackAddr(t),
@@ -82,7 +85,7 @@ func StartController(t testing.TB, s *APIServer, dir string, o ControllerOptions
 // StartSourceWatcher runs source-watcher with its artifact storage in dir
 // and served on 127.0.0.1, advertised there so that helm-controller fetches
 // from it directly.
-func StartSourceWatcher(t testing.TB, s *APIServer, dir, bin string) *Process {
+func StartSourceWatcher(t testing.TB, s *APIServer, dir, bin, identity string) *Process {
 	t.Helper()
 	storage := filepath.Join(dir, "source-watcher-storage")
 	if err := os.MkdirAll(storage, 0o755); err != nil {
@@ -90,7 +93,7 @@ func StartSourceWatcher(t testing.TB, s *APIServer, dir, bin string) *Process {
 	}
 	addr := LoopbackAddr(t)
 	return StartController(t, s, dir, ControllerOptions{
-		Name: "source-watcher", Bin: bin, Identity: "source-watcher",
+		Name: "source-watcher", Bin: bin, Identity: identity,
 		Args: []string{"--storage-path=" + storage, "--storage-addr=" + addr, "--storage-adv-addr=" + addr},
 	})
 }
