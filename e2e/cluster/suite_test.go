@@ -115,8 +115,12 @@ func (e *env) applyCRDs() {
 		e.t.Fatalf("no CRDs in %s/crds: %v", sharedDir, err)
 	}
 	have := map[string]bool{}
-	for _, f := range shared {
-		have[filepath.Base(f)] = true
+	objs, err := harness.DecodeFiles(shared...)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, o := range objs {
+		have[o.GetName()] = true
 	}
 	files := shared
 	scDir := filepath.Join(e.bins.sourceControllerDir, "config", "crd", "bases")
@@ -125,7 +129,11 @@ func (e *env) applyCRDs() {
 		e.t.Fatalf("no CRDs in %s: %v", scDir, err)
 	}
 	for _, f := range sc {
-		if !have[filepath.Base(f)] {
+		objs, err := harness.DecodeFiles(f)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if len(objs) == 1 && !have[objs[0].GetName()] {
 			files = append(files, f)
 		}
 	}
