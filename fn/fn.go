@@ -43,6 +43,9 @@ func (r *Refusal) Error() string { return r.Problems.Error() }
 // A panic is a bug of this function, never the user's mistake: it is turned
 // into a refusal that says so, rather than a Go stack trace, and no item is
 // written.
+//
+// Warnings (render.Warnings) are set as results of severity warning beside
+// the items, and Process returns nil: they never change the exit status.
 func (p Processor) Process(rl *framework.ResourceList) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -155,10 +158,11 @@ func (p Processor) run(rl *framework.ResourceList) ([]*yaml.RNode, api.Problems)
 	if len(problems) > 0 {
 		return nil, problems
 	}
-	objs, problems := render.Run(cfg, objects)
+	f, objs, problems := render.RunFleet(cfg, objects)
 	if len(problems) > 0 {
 		return nil, problems
 	}
+	rl.Results = WarningResults(render.Warnings(f))
 	items := make([]*yaml.RNode, 0, len(objs))
 	for _, o := range objs {
 		rn := yaml.NewRNode(o.Node)
@@ -190,9 +194,22 @@ func originOf(n *yaml.RNode) api.Origin {
 
 // Results turns problems into KRM results of severity error.
 func Results(problems api.Problems) framework.Results {
+	return results(problems, framework.Error)
+}
+
+// WarningResults turns warnings (render.Warnings) into KRM results of
+// severity warning, which kpt and kustomize show without failing the run.
+func WarningResults(warnings api.Problems) framework.Results {
+	if len(warnings) == 0 {
+		return nil
+	}
+	return results(warnings, framework.Warning)
+}
+
+func results(problems api.Problems, severity framework.Severity) framework.Results {
 	out := make(framework.Results, 0, len(problems))
 	for _, p := range problems {
-		r := &framework.Result{Message: p.Message, Severity: framework.Error}
+		r := &framework.Result{Message: p.Message, Severity: severity}
 		if p.Object != (api.ObjectRef{}) {
 			r.ResourceRef = &yaml.ResourceIdentifier{
 				TypeMeta: yaml.TypeMeta{APIVersion: p.Object.APIVersion, Kind: p.Object.Kind},

@@ -135,11 +135,12 @@ func TestRealDefinitionsValidateAgainstCRDs(t *testing.T) {
 			if tc.delivery == api.Direct && kinds["ArtifactGenerator"] != 1 {
 				t.Errorf("expected one ArtifactGenerator, got %v", kinds)
 			}
-			// Three tenants have a ComputePlane: each gets its hardening
-			// under delivery: Direct, none under Platform.
-			wantHardening := map[api.Delivery]int{api.Direct: 3, api.Platform: 0}[tc.delivery]
-			if kinds["CiliumNetworkPolicy"] != wantHardening || kinds["ConfigMap"] != wantHardening {
-				t.Errorf("expected %d egress policies and admission ConfigMaps, got %v", wantHardening, kinds)
+			// Three tenants have a ComputePlane: each gets its egress policy
+			// under both deliveries, its Pod Security ConfigMap under
+			// delivery: Direct only.
+			wantAdmission := map[api.Delivery]int{api.Direct: 3, api.Platform: 0}[tc.delivery]
+			if kinds["CiliumNetworkPolicy"] != 3 || kinds["ConfigMap"] != wantAdmission {
+				t.Errorf("expected 3 egress policies and %d admission ConfigMaps, got %v", wantAdmission, kinds)
 			}
 		})
 	}

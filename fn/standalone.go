@@ -46,6 +46,9 @@ type Run struct {
 	Config  *api.Config
 	Fleet   *fleet.Fleet
 	Objects []render.Object
+	// Warnings are what a person should know without the run being
+	// refused (render.Warnings); the CLI prints them on stderr.
+	Warnings api.Problems
 }
 
 // StandaloneRun is Standalone that returns the whole run, built for fleets
@@ -65,7 +68,7 @@ func StandaloneRun(dir, configPath string, args []string) (*Run, api.Problems) {
 	if len(problems) > 0 {
 		return nil, Capped(problems)
 	}
-	return &Run{Config: cfg, Fleet: f, Objects: objs}, nil
+	return &Run{Config: cfg, Fleet: f, Objects: objs, Warnings: render.Warnings(f)}, nil
 }
 
 // ReadInputs is the reading half of Standalone: the config, and the objects

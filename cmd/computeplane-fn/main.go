@@ -130,6 +130,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	}
 	report := summary.Report{Problems: problems, Dir: *outputDir, Check: *check}
 	status := 0
+	if r != nil {
+		// Warnings never change the exit status.
+		for _, w := range r.Warnings {
+			fmt.Fprintf(stderr, "computeplane-fn: warning: %s\n", w.Error())
+		}
+	}
 	switch {
 	case len(problems) > 0:
 		fmt.Fprintln(stderr, problems.Error())

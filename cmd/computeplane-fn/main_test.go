@@ -318,3 +318,18 @@ func TestFleetRepoUnits(t *testing.T) {
 		}
 	}
 }
+
+// TestPlatformWarningOnStderr: under delivery: Platform the CLI renders,
+// exits 0 and says on stderr, per tenant with a ComputePlane, that it runs
+// without Pod Security.
+func TestPlatformWarningOnStderr(t *testing.T) {
+	dir := "../../fixtures/platform-delivery/"
+	r := cli(t, dir+"config.yaml", dir+"input-apps.yaml", dir+"input-defs.yaml", dir+"input-tenants.yaml")
+	if r.code != 0 || !strings.Contains(r.stdout, "kind: CiliumNetworkPolicy") {
+		t.Fatalf("%+v", r)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], "computeplane-fn: warning: ") || !strings.Contains(lines[0], "Tenant tenant-root/acme") || !strings.Contains(lines[0], "Pod Security") {
+		t.Errorf("stderr:\n%s\nwant one warning naming Tenant tenant-root/acme and Pod Security", r.stderr)
+	}
+}

@@ -2,7 +2,16 @@
 // one endpoint open a connection to another, the way the Cilium agent
 // decides it, for the part of the policy language that computeplane-fn
 // writes and that Cozystack's tenant baseline uses: egress and egressDeny
-// rules with toEndpoints and toEntities, and enableDefaultDeny.
+// rules with toEndpoints and toEntities, narrowed or not by toPorts (numeric
+// ports, endPort ranges, TCP, UDP, SCTP or ANY), and enableDefaultDeny.
+//
+// It is an imitation, written for the tests because the Cilium agent cannot
+// run here: it decides from the policy text as Cilium's policy repository
+// resolves it (deny before allow, whatever the specificity; a rule without
+// toPorts covers every protocol and port, ICMP included; port 0 is every
+// port), not from the BPF policy map the datapath looks up. A [Flow] is the
+// destination port as the destination pod sees it, after Service
+// translation, which is what Cilium's policy sees.
 //
 // An [Endpoint] is a pod (namespace, pod labels, namespace labels) or a
 // reserved entity such as kube-apiserver or world. Its identity is what
@@ -22,8 +31,8 @@
 // allow); otherwise, when any of them puts the source in default-deny, an
 // allow rule must match; otherwise it is allowed.
 //
-// [Parse] refuses what the evaluator does not model (ports, CIDRs, FQDNs,
-// services, node selectors...) and what Cilium itself refuses (a rule that
+// [Parse] refuses what the evaluator does not model (named ports, other
+// protocols, L7 rules, icmps, CIDRs, FQDNs, services, node selectors...) and what Cilium itself refuses (a rule that
 // combines kinds of peer, malformed selector requirements), so that a test
 // never passes on a field that was silently ignored.
 package ciliumeval

@@ -17,17 +17,19 @@ type Policy struct {
 	egressDeny        []peers
 }
 
-// peers is one egress or egressDeny rule: the endpoints it names.
+// peers is one egress or egressDeny rule: the endpoints it names and, when
+// it has toPorts, the ports it is narrowed to.
 type peers struct {
 	entities  []string
 	endpoints []selector
+	ports     []portRange
 }
 
 // the fields of a rule this package models, and the ones Cilium accepts but
 // it does not.
 var (
 	peerFields        = []string{"toEndpoints", "toEntities"}
-	unsupportedFields = []string{"toCIDR", "toCIDRSet", "toFQDNs", "toGroups", "toNodes", "toPorts", "toRequires", "toServices", "icmps", "authentication"}
+	unsupportedFields = []string{"toCIDR", "toCIDRSet", "toFQDNs", "toGroups", "toNodes", "toRequires", "toServices", "icmps", "authentication"}
 )
 
 // Parse reads a policy decoded from YAML or JSON. It refuses fields it does
@@ -104,6 +106,7 @@ func (p *Policy) parseRules(v any, path string) ([]peers, error) {
 			switch {
 			case slices.Contains(peerFields, k):
 				set = append(set, k)
+			case k == "toPorts":
 			case slices.Contains(unsupportedFields, k):
 				return nil, fmt.Errorf("%s.%s: not modelled", rp, k)
 			default:
@@ -115,6 +118,17 @@ func (p *Policy) parseRules(v any, path string) ([]peers, error) {
 			return nil, fmt.Errorf("%s: combining %s and %s is not supported by Cilium", rp, set[0], set[1])
 		}
 		var r peers
+		if tp, ok := rule["toPorts"]; ok {
+			ports, err := parsePorts(tp, rp+".toPorts")
+			if err != nil {
+				return nil, err
+			}
+			if len(ports) == 0 {
+				// toPorts: [] narrows to nothing Cilium can match.
+				return nil, fmt.Errorf("%s.toPorts: an empty list is not modelled", rp)
+			}
+			r.ports = ports
+		}
 		if ents, ok := rule["toEntities"].([]any); ok {
 			for _, e := range ents {
 				s, _ := e.(string)
@@ -160,13 +174,17 @@ func (p *Policy) Selects(e Endpoint) bool {
 	return e.Entity == "" && p.subject.matches(e.identity())
 }
 
-func (r peers) matches(dst Endpoint) bool {
+// matches reports whether the rule covers a flow to dst, whose identity
+// labels are id.
+func (r peers) matches(dst Endpoint, id []label, f Flow) bool {
+	if len(r.ports) > 0 && !slices.ContainsFunc(r.ports, func(p portRange) bool { return p.matches(f) }) {
+		return false
+	}
 	for _, e := range r.entities {
 		if entityMatches(e, dst) {
 			return true
 		}
 	}
-	id := dst.identity()
 	return slices.ContainsFunc(r.endpoints, func(s selector) bool { return s.matches(id) })
 }
 
@@ -177,17 +195,20 @@ type Verdict struct {
 	Reason string
 }
 
-// Egress decides whether src may open a connection to dst under policies.
-func Egress(policies []*Policy, src, dst Endpoint) Verdict {
+// Egress decides whether src may open a connection of flow f to dst under
+// policies. A rule without toPorts matches every protocol and port, ICMP
+// included; one with toPorts only its ports.
+func Egress(policies []*Policy, src, dst Endpoint, f Flow) Verdict {
 	var selecting []*Policy
 	for _, p := range policies {
 		if p.Selects(src) {
 			selecting = append(selecting, p)
 		}
 	}
+	id := dst.identity()
 	for _, p := range selecting {
 		for i, r := range p.egressDeny {
-			if r.matches(dst) {
+			if r.matches(dst, id, f) {
 				return Verdict{false, fmt.Sprintf("denied by %s egressDeny[%d]", p.Name, i)}
 			}
 		}
@@ -196,7 +217,7 @@ func Egress(policies []*Policy, src, dst Endpoint) Verdict {
 	for _, p := range selecting {
 		defaultDeny = defaultDeny || p.defaultDenyEgress
 		for i, r := range p.egress {
-			if r.matches(dst) {
+			if r.matches(dst, id, f) {
 				return Verdict{true, fmt.Sprintf("allowed by %s egress[%d]", p.Name, i)}
 			}
 		}

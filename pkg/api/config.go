@@ -66,6 +66,19 @@ type ClusterConfig struct {
 	Knobs map[string]any
 	// PodSecurity is the level the cluster's API server enforces.
 	PodSecurity string
+	// Egress tunes the egress policy of the clusters' VMs (both
+	// deliveries).
+	Egress EgressConfig
+}
+
+// EgressConfig tunes the CiliumNetworkPolicy computeplane-egress.
+type EgressConfig struct {
+	// AllowAncestorIngress lifts the deny of the ingress pods
+	// (cozystack.io/service: ingress) of every ancestor tenant. Off by
+	// default: the management API can be published there with TLS
+	// passthrough, so an open ancestor ingress is a path from the VMs to
+	// the management API server.
+	AllowAncestorIngress bool
 }
 
 // RoutingConfig tunes the HelmReleases of routed apps.
@@ -145,7 +158,10 @@ func DecodeConfig(o Object) (*Config, Problems) {
 	}
 
 	cl := d.mapping(yamlnode.Get(spec, "cluster"), "spec.cluster")
-	d.keys(cl, "spec.cluster", "values", "knobs", "podSecurity")
+	d.keys(cl, "spec.cluster", "values", "knobs", "podSecurity", "egress")
+	eg := d.mapping(yamlnode.Get(cl, "egress"), "spec.cluster.egress")
+	d.keys(eg, "spec.cluster.egress", "allowAncestorIngress")
+	c.Cluster.Egress.AllowAncestorIngress = d.boolean(yamlnode.Get(eg, "allowAncestorIngress"), "spec.cluster.egress.allowAncestorIngress", false)
 	c.Cluster.PodSecurity = d.str(yamlnode.Get(cl, "podSecurity"), "spec.cluster.podSecurity")
 	switch c.Cluster.PodSecurity {
 	case "":
@@ -173,9 +189,14 @@ func DecodeConfig(o Object) (*Config, Problems) {
 	c.Fleet = d.decodeFleet(yamlnode.Get(spec, "fleet"))
 
 	if c.Delivery == Platform {
-		for _, f := range []string{"source", "cluster"} {
-			if yamlnode.Get(spec, f) != nil {
-				d.fail("spec."+f, "is only used with delivery: Direct; under delivery: Platform the computeplane module owns the source and the cluster")
+		// The egress policy is emitted under both deliveries; the rest of
+		// spec.cluster, and the source, belong to the platform's module.
+		if yamlnode.Get(spec, "source") != nil {
+			d.fail("spec.source", "is only used with delivery: Direct; under delivery: Platform the computeplane module owns the source and the cluster")
+		}
+		for _, f := range []string{"values", "knobs", "podSecurity"} {
+			if yamlnode.Get(cl, f) != nil {
+				d.fail("spec.cluster."+f, "is only used with delivery: Direct; under delivery: Platform the computeplane module owns the cluster (only spec.cluster.egress applies)")
 			}
 		}
 	}

@@ -101,9 +101,12 @@ func fixedValues(cfg *api.Config) (map[string]any, *Admission, api.Problems) {
 }
 
 // Values validates a tenant's knobs and merges the fixed values over them.
-// A knob outside the schema, one that touches a path the operator fixed, or
-// a top-level key starting with '_' (the platform's own values) is refused
-// with the path; fixed values are never silently overridden.
+// A knob outside the schema, one that touches a path the operator fixed, a
+// top-level key starting with '_' (the platform's own values), or the
+// enabled or valuesOverride of an addon whose namespace the cluster's Pod
+// Security configuration exempts (OperatorOnlyAddons, whatever the knob
+// schema says) is refused with the path; fixed values are never silently
+// overridden.
 // Node groups a tenant gives must leave the pinned ingress addon a node.
 func (p *ClusterPlan) Values(t *fleet.Tenant) (map[string]any, api.Problems) {
 	if t.Knobs == nil || len(t.Knobs.Values) == 0 {
@@ -141,6 +144,14 @@ func (p *ClusterPlan) Values(t *fleet.Tenant) (map[string]any, api.Problems) {
 			break
 		}
 	}
+	// Operator-only whatever the schema; a path the operator fixed is
+	// reported as such above, once.
+	for _, op := range operatorOnlyProblems(p.admission, k) {
+		if !reportedAt(reported, op.Field) {
+			reported[op.Field] = true
+			problems = append(problems, op)
+		}
+	}
 	if len(problems) > 0 {
 		return nil, problems
 	}
@@ -154,6 +165,20 @@ func (p *ClusterPlan) Values(t *fleet.Tenant) (map[string]any, api.Problems) {
 		return nil, api.Problems{api.Errorf(k.Ref, k.Origin, field, "%s", msg)}
 	}
 	return merged, nil
+}
+
+// reportedAt reports whether field, or a field above it, was reported.
+func reportedAt(reported map[string]bool, field string) bool {
+	for f := field; ; {
+		if reported[f] {
+			return true
+		}
+		i := strings.LastIndexAny(f, ".[")
+		if i <= 0 {
+			return false
+		}
+		f = f[:i]
+	}
 }
 
 // IngressRole is the node role that apps/kubernetes schedules the
@@ -254,9 +279,10 @@ func RenderCluster(f *fleet.Fleet, plan *ClusterPlan, t *fleet.Tenant) (Object, 
 	return tenantObject(t, n, hr.APIVersion, hr.Kind, hr.Name), nil
 }
 
-// tenantObject wraps an object generated for a tenant's ComputePlane.
+// tenantObject wraps an object generated for a tenant's ComputePlane: its
+// cluster or the cluster's hardening (Object.Cluster).
 func tenantObject(t *fleet.Tenant, n *yaml.Node, apiVersion, kind, name string) Object {
-	o := Object{Node: n, APIVersion: apiVersion, Kind: kind, Namespace: t.Namespace, Name: name, Generated: true, Tenant: t.Namespace}
+	o := Object{Node: n, APIVersion: apiVersion, Kind: kind, Namespace: t.Namespace, Name: name, Generated: true, Tenant: t.Namespace, Cluster: true}
 	if t.Object != nil {
 		o.From, o.Origin = t.Object.Ref, t.Object.Origin
 	} else {

@@ -2,6 +2,7 @@ package render
 
 import (
 	"slices"
+	"strconv"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -67,14 +68,72 @@ type ciliumDefaultDeny struct {
 }
 
 // ciliumEgressDeny is one egressDeny rule. Cilium refuses a rule that
-// combines kinds of peer, so each rule sets one of the two.
+// combines kinds of peer, so each rule sets one of the two; ToPorts narrows
+// a rule to those ports (Cilium's PortDenyRule).
 type ciliumEgressDeny struct {
 	ToEntities  []string               `json:"toEntities,omitempty"`
 	ToEndpoints []metav1.LabelSelector `json:"toEndpoints,omitempty"`
+	ToPorts     []ciliumPortDenyRule   `json:"toPorts,omitempty"`
 }
 
+// ciliumPortDenyRule is Cilium's PortDenyRule: a list of ports.
+type ciliumPortDenyRule struct {
+	Ports []ciliumPortProtocol `json:"ports"`
+}
+
+// ciliumPortProtocol is Cilium's PortProtocol: a port, or the range from
+// Port to EndPort, of one protocol.
+type ciliumPortProtocol struct {
+	Port     string `json:"port"`
+	EndPort  int32  `json:"endPort,omitempty"`
+	Protocol string `json:"protocol"`
+}
+
+// ControlPlanePort is a port of the Kamaji control-plane pods that the
+// cluster's VMs need, with where it comes from.
+type ControlPlanePort struct {
+	Port   int32
+	Name   string
+	Source string
+}
+
+// ControlPlanePorts are the TCP ports of a cluster's control-plane pods that
+// its VMs may reach; every other port and protocol of those pods is denied.
+// From Kamaji (clastix/kamaji) and apps/kubernetes (Cozystack at 3c780acd):
+//
+//   - 6443, the API server: kube-apiserver's --secure-port is the
+//     TenantControlPlane's spec.networkProfile.port, which Kamaji's API
+//     defaults to 6443 and apps/kubernetes leaves at its default (its Cilium
+//     and Talos settings dial <release>.<namespace>.svc:6443);
+//   - 8132, konnectivity: apps/kubernetes sets
+//     spec.addons.konnectivity.server.port: 8132, which Kamaji makes the
+//     konnectivity-server container's agent port (its admin and health
+//     ports, 8133 and 8134, are not for the agents and stay denied);
+//   - 50001, Talos trustd: apps/kubernetes adds the talos-csr-signer
+//     container to the control-plane pod, listening on 50001 and published
+//     on the cluster's Service; its Talos workers have their machine
+//     certificates signed there, without which the chart's reconcile Jobs
+//     cannot reach them.
+var ControlPlanePorts = []ControlPlanePort{
+	{6443, "kube-apiserver", "Kamaji TenantControlPlane spec.networkProfile.port (default 6443)"},
+	{8132, "konnectivity-server", "apps/kubernetes spec.addons.konnectivity.server.port"},
+	{50001, "talos-trustd", "apps/kubernetes talos-csr-signer container and Service port"},
+}
+
+// Port numbers and protocols of Cilium's port rules.
+const (
+	maxPort = 65535
+	// Cilium's port rules match these transport protocols; "ANY" means all
+	// three, and the rules below name each.
+	ProtocolTCP  = "TCP"
+	ProtocolUDP  = "UDP"
+	ProtocolSCTP = "SCTP"
+)
+
 // RenderEgress builds the CiliumNetworkPolicy computeplane-egress of a
-// tenant's ComputePlane. It selects the cluster's VM pods and denies them:
+// tenant's ComputePlane, for the cluster's release name (computeplane under
+// delivery: Direct, computeplane-cluster, the module's, under Platform). It
+// selects the cluster's VM pods and denies them:
 //
 //   - the management cluster's API server (entity kube-apiserver);
 //   - every endpoint in the tenant's namespace, except the cluster's own
@@ -82,34 +141,51 @@ type ciliumEgressDeny struct {
 //     each other over these pods' addresses) and the pods of the tenant's
 //     own apps annotated computeplane.dev/reachable-from-computeplane:
 //     "true", matched by both lineage labels, kind and name;
+//   - every port and protocol of the cluster's own control plane but the
+//     TCP ports of ControlPlanePorts;
 //   - every endpoint of every descendant tenant: the namespaces known from
 //     the inputs by name, and any other by the tenant.cozystack.io/<tenant>
 //     label Cozystack puts on descendant namespaces;
 //   - the etcd pods of every ancestor tenant, which the tenant baseline opens
-//     to every pod of a descendant tenant.
+//     to every pod of a descendant tenant;
+//   - the ingress pods (cozystack.io/service: ingress) of every ancestor
+//     tenant, unless the config's cluster.egress.allowAncestorIngress says
+//     otherwise: the management API can be published there with TLS
+//     passthrough.
 //
-// Cilium applies deny rules before allow rules and has no "except" on a
-// selector, so the exceptions are cut out of the deny selectors: the pods of
-// the namespace that are not exceptions are the union of one selector for the
-// pods whose kind label is none of the exposed kinds and, per exposed kind,
-// one for the pods of that kind whose name label is none of its exposed
-// names; both also require that the pod is not the cluster's control plane
-// nor one of its VMs. Cluster DNS lives in kube-system, which no rule names.
+// Cilium applies deny rules before allow rules and has no "except", on a
+// selector or on a port, so the exceptions are cut out of the deny rules:
+// the pods of the namespace that are not exceptions are the union of one
+// selector for the pods whose kind label is none of the exposed kinds and,
+// per exposed kind, one for the pods of that kind whose name label is none
+// of its exposed names; both also require that the pod is not the cluster's
+// control plane nor one of its VMs. The control plane is then denied by a
+// rule of its own on the complement of its open ports: TCP port ranges
+// (endPort) around them, and every UDP and SCTP port. Cluster DNS lives in
+// kube-system, which no rule names.
 //
 // Deny rules alone would, by Cilium's default, also switch the VMs to
 // default-deny egress and so cut them off from everything, DNS and the
 // internet included: enableDefaultDeny is off, leaving the allow side to the
 // tenant baseline.
 func RenderEgress(f *fleet.Fleet, t *fleet.Tenant) (Object, error) {
-	release := fleet.DirectClusterRelease
-	own := ownNamespaceSelectors(t, release)
+	release := f.ClusterRelease()
 	rules := []ciliumEgressDeny{
 		{ToEntities: []string{EntityKubeAPIServer}},
-		{ToEndpoints: own},
+		{ToEndpoints: ownNamespaceSelectors(t, release)},
+		{
+			ToEndpoints: []metav1.LabelSelector{{MatchLabels: map[string]string{PodNamespaceKey: t.Namespace, ControlPlaneLabel: release}}},
+			ToPorts:     []ciliumPortDenyRule{{Ports: controlPlaneClosedPorts()}},
+		},
 		{ToEndpoints: descendantSelectors(t)},
 	}
 	if etcd := ancestorEtcdSelectors(t); len(etcd) > 0 {
 		rules = append(rules, ciliumEgressDeny{ToEndpoints: etcd})
+	}
+	if !f.Config.Cluster.Egress.AllowAncestorIngress {
+		if ingress := ancestorIngressSelectors(t); len(ingress) > 0 {
+			rules = append(rules, ciliumEgressDeny{ToEndpoints: ingress})
+		}
 	}
 	policy := ciliumNetworkPolicy{
 		TypeMeta: metav1.TypeMeta{APIVersion: "cilium.io/v2", Kind: "CiliumNetworkPolicy"},
@@ -136,8 +212,38 @@ func RenderEgress(f *fleet.Fleet, t *fleet.Tenant) (Object, error) {
 	return tenantObject(t, n, policy.APIVersion, policy.Kind, policy.Name), nil
 }
 
+// controlPlaneClosedPorts is every port of the control-plane pods but the
+// open TCP ports: the TCP ranges between them, and all UDP and SCTP ports.
+// Port 0 is not a port a connection can use, and Cilium reads it as "every
+// port", so ranges start at 1.
+func controlPlaneClosedPorts() []ciliumPortProtocol {
+	open := make([]int32, len(ControlPlanePorts))
+	for i, p := range ControlPlanePorts {
+		open[i] = p.Port
+	}
+	slices.Sort(open)
+	var out []ciliumPortProtocol
+	from := int32(1)
+	for _, p := range append(open, maxPort+1) {
+		if p > from {
+			out = append(out, portRange(from, p-1, ProtocolTCP))
+		}
+		from = p + 1
+	}
+	return append(out, portRange(1, maxPort, ProtocolUDP), portRange(1, maxPort, ProtocolSCTP))
+}
+
+func portRange(from, to int32, protocol string) ciliumPortProtocol {
+	p := ciliumPortProtocol{Port: strconv.Itoa(int(from)), Protocol: protocol}
+	if to > from {
+		p.EndPort = to
+	}
+	return p
+}
+
 // ownNamespaceSelectors selects every pod of the tenant's namespace but the
-// exceptions: the cluster's control plane and VMs, and the exposed apps.
+// exceptions: the cluster's control plane (denied on its other ports by a
+// rule of its own) and VMs, and the exposed apps.
 func ownNamespaceSelectors(t *fleet.Tenant, release string) []metav1.LabelSelector {
 	notCluster := []metav1.LabelSelectorRequirement{
 		{Key: ControlPlaneLabel, Operator: metav1.LabelSelectorOpNotIn, Values: []string{release}},
@@ -224,4 +330,27 @@ func ancestorEtcdSelectors(t *fleet.Tenant) []metav1.LabelSelector {
 		{MatchLabels: map[string]string{EtcdInstanceLabel: EtcdValue}, MatchExpressions: slices.Clone(in)},
 		{MatchLabels: map[string]string{EtcdServiceLabel: EtcdValue}, MatchExpressions: slices.Clone(in)},
 	}
+}
+
+// IngressServiceLabel is the label, with IngressValue, of a tenant's ingress
+// pods, by which the tenant baseline opens an ancestor's ingress to every
+// descendant.
+const (
+	IngressServiceLabel = "cozystack.io/service"
+	IngressValue        = "ingress"
+)
+
+// ancestorIngressSelectors selects the ingress pods of every ancestor
+// tenant, one selector per ancestor namespace, sorted by namespace.
+func ancestorIngressSelectors(t *fleet.Tenant) []metav1.LabelSelector {
+	var namespaces []string
+	for _, a := range t.Ancestors() {
+		namespaces = append(namespaces, a.Namespace)
+	}
+	slices.Sort(namespaces)
+	out := make([]metav1.LabelSelector, len(namespaces))
+	for i, ns := range namespaces {
+		out[i] = metav1.LabelSelector{MatchLabels: map[string]string{IngressServiceLabel: IngressValue, PodNamespaceKey: ns}}
+	}
+	return out
 }

@@ -108,11 +108,20 @@ metadata: {name: db, namespace: tenant-beta, annotations: {computeplane.dev/reac
 // decoded values, by namespace.
 func renderPolicies(t *testing.T, fleetYAML string) map[string]map[string]any {
 	t.Helper()
+	return renderPoliciesWith(t, directConfig(), fleetYAML)
+}
+
+// directConfig is the default config under delivery: Direct.
+func directConfig() *api.Config {
+	return &api.Config{Delivery: api.Direct, Cluster: api.ClusterConfig{Values: api.DefaultClusterValues(), PodSecurity: api.PodSecurityRestricted}}
+}
+
+func renderPoliciesWith(t *testing.T, cfg *api.Config, fleetYAML string) map[string]map[string]any {
+	t.Helper()
 	objs, err := input.Decode([]byte(fleetYAML), "fleet.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := &api.Config{Delivery: api.Direct, Cluster: api.ClusterConfig{Values: api.DefaultClusterValues(), PodSecurity: api.PodSecurityRestricted}}
 	out, problems := render.Run(cfg, objs)
 	if len(problems) > 0 {
 		t.Fatalf("refused: %v", problems)
@@ -186,45 +195,64 @@ func TestEgressFlows(t *testing.T) {
 		return ciliumeval.Pod(ns, labels, nsLabels)
 	}
 
+	cp := pod("tenant-acme", acmeNS, map[string]string{render.ControlPlaneLabel: "computeplane", "kamaji.clastix.io/component": "deployment"})
+	tcp := func(port int) ciliumeval.Flow { return ciliumeval.Port(ciliumeval.TCP, port) }
+	https := tcp(443)
 	tests := []struct {
 		name  string
 		dst   ciliumeval.Endpoint
 		allow bool
+		flow  ciliumeval.Flow
 	}{
-		{"own control plane", pod("tenant-acme", acmeNS, map[string]string{render.ControlPlaneLabel: "computeplane", "kamaji.clastix.io/component": "deployment"}), true},
-		{"another VM of the same cluster (node-to-node traffic)", vm("tenant-acme", acmeNS), true},
-		{"another cluster's control plane in the same namespace", pod("tenant-acme", acmeNS, with(lineage("Kubernetes", "foo"), render.ControlPlaneLabel, "kubernetes-foo")), false},
-		{"another cluster's VM in the same namespace", pod("tenant-acme", acmeNS, with(lineage("Kubernetes", "foo"), render.ClusterNameLabel, "kubernetes-foo")), false},
-		{"exposed app", pod("tenant-acme", acmeNS, lineage("Postgres", "db")), true},
-		{"exposed app, pod with more labels", pod("tenant-acme", acmeNS, with(lineage("Postgres", "db"), "cnpg.io/instanceRole", "primary")), true},
-		{"unexposed app of an exposed kind", pod("tenant-acme", acmeNS, lineage("Postgres", "other")), false},
-		{"Redis named like the exposed Postgres", pod("tenant-acme", acmeNS, lineage("Redis", "db")), false},
-		{"app annotated \"false\"", pod("tenant-acme", acmeNS, lineage("Redis", "cache")), false},
-		{"pod with the exposed name and no kind", pod("tenant-acme", acmeNS, map[string]string{render.ApplicationNameLabel: "db"}), false},
-		{"pod with the exposed kind and no name", pod("tenant-acme", acmeNS, map[string]string{render.ApplicationKindLabel: "Postgres"}), false},
-		{"pod without lineage labels in the tenant namespace", pod("tenant-acme", acmeNS, map[string]string{"app": "operator"}), false},
-		{"routed app annotated reachable: its kind is not exposed here", pod("tenant-acme", acmeNS, lineage("JupyterHub", "lab")), false},
-		{"child tenant's app, exposed in the child", pod("tenant-acme-dev", devNS, lineage("Postgres", "db")), false},
-		{"child tenant's ComputePlane control plane (same label value)", pod("tenant-acme-dev", devNS, map[string]string{render.ControlPlaneLabel: "computeplane"}), false},
-		{"child tenant's ComputePlane VM", vm("tenant-acme-dev", devNS), false},
-		{"grandchild tenant's app", pod("tenant-acme-dev-qa", tenantNS("tenant-root", "tenant-acme", "tenant-acme-dev", "tenant-acme-dev-qa"), lineage("Postgres", "db")), false},
-		{"descendant not in the inputs (by its namespace label)", pod("tenant-acme-new", tenantNS("tenant-root", "tenant-acme", "tenant-acme-new"), lineage("Postgres", "db")), false},
-		{"cluster DNS", pod("kube-system", nil, map[string]string{"k8s-app": "kube-dns"}), true},
-		{"management API server", ciliumeval.Entity("kube-apiserver"), false},
-		{"ancestor etcd", pod("tenant-root", tenantNS("tenant-root"), map[string]string{"app.kubernetes.io/instance": "etcd", "cozystack.io/service": "etcd"}), false},
-		{"ancestor etcd by its instance label alone", pod("tenant-root", tenantNS("tenant-root"), map[string]string{"app.kubernetes.io/instance": "etcd"}), false},
-		{"ancestor etcd by its service label alone", pod("tenant-root", tenantNS("tenant-root"), map[string]string{"cozystack.io/service": "etcd"}), false},
+		{"own control plane: the API server", cp, true, tcp(6443)},
+		{"own control plane: konnectivity", cp, true, tcp(8132)},
+		{"own control plane: Talos trustd (talos-csr-signer)", cp, true, tcp(50001)},
+		{"own control plane: konnectivity admin port", cp, false, tcp(8133)},
+		{"own control plane: konnectivity health port", cp, false, tcp(8134)},
+		{"own control plane: kine/etcd port", cp, false, tcp(2379)},
+		{"own control plane: kubelet-like port", cp, false, tcp(10250)},
+		{"own control plane: 443", cp, false, https},
+		{"own control plane: below the API server", cp, false, tcp(6442)},
+		{"own control plane: above the API server", cp, false, tcp(6444)},
+		{"own control plane: port 1", cp, false, tcp(1)},
+		{"own control plane: port 65535", cp, false, tcp(65535)},
+		{"own control plane: API server port over UDP", cp, false, ciliumeval.Port(ciliumeval.UDP, 6443)},
+		{"own control plane: konnectivity over SCTP", cp, false, ciliumeval.Port(ciliumeval.SCTP, 8132)},
+		{"another VM of the same cluster (node-to-node traffic)", vm("tenant-acme", acmeNS), true, https},
+		{"another cluster's control plane in the same namespace", pod("tenant-acme", acmeNS, with(lineage("Kubernetes", "foo"), render.ControlPlaneLabel, "kubernetes-foo")), false, https},
+		{"another cluster's VM in the same namespace", pod("tenant-acme", acmeNS, with(lineage("Kubernetes", "foo"), render.ClusterNameLabel, "kubernetes-foo")), false, https},
+		{"exposed app", pod("tenant-acme", acmeNS, lineage("Postgres", "db")), true, https},
+		{"exposed app, pod with more labels", pod("tenant-acme", acmeNS, with(lineage("Postgres", "db"), "cnpg.io/instanceRole", "primary")), true, https},
+		{"unexposed app of an exposed kind", pod("tenant-acme", acmeNS, lineage("Postgres", "other")), false, https},
+		{"Redis named like the exposed Postgres", pod("tenant-acme", acmeNS, lineage("Redis", "db")), false, https},
+		{"app annotated \"false\"", pod("tenant-acme", acmeNS, lineage("Redis", "cache")), false, https},
+		{"pod with the exposed name and no kind", pod("tenant-acme", acmeNS, map[string]string{render.ApplicationNameLabel: "db"}), false, https},
+		{"pod with the exposed kind and no name", pod("tenant-acme", acmeNS, map[string]string{render.ApplicationKindLabel: "Postgres"}), false, https},
+		{"pod without lineage labels in the tenant namespace", pod("tenant-acme", acmeNS, map[string]string{"app": "operator"}), false, https},
+		{"routed app annotated reachable: its kind is not exposed here", pod("tenant-acme", acmeNS, lineage("JupyterHub", "lab")), false, https},
+		{"child tenant's app, exposed in the child", pod("tenant-acme-dev", devNS, lineage("Postgres", "db")), false, https},
+		{"child tenant's ComputePlane control plane (same label value)", pod("tenant-acme-dev", devNS, map[string]string{render.ControlPlaneLabel: "computeplane"}), false, https},
+		{"child tenant's ComputePlane VM", vm("tenant-acme-dev", devNS), false, https},
+		{"grandchild tenant's app", pod("tenant-acme-dev-qa", tenantNS("tenant-root", "tenant-acme", "tenant-acme-dev", "tenant-acme-dev-qa"), lineage("Postgres", "db")), false, https},
+		{"descendant not in the inputs (by its namespace label)", pod("tenant-acme-new", tenantNS("tenant-root", "tenant-acme", "tenant-acme-new"), lineage("Postgres", "db")), false, https},
+		{"cluster DNS", pod("kube-system", nil, map[string]string{"k8s-app": "kube-dns"}), true, https},
+		{"management API server", ciliumeval.Entity("kube-apiserver"), false, https},
+		{"ancestor etcd", pod("tenant-root", tenantNS("tenant-root"), map[string]string{"app.kubernetes.io/instance": "etcd", "cozystack.io/service": "etcd"}), false, https},
+		{"ancestor etcd by its instance label alone", pod("tenant-root", tenantNS("tenant-root"), map[string]string{"app.kubernetes.io/instance": "etcd"}), false, https},
+		{"ancestor etcd by its service label alone", pod("tenant-root", tenantNS("tenant-root"), map[string]string{"cozystack.io/service": "etcd"}), false, https},
+		{"ancestor ingress", pod("tenant-root", tenantNS("tenant-root"), map[string]string{"cozystack.io/service": "ingress"}), false, https},
+		{"ancestor ingress, plain HTTP", pod("tenant-root", tenantNS("tenant-root"), map[string]string{"cozystack.io/service": "ingress", "app.kubernetes.io/name": "ingress-nginx"}), false, tcp(80)},
+		{"cluster DNS over UDP", pod("kube-system", nil, map[string]string{"k8s-app": "kube-dns"}), true, ciliumeval.Port(ciliumeval.UDP, 53)},
 		// Not this policy's business: the tenant baseline decides these
 		// (TestEgressWithTenantBaseline).
-		{"ancestor ingress", pod("tenant-root", tenantNS("tenant-root"), map[string]string{"cozystack.io/service": "ingress"}), true},
-		{"another tenant's exposed app", pod("tenant-beta", tenantNS("tenant-root", "tenant-beta"), lineage("Postgres", "db")), true},
-		{"the internet", ciliumeval.Entity("world"), true},
+		{"another tenant's exposed app", pod("tenant-beta", tenantNS("tenant-root", "tenant-beta"), lineage("Postgres", "db")), true, https},
+		{"the internet", ciliumeval.Entity("world"), true, https},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := ciliumeval.Egress([]*ciliumeval.Policy{policy}, src, tt.dst)
+			got := ciliumeval.Egress([]*ciliumeval.Policy{policy}, src, tt.dst, tt.flow)
 			if got.Allowed != tt.allow {
-				t.Errorf("%v -> %v: %s; want allowed=%t", src, tt.dst, got.Reason, tt.allow)
+				t.Errorf("%v -> %v %v: %s; want allowed=%t", src, tt.dst, tt.flow, got.Reason, tt.allow)
 			}
 		})
 	}
@@ -247,8 +275,9 @@ func TestEgressFlows(t *testing.T) {
 
 // TestEgressExposureIsExact enumerates pods of the tenant namespace over
 // every combination of the labels that matter and checks that exactly the
-// exceptions are reachable: the cluster's own control plane and VMs, and
-// the exposed apps by kind AND name, whatever else the pod carries.
+// exceptions are reachable: the cluster's own control plane (on its ports)
+// and VMs, and the exposed apps by kind AND name, whatever else the pod
+// carries.
 func TestEgressExposureIsExact(t *testing.T) {
 	fleet := egressFleet + `---
 apiVersion: apps.cozystack.io/v1alpha1
@@ -277,10 +306,17 @@ metadata: {name: queue, namespace: tenant-acme, annotations: {computeplane.dev/r
 						}
 					}
 					dst := ciliumeval.Pod("tenant-acme", labels, nsLabels)
-					want := cp == "computeplane" || cluster == "computeplane" || exposed[[2]string{kind, name}]
-					got := ciliumeval.Egress([]*ciliumeval.Policy{policy}, src, dst)
-					if got.Allowed != want {
-						t.Errorf("%v: %s; want allowed=%t", dst, got.Reason, want)
+					for _, flow := range []ciliumeval.Flow{ciliumeval.Port(ciliumeval.TCP, 6443), ciliumeval.Port(ciliumeval.TCP, 5432)} {
+						// The control plane is open on its own ports only,
+						// whatever else the pod carries.
+						want := cluster == "computeplane" || exposed[[2]string{kind, name}]
+						if cp == "computeplane" {
+							want = flow.Port == 6443
+						}
+						got := ciliumeval.Egress([]*ciliumeval.Policy{policy}, src, dst, flow)
+						if got.Allowed != want {
+							t.Errorf("%v %v: %s; want allowed=%t", dst, flow, got.Reason, want)
+						}
 					}
 					count++
 				}
@@ -307,27 +343,33 @@ func TestEgressWithTenantBaseline(t *testing.T) {
 	}
 	acmeNS := tenantNS("tenant-root", "tenant-acme")
 	src := vm("tenant-acme", acmeNS)
+	https := ciliumeval.Port(ciliumeval.TCP, 443)
+	cp := ciliumeval.Pod("tenant-acme", map[string]string{render.ControlPlaneLabel: "computeplane"}, acmeNS)
 	tests := []struct {
 		name  string
 		dst   ciliumeval.Endpoint
 		allow bool
+		flow  ciliumeval.Flow
 	}{
-		{"exposed app", ciliumeval.Pod("tenant-acme", lineage("Postgres", "db"), acmeNS), true},
-		{"unexposed app: the baseline allows, the ComputePlane policy denies", ciliumeval.Pod("tenant-acme", lineage("Postgres", "other"), acmeNS), false},
-		{"own control plane", ciliumeval.Pod("tenant-acme", map[string]string{render.ControlPlaneLabel: "computeplane"}, acmeNS), true},
-		{"child tenant: the baseline allows, the ComputePlane policy denies", ciliumeval.Pod("tenant-acme-dev", lineage("Postgres", "db"), tenantNS("tenant-root", "tenant-acme", "tenant-acme-dev")), false},
-		{"ancestor etcd: the baseline allows, the ComputePlane policy denies", ciliumeval.Pod("tenant-root", map[string]string{"app.kubernetes.io/instance": "etcd", "cozystack.io/service": "etcd"}, tenantNS("tenant-root")), false},
-		{"ancestor ingress", ciliumeval.Pod("tenant-root", map[string]string{"cozystack.io/service": "ingress"}, tenantNS("tenant-root")), true},
-		{"another tenant: the baseline denies", ciliumeval.Pod("tenant-beta", lineage("Postgres", "db"), tenantNS("tenant-root", "tenant-beta")), false},
-		{"cluster DNS", ciliumeval.Pod("kube-system", map[string]string{"k8s-app": "kube-dns"}, nil), true},
-		{"management API server", ciliumeval.Entity("kube-apiserver"), false},
-		{"the internet", ciliumeval.Entity("world"), true},
+		{"exposed app", ciliumeval.Pod("tenant-acme", lineage("Postgres", "db"), acmeNS), true, https},
+		{"unexposed app: the baseline allows, the ComputePlane policy denies", ciliumeval.Pod("tenant-acme", lineage("Postgres", "other"), acmeNS), false, https},
+		{"own control plane: the API server", cp, true, ciliumeval.Port(ciliumeval.TCP, 6443)},
+		{"own control plane: konnectivity", cp, true, ciliumeval.Port(ciliumeval.TCP, 8132)},
+		{"own control plane, another port: the baseline allows, the ComputePlane policy denies", cp, false, ciliumeval.Port(ciliumeval.TCP, 8133)},
+		{"child tenant: the baseline allows, the ComputePlane policy denies", ciliumeval.Pod("tenant-acme-dev", lineage("Postgres", "db"), tenantNS("tenant-root", "tenant-acme", "tenant-acme-dev")), false, https},
+		{"ancestor etcd: the baseline allows, the ComputePlane policy denies", ciliumeval.Pod("tenant-root", map[string]string{"app.kubernetes.io/instance": "etcd", "cozystack.io/service": "etcd"}, tenantNS("tenant-root")), false, https},
+		{"ancestor ingress: the baseline allows, the ComputePlane policy denies", ciliumeval.Pod("tenant-root", map[string]string{"cozystack.io/service": "ingress"}, tenantNS("tenant-root")), false, https},
+		{"ancestor vminsert: open by design", ciliumeval.Pod("tenant-root", map[string]string{"app.kubernetes.io/name": "vminsert"}, tenantNS("tenant-root")), true, ciliumeval.Port(ciliumeval.TCP, 8480)},
+		{"another tenant: the baseline denies", ciliumeval.Pod("tenant-beta", lineage("Postgres", "db"), tenantNS("tenant-root", "tenant-beta")), false, https},
+		{"cluster DNS", ciliumeval.Pod("kube-system", map[string]string{"k8s-app": "kube-dns"}, nil), true, ciliumeval.Port(ciliumeval.UDP, 53)},
+		{"management API server", ciliumeval.Entity("kube-apiserver"), false, https},
+		{"the internet", ciliumeval.Entity("world"), true, https},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := ciliumeval.Egress(policies, src, tt.dst)
+			got := ciliumeval.Egress(policies, src, tt.dst, tt.flow)
 			if got.Allowed != tt.allow {
-				t.Errorf("%v -> %v: %s; want allowed=%t", src, tt.dst, got.Reason, tt.allow)
+				t.Errorf("%v -> %v %v: %s; want allowed=%t", src, tt.dst, tt.flow, got.Reason, tt.allow)
 			}
 		})
 	}
@@ -405,8 +447,8 @@ spec: {computeplane: true}
 		t.Errorf("got egress policies in %d namespaces, want 4 (one per ComputePlane)", len(policies))
 	}
 	rules := policies["tenant-root"]["spec"].(map[string]any)["egressDeny"].([]any)
-	if got := fmt.Sprint(rules); strings.Contains(got, "etcd") {
-		t.Errorf("the root tenant has no ancestors, yet its policy names etcd: %s", got)
+	if got := fmt.Sprint(rules); strings.Contains(got, "etcd") || strings.Contains(got, "ingress") {
+		t.Errorf("the root tenant has no ancestors, yet its policy names etcd or ingress: %s", got)
 	}
 	root := parsePolicy(t, policies["tenant-root"])
 	src := vm("tenant-root", tenantNS("tenant-root"))
@@ -414,7 +456,7 @@ spec: {computeplane: true}
 		ciliumeval.Pod("tenant-beta", lineage("Postgres", "db"), tenantNS("tenant-root", "tenant-beta")),
 		ciliumeval.Pod("tenant-root", map[string]string{"cozystack.io/service": "etcd"}, tenantNS("tenant-root")),
 	} {
-		if v := ciliumeval.Egress([]*ciliumeval.Policy{root}, src, dst); v.Allowed {
+		if v := ciliumeval.Egress([]*ciliumeval.Policy{root}, src, dst, ciliumeval.Port(ciliumeval.TCP, 5432)); v.Allowed {
 			t.Errorf("root ComputePlane -> %v: %s; every tenant is a descendant of root and root's own pods are not exposed", dst, v.Reason)
 		}
 	}

@@ -37,6 +37,12 @@ type Object struct {
 	// Tenant is the namespace of the tenant the object belongs to; empty for
 	// platform objects and objects that pass through.
 	Tenant string
+	// Cluster marks a tenant's ComputePlane cluster and its hardening: the
+	// cluster HelmRelease, the Pod Security ConfigMap and the egress
+	// policy. They are applied together or not at all, so a fleet laid out
+	// in Flux units keeps them in their namespace's base unit whatever the
+	// split (package units): a cluster never runs before its fence.
+	Cluster bool
 	// Values, when set, is the encoded value that replaces the node of
 	// yamlnode.Placeholder in Node (spec.values of an app release) when the
 	// object is written.

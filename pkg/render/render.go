@@ -83,6 +83,24 @@ func render(f *fleet.Fleet, lazy bool) ([]Object, api.Problems) {
 	if p, over := predictCopies(f); over {
 		return nil, api.Problems{p}
 	}
+	if f.Config.Delivery == api.Platform {
+		// The module provisions the cluster; the egress policy of its VMs
+		// is still this function's.
+		for _, t := range f.SortedTenants() {
+			if !t.ComputePlane {
+				continue
+			}
+			o, err := RenderEgress(f, t)
+			if err == nil && lazy {
+				err = o.encode()
+			}
+			if err != nil {
+				problems = append(problems, problemOf(t, err))
+				continue
+			}
+			out = append(out, o)
+		}
+	}
 	if f.Config.Delivery == api.Direct {
 		if f.Config.Source.Generate {
 			o, err := RenderSource(f)

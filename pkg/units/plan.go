@@ -234,18 +234,28 @@ func placement(o render.Object) (folder, file, namespace string) {
 // within the bound is one part. A larger one is hashed into k parts by each
 // object's identity (group, kind, namespace, name), k the smallest count
 // from ceil(n/limit) up at which no part is over the bound; each part keeps
-// render.Compare order. Because the hash of an object ignores every other
-// object, adding an object never moves another one unless k grows, and then
-// objects only move into the new parts (see hash.go). Should no k up to n
-// satisfy the bound (it takes a pathological set of names) the objects are
-// cut in order into ceil(n/limit) parts, still deterministically.
+// render.Compare order. A tenant's cluster and its hardening
+// (render.Object.Cluster: the cluster HelmRelease, its Pod Security
+// ConfigMap and its egress policy) are not hashed: they always go to the
+// base unit, part 0, so that they are applied together, by one
+// Kustomization. Because the hash of an object ignores every other object,
+// adding an object never moves another one unless k grows, and then objects
+// only move into the new parts (see hash.go). Should no k up to n satisfy
+// the bound (it takes a pathological set of names) the objects are cut in
+// order into ceil(n/limit) parts, the cluster's objects first, still
+// deterministically.
 func split(objs []fileObject, limit int) [][]fileObject {
 	n := len(objs)
 	if n <= limit {
 		return [][]fileObject{objs}
 	}
 	keys := make([]string, n)
+	pinned := 0
 	for i, o := range objs {
+		if o.Cluster {
+			pinned++
+			continue
+		}
 		keys[i] = objectKey(o.Object)
 	}
 	counts := make([]int, 0, n)
@@ -255,15 +265,20 @@ func split(objs []fileObject, limit int) [][]fileObject {
 		for range k {
 			counts = append(counts, 0)
 		}
-		over := false
-		for i, key := range keys {
-			b := bucket("part", key, k)
-			idx[i] = b
-			counts[b]++
-			if counts[b] > limit {
-				over = true
+		counts[0] = pinned
+		over := pinned > limit
+		for i, o := range objs {
+			if over {
 				break
 			}
+			if o.Cluster {
+				idx[i] = 0
+				continue
+			}
+			b := bucket("part", keys[i], k)
+			idx[i] = b
+			counts[b]++
+			over = counts[b] > limit
 		}
 		if over {
 			continue
@@ -276,10 +291,23 @@ func split(objs []fileObject, limit int) [][]fileObject {
 		// dropping it would renumber the parts after it.
 		return parts
 	}
+	ordered := make([]fileObject, 0, n)
+	for _, o := range objs {
+		if o.Cluster {
+			ordered = append(ordered, o)
+		}
+	}
+	for _, o := range objs {
+		if !o.Cluster {
+			ordered = append(ordered, o)
+		}
+	}
 	k := (n + limit - 1) / limit
 	parts := make([][]fileObject, 0, k)
 	for start := 0; start < n; start += limit {
-		parts = append(parts, objs[start:min(start+limit, n)])
+		part := slices.Clone(ordered[start:min(start+limit, n)])
+		slices.SortFunc(part, func(a, b fileObject) int { return render.Compare(a.Object, b.Object) })
+		parts = append(parts, part)
 	}
 	return parts
 }

@@ -1,0 +1,130 @@
+package render_test
+
+import (
+	"maps"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/computeplane-dev/computeplane-fn/pkg/api"
+	"github.com/computeplane-dev/computeplane-fn/pkg/render"
+)
+
+// TestAddonsInExemptNamespacesAreOperatorOnly: under a knob schema that
+// lets a tenant set anything, the enabled and valuesOverride of every addon
+// whose namespaces the rendered AdmissionConfiguration exempts are refused
+// with their path and why; those of the other addons pass. Which addons
+// that is follows the level and the operator's addons.
+func TestAddonsInExemptNamespacesAreOperatorOnly(t *testing.T) {
+	monitoring := api.DefaultClusterValues()
+	monitoring["addons"].(map[string]any)["monitoringAgents"] = map[string]any{"enabled": true}
+	tests := []struct {
+		name   string
+		level  string
+		fixed  map[string]any
+		knobs  string
+		refuse string // the field, or "" when the knobs pass
+	}{
+		{"cilium host paths", api.PodSecurityRestricted, nil, "addons: {cilium: {valuesOverride: {cilium: {extraHostPathMounts: [{name: root, hostPath: /, mountPath: /host}]}}}}", "spec.addons.cilium.valuesOverride"},
+		{"privileged coredns", api.PodSecurityRestricted, nil, "addons: {coredns: {valuesOverride: {coredns: {securityContext: {privileged: true}}}}}", "spec.addons.coredns.valuesOverride"},
+		{"ingress-nginx on the host network", api.PodSecurityRestricted, nil, "addons: {ingressNginx: {valuesOverride: {ingress-nginx: {controller: {hostNetwork: true}}}}}", "spec.addons.ingressNginx.valuesOverride"},
+		{"gateway API reaches cilium and kube-system", api.PodSecurityRestricted, nil, "addons: {gatewayAPI: {enabled: true}}", "spec.addons.gatewayAPI.enabled"},
+		{"coredns switched off", api.PodSecurityRestricted, nil, "addons: {coredns: {enabled: false}}", "spec.addons.coredns.enabled"},
+		{"an addon set whole to a scalar", api.PodSecurityRestricted, nil, "addons: {cilium: on}", "spec.addons.cilium"},
+		{"cilium under baseline: still exempt", api.PodSecurityBaseline, nil, "addons: {cilium: {valuesOverride: {cilium: {hostNetwork: true}}}}", "spec.addons.cilium.valuesOverride"},
+		{"ingress-nginx under baseline: not exempt", api.PodSecurityBaseline, nil, "addons: {ingressNginx: {valuesOverride: {ingress-nginx: {controller: {replicaCount: 3}}}}}", ""},
+		{"velero, off in the operator's values: no exemption", api.PodSecurityRestricted, nil, "addons: {velero: {enabled: true, valuesOverride: {velero: {deployNodeAgent: true}}}}", ""},
+		{"gpu operator, off in the operator's values: no exemption", api.PodSecurityRestricted, nil, "addons: {gpuOperator: {enabled: true}}", ""},
+		{"monitoring agents the operator turned on", api.PodSecurityRestricted, monitoring, "addons: {monitoringAgents: {valuesOverride: {fluent-bit: {hostNetwork: true}}}}", "spec.addons.monitoringAgents.valuesOverride"},
+		{"privileged: nothing to bypass", api.PodSecurityPrivileged, nil, "addons: {cilium: {valuesOverride: {cilium: {hostNetwork: true}}}}", ""},
+		{"other settings of an exempt addon stay the schema's", api.PodSecurityRestricted, nil, "addons: {ingressNginx: {hosts: [apps.example.com]}}", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fixed := tt.fixed
+			if fixed == nil {
+				fixed = api.DefaultClusterValues()
+			}
+			cfg := config(tt.level, fixed)
+			cfg.Cluster.Knobs = values(t, permissiveKnobs)
+			merged, problems := plan(t, cfg).Values(knobTenant(values(t, tt.knobs)))
+			if tt.refuse == "" {
+				if len(problems) > 0 {
+					t.Fatalf("refused: %v", problems)
+				}
+				if merged == nil {
+					t.Fatal("no values")
+				}
+				return
+			}
+			if len(problems) != 1 {
+				t.Fatalf("problems = %v; want one at %s", problems, tt.refuse)
+			}
+			p := problems[0]
+			if p.Field != tt.refuse || p.File != "knobs.yaml" || p.Object.Kind != api.ComputePlaneKind ||
+				!strings.Contains(p.Message, "operator-only") || !strings.Contains(p.Message, "exempt from this cluster") {
+				t.Errorf("problem = %+v; want one at %s saying it is operator-only because the namespace is exempt", p, tt.refuse)
+			}
+		})
+	}
+}
+
+// TestOperatorOnlyAddonsFollowTheExemptions: every addon reaching an exempt
+// namespace is operator-only, and no other, for every level and with every
+// addon the operator can turn on.
+func TestOperatorOnlyAddonsFollowTheExemptions(t *testing.T) {
+	all := values(t, `
+addons:
+  certManager: {enabled: true}
+  ingressNginx: {enabled: true, exposeMethod: Proxied}
+  monitoringAgents: {enabled: true}
+  gpuOperator: {enabled: true}
+  hami: {enabled: true}
+  velero: {enabled: true}
+  ouroboros: {enabled: true, valuesOverride: {ouroboros: {etcHosts: {enabled: true}}}}
+`)
+	for _, level := range []string{api.PodSecurityRestricted, api.PodSecurityBaseline} {
+		for _, fixed := range []map[string]any{api.DefaultClusterValues(), all} {
+			a, err := render.NewAdmission(level, fixed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]bool{}
+			for _, o := range render.OperatorOnlyAddons(a) {
+				got[o.Addon] = true
+			}
+			for addon, reach := range render.AddonReach() {
+				want := slices.ContainsFunc(reach, func(ns string) bool { return slices.Contains(a.Namespaces(), ns) })
+				if got[addon] != want {
+					t.Errorf("%s, exempt %v: %s operator-only = %t, want %t (it reaches %v)", level, a.Namespaces(), addon, got[addon], want, reach)
+				}
+			}
+		}
+	}
+}
+
+// TestSecurityDocsListTheAddonsReach keeps the README's table of what each
+// addon's settings reach in step with the code.
+func TestSecurityDocsListTheAddonsReach(t *testing.T) {
+	doc, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reach := render.AddonReach()
+	for _, addon := range slices.Sorted(maps.Keys(reach)) {
+		row := regexp.MustCompile("(?m)^\\| `addons\\." + addon + "` \\| ([^|]*) \\|").FindSubmatch(doc)
+		if row == nil {
+			t.Errorf("the README has no row for addons.%s", addon)
+			continue
+		}
+		var got []string
+		for _, m := range regexp.MustCompile("`([a-z0-9-]+)`").FindAllSubmatch(row[1], -1) {
+			got = append(got, string(m[1]))
+		}
+		if !slices.Equal(got, reach[addon]) {
+			t.Errorf("the README says addons.%s reaches %v; the code says %v", addon, got, reach[addon])
+		}
+	}
+}
