@@ -206,6 +206,7 @@ func (f *fleetRepo) extraApps(t *testing.T, n int) {
 }
 
 func (e *env) testFleet(t *testing.T) {
+	e.ensureFlux(t)
 	e.ensurePlatform(t)
 	f := &fleetRepo{e: e, work: fleetDir(t, "fleet"), repo: filepath.Join(t.TempDir(), "repo")}
 	// extra.yaml is an input from the start (empty until growth).
@@ -259,7 +260,7 @@ func (e *env) testFleet(t *testing.T) {
 	// Sharding: two kustomize-controller shards take the labelled
 	// Kustomizations, as Flux documents it.
 	for _, shard := range []string{"shard1", "shard2"} {
-		e.procs = append(e.procs, harness.StartController(t, e.mgmt, e.dir, harness.ControllerOptions{
+		e.procs = append(e.procs, harness.StartController(cleanupWith{TB: t, owner: e.t}, e.mgmt, e.dir, harness.ControllerOptions{
 			Name: "kustomize-controller-" + shard, Bin: e.bins.kustomizeController, Identity: kustomizeControllerSA,
 			Args: []string{"--watch-label-selector=sharding.fluxcd.io/key in (" + shard + ")", "--requeue-dependency=2s",
 				"--min-retry-delay=500ms", "--max-retry-delay=5s", "--no-remote-bases=true"},

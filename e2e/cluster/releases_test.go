@@ -25,6 +25,7 @@ type releaseScenario struct {
 }
 
 func (e *env) testReleases(t *testing.T) {
+	e.ensureFlux(t)
 	e.ensurePlatform(t)
 	t.Run("Direct", func(t *testing.T) {
 		e.releases(t, releaseScenario{fleet: "direct", cluster: "computeplane", tenant: "tenant-acme"})

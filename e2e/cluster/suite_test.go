@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -54,6 +55,7 @@ type env struct {
 	artifacts *harness.ArtifactServer
 	procs     []*harness.Process // the controllers, for their logs in failures
 	ctx       context.Context
+	fluxOnce  sync.Once
 }
 
 // The identities the controllers run as. The fleet's kustomize-controller
@@ -95,8 +97,7 @@ func TestControlPlane(t *testing.T) {
 	e.namespaces("flux-system", "cozy-system")
 	e.applyCRDs()
 	e.artifacts = harness.StartArtifactServer(t)
-	e.startFlux()
-	t.Logf("management cluster and Flux up in %s", time.Since(start).Round(time.Millisecond))
+	t.Logf("management cluster up in %s", time.Since(start).Round(time.Millisecond))
 
 	t.Run("ServerSideApply", e.testServerSideApply)
 	t.Run("PodSecurity", e.testPodSecurity)
@@ -142,21 +143,42 @@ func (e *env) applyCRDs() {
 	}
 }
 
+// ensureFlux starts Flux's controllers on first use (the subtests that
+// need no controller run without them); they stop when TestControlPlane
+// ends.
+func (e *env) ensureFlux(t *testing.T) {
+	e.fluxOnce.Do(func() {
+		start := time.Now()
+		e.startFlux(cleanupWith{TB: t, owner: e.t})
+		t.Logf("Flux's controllers started in %s", time.Since(start).Round(time.Millisecond))
+	})
+}
+
+// cleanupWith is a subtest's TB whose cleanups belong to another test:
+// a subtest fails when a component does not start, and the component stops
+// when the owner ends.
+type cleanupWith struct {
+	testing.TB
+	owner testing.TB
+}
+
+func (c cleanupWith) Cleanup(f func()) { c.owner.Cleanup(f) }
+
 // startFlux starts the controllers: kustomize-controller in Flux's sharding
 // layout (the main one reconciles what carries no shard label),
 // helm-controller with the ExternalArtifact feature gate, and source-watcher.
 // Requeue and retry delays are short so that the suite's waits stay short;
 // they change when a controller looks again, not what it does.
-func (e *env) startFlux() {
-	e.t.Helper()
+func (e *env) startFlux(t testing.TB) {
+	t.Helper()
 	e.procs = append(e.procs,
-		harness.StartSourceWatcher(e.t, e.mgmt, e.dir, e.bins.sourceWatcher, cozystackFluxSA),
-		harness.StartController(e.t, e.mgmt, e.dir, harness.ControllerOptions{
+		harness.StartSourceWatcher(t, e.mgmt, e.dir, e.bins.sourceWatcher, cozystackFluxSA),
+		harness.StartController(t, e.mgmt, e.dir, harness.ControllerOptions{
 			Name: "kustomize-controller", Bin: e.bins.kustomizeController, Identity: kustomizeControllerSA,
 			Args: []string{"--watch-label-selector=!sharding.fluxcd.io/key", "--requeue-dependency=2s",
 				"--min-retry-delay=500ms", "--max-retry-delay=5s", "--no-remote-bases=true"},
 		}),
-		harness.StartController(e.t, e.mgmt, e.dir, harness.ControllerOptions{
+		harness.StartController(t, e.mgmt, e.dir, harness.ControllerOptions{
 			Name: "helm-controller", Bin: e.bins.helmController, Identity: cozystackFluxSA,
 			Args: []string{"--feature-gates=ExternalArtifact=true", "--requeue-dependency=2s",
 				"--min-retry-delay=500ms", "--max-retry-delay=5s"},
