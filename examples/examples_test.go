@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/computeplane-dev/computeplane-fn/internal/readback"
 	"github.com/computeplane-dev/computeplane-fn/internal/testfs"
 )
 
@@ -60,7 +61,13 @@ func buildBinary() error {
 	}
 	tmp.Close()
 	defer os.Remove(tmp.Name())
-	cmd := exec.Command(goTool, "build", "-o", tmp.Name(), "../cmd/computeplane-fn")
+	// The Makefile passes its version stamp, so that bin/computeplane-fn
+	// --version tells the truth after make test too.
+	args := []string{"build", "-o", tmp.Name()}
+	if ldflags := os.Getenv("COMPUTEPLANE_FN_LDFLAGS"); ldflags != "" {
+		args = append(args, "-ldflags", ldflags)
+	}
+	cmd := exec.Command(goTool, append(args, "../cmd/computeplane-fn")...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("failed to build computeplane-fn: %v\n%s", err, out)
 	}
@@ -155,6 +162,7 @@ func TestExamplesStream(t *testing.T) {
 				t.Fatalf("exit %d: %s", r.code, r.stderr)
 			}
 			expect(t, filepath.Join(name, "expected.yaml"), r.stdout)
+			agree(t, name, r.stdout)
 		})
 	}
 }
@@ -182,6 +190,11 @@ func TestExamplesCI(t *testing.T) {
 		t.Fatal(err)
 	}
 	expect(t, filepath.Join("ci", "expected-summary.md"), string(summary))
+	for name, content := range readTree(t, filepath.Join(dir, "rendered")) {
+		if strings.HasSuffix(name, ".yaml") {
+			agree(t, name, content)
+		}
+	}
 
 	// A foreign file is ignored; a hand edit is caught and named.
 	writeFile(t, filepath.Join(dir, "rendered", "README.md"), "Rendered by fleet.sh; do not edit.\n")
@@ -253,6 +266,17 @@ func TestExamplesKustomizeGenerator(t *testing.T) {
 		t.Fatalf("kustomize build: exit %d: %s", r.code, r.stderr)
 	}
 	expect(t, filepath.Join("kustomize-generator", "expected.yaml"), r.stdout)
+	agree(t, "kustomize build", r.stdout)
+}
+
+// agree checks that every object of an output reads back through
+// sigs.k8s.io/yaml, as Flux and kubectl read it, as the function read it
+// (SPEC 7: what is validated is what is applied).
+func agree(t *testing.T, what, output string) {
+	t.Helper()
+	if err := readback.Agree([]byte(output)); err != nil {
+		t.Errorf("%s: %v", what, err)
+	}
 }
 
 // TestExamplesKpt renders a copy of the kpt package the way
@@ -269,6 +293,11 @@ func TestExamplesKpt(t *testing.T) {
 	want := readTree(t, filepath.Join("kpt", "expected"))
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("the rendered package differs from kpt/expected (-want +got):\n%s", diff)
+	}
+	for name, content := range got {
+		if strings.HasSuffix(name, ".yaml") {
+			agree(t, name, content)
+		}
 	}
 	kptRender(t, dir)
 	if diff := cmp.Diff(got, readTree(t, dir)); diff != "" {

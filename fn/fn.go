@@ -156,7 +156,8 @@ func (p Processor) run(rl *framework.ResourceList) ([]*yaml.RNode, api.Problems)
 		objects = append(objects, fromFiles...)
 	}
 	if len(problems) > 0 {
-		return nil, problems
+		// Sorted, as every other list of problems: items come in any order.
+		return nil, problems.Compact()
 	}
 	f, objs, problems := render.RunFleet(cfg, objects)
 	if len(problems) > 0 {
@@ -165,6 +166,10 @@ func (p Processor) run(rl *framework.ResourceList) ([]*yaml.RNode, api.Problems)
 	rl.Results = WarningResults(render.Warnings(f))
 	items := make([]*yaml.RNode, 0, len(objs))
 	for _, o := range objs {
+		// kyaml's encoder writes these nodes: the last line of defence
+		// against a plain << key (yamlemit's own is in the standalone
+		// writers).
+		yamlnode.QuoteMergeKeys(o.Node)
 		rn := yaml.NewRNode(o.Node)
 		if o.Generated {
 			if err := rn.PipeE(yaml.SetAnnotation(kioutil.PathAnnotation, o.Path())); err != nil {

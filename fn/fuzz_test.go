@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/computeplane-dev/computeplane-fn/fn"
+	"github.com/computeplane-dev/computeplane-fn/internal/readback"
 )
 
 // FuzzProcessor feeds arbitrary bytes to the KRM function as its stdin,
@@ -20,6 +21,8 @@ import (
 //   - it never panics, and no refusal is a bug (fn.BugMessage);
 //   - a refusal writes a ResourceList with no items and one error result per
 //     problem, each with a message;
+//   - every generated object reads back through sigs.k8s.io/yaml as
+//     go-yaml v3 reads it (readback.Agree);
 //   - what it renders reads back as a ResourceList, and a second run on
 //     the output writes the same output again (kpt in place), or, when the
 //     inputs came as items and were not kept, a third run writes the same
@@ -89,8 +92,23 @@ func runFuzz(t *testing.T, dir string, data []byte) ([]byte, bool) {
 		t.Fatalf("a run on %d bytes took %v", len(data), d)
 	}
 	if err == nil {
-		if _, err := (&kio.ByteReader{Reader: bytes.NewReader(out.Bytes())}).Read(); err != nil {
+		items, err := (&kio.ByteReader{Reader: bytes.NewReader(out.Bytes())}).Read()
+		if err != nil {
 			t.Fatalf("the output does not read back: %v\n%s", err, out.Bytes())
+		}
+		// What is validated is what is applied: every generated object
+		// reads the same to Flux's YAML 1.1 reader.
+		for _, item := range items {
+			if item.GetLabels()["app.kubernetes.io/managed-by"] != "computeplane-fn" {
+				continue
+			}
+			text, err := item.String()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := readback.Agree([]byte(text)); err != nil {
+				t.Fatalf("%s %s/%s: %v", item.GetKind(), item.GetNamespace(), item.GetName(), err)
+			}
 		}
 		return out.Bytes(), false
 	}

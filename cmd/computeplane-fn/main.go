@@ -18,6 +18,7 @@ import (
 
 	"github.com/computeplane-dev/computeplane-fn/fn"
 	"github.com/computeplane-dev/computeplane-fn/internal/profiling"
+	"github.com/computeplane-dev/computeplane-fn/internal/version"
 	"github.com/computeplane-dev/computeplane-fn/pkg/output"
 	"github.com/computeplane-dev/computeplane-fn/pkg/summary"
 )
@@ -99,11 +100,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	outputDir := flags.String("output-dir", "", "write the output into `DIR`, one file per object, pruning what computeplane-fn wrote before and no longer generates")
 	check := flags.Bool("check", false, "with --output-dir: write nothing; print a diff and exit 1 when DIR is out of date")
 	summaryFile := flags.String("summary", "", "write a Markdown summary for a pull request comment to `FILE`")
+	showVersion := flags.Bool("version", false, "print the module version and the commit this binary was built from, and exit")
 	if err := flags.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return 0
 		}
 		return 2
+	}
+	if *showVersion {
+		fmt.Fprintln(stdout, version.Get())
+		return 0
 	}
 	usageError := func(msg string) int {
 		fmt.Fprintf(stderr, "computeplane-fn: %s (see computeplane-fn -h)\n", msg)

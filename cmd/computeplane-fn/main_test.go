@@ -72,7 +72,7 @@ func TestFleetRepoLifecycle(t *testing.T) {
 
 	// First render: every object in its file.
 	r := cli(t, "--output-dir", "fleet", "config.yaml")
-	if r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "wrote fleet: 8 added, 0 changed, 0 removed") {
+	if r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "wrote fleet: 10 added, 0 changed, 0 removed") {
 		t.Fatalf("render: %+v", r)
 	}
 	stream := cli(t, "config.yaml")
@@ -87,7 +87,7 @@ func TestFleetRepoLifecycle(t *testing.T) {
 			t.Errorf("%s is not a document of the rendered stream", p)
 		}
 	}
-	if len(files) != 8 {
+	if len(files) != 10 { // the source, 7 of the tenants and the guard's two
 		t.Errorf("files: %v", files)
 	}
 
@@ -316,6 +316,21 @@ func TestFleetRepoUnits(t *testing.T) {
 		if _, err := os.Stat(kept); err != nil {
 			t.Errorf("the foreign file %s did not survive: %v", kept, err)
 		}
+	}
+}
+
+// TestVersion checks the wiring of --version; what it prints for a stamped
+// build is checked on the release binaries (tools/release/disttest).
+func TestVersion(t *testing.T) {
+	r := cli(t, "--version")
+	if r.code != 0 || r.stderr != "" {
+		t.Fatalf("--version: got %+v, want exit 0 and no stderr", r)
+	}
+	if !strings.HasPrefix(r.stdout, "computeplane-fn ") || !strings.Contains(r.stdout, "(commit ") || strings.Count(r.stdout, "\n") != 1 {
+		t.Errorf("--version printed %q, want one line: computeplane-fn VERSION (commit COMMIT, GO, OS/ARCH)", r.stdout)
+	}
+	if r := cli(t, "--version", "--check"); r.code != 0 {
+		t.Errorf("--version with other flags: got %+v, want exit 0", r)
 	}
 }
 

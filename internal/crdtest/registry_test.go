@@ -11,7 +11,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/computeplane-dev/computeplane-fn/internal/crdtest"
-	"github.com/computeplane-dev/computeplane-fn/pkg/schema"
 )
 
 var (
@@ -46,7 +45,7 @@ func TestValidateSharedKinds(t *testing.T) {
 	tests := []struct {
 		name string
 		obj  string
-		want []schema.Violation
+		want []crdtest.Violation
 	}{{
 		name: "HelmRelease from an ExternalArtifact",
 		obj: `
@@ -74,9 +73,10 @@ spec:
   chartRef: {kind: GitRepository, name: kubernetes}
   releaseNme: typo
 `,
-		want: []schema.Violation{
-			{Path: "spec.chartRef.kind", Message: `unsupported value "GitRepository": supported values: "OCIRepository", "HelmChart", "ExternalArtifact"`},
-			{Path: "spec.interval", Message: `must be of type string: "integer"`},
+		want: []crdtest.Violation{
+			{Message: "Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"},
+			{Path: "spec.chartRef.kind", Message: `Unsupported value: "GitRepository": supported values: "OCIRepository", "HelmChart", "ExternalArtifact"`},
+			{Path: "spec.interval", Message: `Invalid value: "integer": spec.interval in body must be of type string: "integer"`},
 			{Path: "spec.releaseNme", Message: "unknown field"},
 		},
 	}, {
@@ -105,10 +105,10 @@ spec:
   artifacts:
   - name: Kubernetes_App
 `,
-		want: []schema.Violation{
-			{Path: "spec.artifacts[0].copy", Message: "is required"},
-			{Path: "spec.artifacts[0].name", Message: `should match '^[a-z0-9]([a-z0-9-]*[a-z0-9])?$'`},
-			{Path: "spec.sources[0].kind", Message: `unsupported value "HelmRepository": supported values: "Bucket", "GitRepository", "OCIRepository", "HelmChart", "ExternalArtifact"`},
+		want: []crdtest.Violation{
+			{Path: "spec.artifacts[0].copy", Message: "Required value"},
+			{Path: "spec.artifacts[0].name", Message: `Invalid value: "Kubernetes_App": spec.artifacts[0].name in body should match '^[a-z0-9]([a-z0-9-]*[a-z0-9])?$'`},
+			{Path: "spec.sources[0].kind", Message: `Unsupported value: "HelmRepository": supported values: "Bucket", "GitRepository", "OCIRepository", "HelmChart", "ExternalArtifact"`},
 		},
 	}, {
 		name: "CiliumNetworkPolicy",
@@ -138,10 +138,12 @@ spec:
     - ports: [{port: "53", protocol: DNS}]
   - toFQDNs: [{matchName: api.example.com, matchPattern: "*.example.com"}]
 `,
-		want: []schema.Violation{
-			{Path: "spec", Message: "must validate one and only one schema (oneOf), but validates 0"},
-			{Path: "spec.egress[0].toPorts[0].ports[0].protocol", Message: `unsupported value "DNS": supported values: "TCP", "UDP", "SCTP", "VRRP", "IGMP", "ANY"`},
-			{Path: "spec.egress[1].toFQDNs[0]", Message: "must validate one and only one schema (oneOf), but validates 2"},
+		want: []crdtest.Violation{
+			{Path: "spec", Message: "must validate one and only one schema (oneOf). Found none valid"},
+			{Path: "spec.egress[0].toPorts[0].ports[0].protocol", Message: `Unsupported value: "DNS": supported values: "TCP", "UDP", "SCTP", "VRRP", "IGMP", "ANY"`},
+			{Path: "spec.egress[1].toFQDNs[0]", Message: "must validate one and only one schema (oneOf). Found 2 valid alternatives"},
+			// kube-openapi adds the errors of the oneOf branch that came closest.
+			{Path: "spec.endpointSelector", Message: "Required value"},
 		},
 	}, {
 		name: "Kustomization",
@@ -170,11 +172,12 @@ spec:
   postBuild:
     substitute: {replicas: 3}
 `,
-		want: []schema.Violation{
-			{Path: "spec.postBuild.substitute.replicas", Message: `must be of type string: "integer"`},
-			{Path: "spec.prune", Message: "is required"},
-			{Path: "spec.sourceRef.kind", Message: `unsupported value "HelmRepository": supported values: "OCIRepository", "GitRepository", "Bucket", "ExternalArtifact"`},
-			{Path: "spec.timeout", Message: `should match '^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$'`},
+		want: []crdtest.Violation{
+			{Message: "Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"},
+			{Path: "spec.postBuild.substitute.replicas", Message: `Invalid value: "integer": spec.postBuild.substitute.replicas in body must be of type string: "integer"`},
+			{Path: "spec.prune", Message: "Required value"},
+			{Path: "spec.sourceRef.kind", Message: `Unsupported value: "HelmRepository": supported values: "OCIRepository", "GitRepository", "Bucket", "ExternalArtifact"`},
+			{Path: "spec.timeout", Message: `Invalid value: "1 hour": spec.timeout in body should match '^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$'`},
 		},
 	}}
 	for _, tt := range tests {
@@ -192,24 +195,24 @@ func TestValidateKindAndMetadata(t *testing.T) {
 	tests := []struct {
 		name string
 		obj  string
-		want []schema.Violation
+		want []crdtest.Violation
 	}{{
 		name: "no apiVersion or kind",
 		obj:  `metadata: {name: a}`,
-		want: []schema.Violation{
+		want: []crdtest.Violation{
 			{Path: "apiVersion", Message: "is required"},
 			{Path: "kind", Message: "is required"},
 		},
 	}, {
 		name: "a kind without a definition",
 		obj:  `{apiVersion: v1, kind: ConfigMap, metadata: {name: a, namespace: b}}`,
-		want: []schema.Violation{
+		want: []crdtest.Violation{
 			{Path: "kind", Message: `no CustomResourceDefinition for kind "ConfigMap" in group ""`},
 		},
 	}, {
 		name: "a version the definition does not have",
 		obj:  `{apiVersion: helm.toolkit.fluxcd.io/v2beta9, kind: HelmRelease, metadata: {name: a, namespace: b}}`,
-		want: []schema.Violation{
+		want: []crdtest.Violation{
 			{Path: "apiVersion", Message: `version "v2beta9" is not defined by CustomResourceDefinition helmreleases.helm.toolkit.fluxcd.io`},
 		},
 	}, {
@@ -229,28 +232,30 @@ metadata:
   owner: me
 spec: {interval: 1m, prune: true, sourceRef: {kind: OCIRepository, name: a}}
 `,
-		want: []schema.Violation{
-			{Path: "metadata.annotations[a/b/c]", Message: "invalid key: a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"},
-			{Path: "metadata.labels.-bad", Message: "invalid key: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"},
-			{Path: "metadata.labels.ok", Message: "invalid value: a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"},
-			{Path: "metadata.labels[example.com/tier]", Message: "invalid value: a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"},
-			{Path: "metadata.labels[example.com/tier]", Message: "invalid value: must be no more than 63 bytes"},
-			{Path: "metadata.name", Message: "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"},
-			{Path: "metadata.namespace", Message: "is required for a namespaced kind"},
+		want: []crdtest.Violation{
+			// ValidateObjectMeta reports a bad key or value at the map, naming
+			// the key in the message.
+			{Path: "metadata.annotations", Message: "Invalid value: \"a/b/c\": a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"},
+			{Path: "metadata.labels", Message: "Invalid value: \"-bad\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"},
+			{Path: "metadata.labels", Message: "Invalid value: \"a value that is far too long to be a label value because it has more than 63 characters\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"},
+			{Path: "metadata.labels", Message: "Invalid value: \"a value that is far too long to be a label value because it has more than 63 characters\": must be no more than 63 bytes"},
+			{Path: "metadata.labels", Message: "Invalid value: \"bad value!\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"},
+			{Path: "metadata.name", Message: "Invalid value: \"Tenant_A\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"},
+			{Path: "metadata.namespace", Message: "Required value"},
 			{Path: "metadata.owner", Message: "unknown field"},
 		},
 	}, {
 		name: "a namespace on a cluster-scoped kind, and no metadata name",
 		obj:  `{apiVersion: cozystack.io/v1alpha1, kind: ApplicationDefinition, metadata: {namespace: tenant-a}}`,
-		want: []schema.Violation{
-			{Path: "metadata.name", Message: "is required"},
-			{Path: "metadata.namespace", Message: "must not be set for a cluster-scoped kind"},
+		want: []crdtest.Violation{
+			{Path: "metadata.name", Message: "Required value: name or generateName is required"},
+			{Path: "metadata.namespace", Message: "Forbidden: not allowed on this type"},
 		},
 	}, {
 		name: "a namespace that is not a DNS label",
 		obj:  `{apiVersion: kustomize.toolkit.fluxcd.io/v1, kind: Kustomization, metadata: {name: a, namespace: tenant.a}, spec: {interval: 1m, prune: true, sourceRef: {kind: OCIRepository, name: a}}}`,
-		want: []schema.Violation{
-			{Path: "metadata.namespace", Message: "must not contain dots"},
+		want: []crdtest.Violation{
+			{Path: "metadata.namespace", Message: `Invalid value: "tenant.a": must not contain dots`},
 		},
 	}}
 	for _, tt := range tests {
@@ -260,37 +265,6 @@ spec: {interval: 1m, prune: true, sourceRef: {kind: OCIRepository, name: a}}
 				t.Errorf("Validate() mismatch (-want +got):\n%s", diff)
 			}
 		})
-	}
-}
-
-func TestSkippedRules(t *testing.T) {
-	r, err := crdtest.Load(filepath.Join(crdtest.SharedDir(t), "crds"))
-	if err != nil {
-		t.Fatalf("Load() error = %v", err)
-	}
-	r.Validate(object(t, `
-apiVersion: helm.toolkit.fluxcd.io/v2
-kind: HelmRelease
-metadata: {name: a, namespace: b}
-spec:
-  interval: 5m
-  chartRef: {kind: ExternalArtifact, name: a}
-  upgrade: {strategy: {name: RetryOnFailure, retryInterval: 1m}}
-`))
-	got := r.SkippedRules()
-	hr := func(path, rule, msg string) crdtest.SkippedRule {
-		return crdtest.SkippedRule{APIVersion: "helm.toolkit.fluxcd.io/v2", Kind: "HelmRelease",
-			Rule: schema.Rule{Path: path, Rule: rule, Message: msg}}
-	}
-	want := []crdtest.SkippedRule{
-		hr("spec", "(has(self.chart) && !has(self.chartRef)) || (!has(self.chart) && has(self.chartRef))", "either chart or chartRef must be set"),
-		hr("spec.upgrade.strategy", "!has(self.retryInterval) || self.name == 'RetryOnFailure'", ".retryInterval can only be set when .name is 'RetryOnFailure'"),
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("SkippedRules() mismatch (-want +got):\n%s", diff)
-	}
-	for _, s := range got {
-		t.Logf("not evaluated: %s %s at %q: %s", s.Kind, s.Rule.Rule, s.Path, s.Message)
 	}
 }
 
@@ -343,7 +317,7 @@ func TestLoad(t *testing.T) {
 		t.Errorf("Kinds() mismatch (-want +got):\n%s", diff)
 	}
 	got := r.Validate(object(t, `{apiVersion: example.com/v1alpha1, kind: Widget, metadata: {name: a, namespace: b}}`))
-	want := []schema.Violation{{Path: "apiVersion", Message: `version "v1alpha1" is not served by CustomResourceDefinition widgets.example.com`}}
+	want := []crdtest.Violation{{Path: "apiVersion", Message: `version "v1alpha1" is not served by CustomResourceDefinition widgets.example.com`}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Validate() mismatch (-want +got):\n%s", diff)
 	}
@@ -362,7 +336,7 @@ func TestLoadErrors(t *testing.T) {
 	}{
 		{name: "no definitions", files: map[string]string{"a.yaml": "apiVersion: v1\nkind: ConfigMap\n"}, want: "no CustomResourceDefinitions found"},
 		{name: "one kind twice", files: map[string]string{"a.yaml": widgetCRD, "b.yaml": widgetCRD}, want: "kind Widget.example.com is defined by both"},
-		{name: "a schema that does not compile", files: map[string]string{"a.yaml": badSchema}, want: `version "v1": failed to compile schema`},
+		{name: "a schema that does not compile", files: map[string]string{"a.yaml": badSchema}, want: `properties[size].type: Unsupported value: "int"`},
 		{name: "not YAML", files: map[string]string{"a.yaml": "kind: [x"}, want: "failed to parse YAML"},
 	}
 	for _, tt := range tests {
@@ -370,6 +344,72 @@ func TestLoadErrors(t *testing.T) {
 			_, err := crdtest.Load(writeDir(t, tt.files))
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("Load() error = %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestCELRules: the x-kubernetes-validations rules of the CRDs are evaluated
+// as the API server evaluates them, and left out, saying so, when the
+// object's structure is already wrong.
+func TestCELRules(t *testing.T) {
+	r := shared(t)
+	notChecked := crdtest.Violation{Message: "Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"}
+	tests := []struct {
+		name string
+		obj  string
+		want []crdtest.Violation
+	}{{
+		name: "HelmRelease with both chart and chartRef, and a retry interval without RetryOnFailure",
+		obj: `
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: a, namespace: b}
+spec:
+  interval: 5m
+  chart: {spec: {chart: a, sourceRef: {kind: HelmRepository, name: a}}}
+  chartRef: {kind: ExternalArtifact, name: a}
+  upgrade: {strategy: {name: RemediateOnFailure, retryInterval: 1m}}
+`,
+		want: []crdtest.Violation{
+			{Path: "spec", Message: "Invalid value: either chart or chartRef must be set"},
+			{Path: "spec.upgrade.strategy", Message: "Invalid value: .retryInterval can only be set when .name is 'RetryOnFailure'"},
+		},
+	}, {
+		name: "HelmRelease with a kubeConfig of neither kind",
+		obj: `
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: a, namespace: b}
+spec:
+  interval: 5m
+  chartRef: {kind: ExternalArtifact, name: a}
+  kubeConfig: {}
+`,
+		want: []crdtest.Violation{
+			{Path: "spec.kubeConfig", Message: "Invalid value: exactly one of spec.kubeConfig.configMapRef or spec.kubeConfig.secretRef must be specified"},
+		},
+	}, {
+		name: "rules are not evaluated over a wrong structure",
+		obj: `
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: a, namespace: b}
+spec:
+  interval: 5m
+  chart: {spec: {chart: a, sourceRef: {kind: HelmRepository, name: a}}}
+  chartRef: {kind: ExternalArtifact}
+`,
+		want: []crdtest.Violation{
+			notChecked,
+			{Path: "spec.chartRef.name", Message: "Required value"},
+		},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := r.Validate(object(t, tt.obj))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Validate() mismatch (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -6,6 +6,8 @@ import (
 	"unicode/utf8"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/computeplane-dev/computeplane-fn/internal/yaml11"
 )
 
 // bestIndent is kyaml's indentation (yaml.Encoder.SetIndent(2)).
@@ -266,8 +268,8 @@ func (e *emitter) blockMapping(n *yaml.Node, parent state, depth int) bool {
 		if k == nil || v == nil || k.Kind != yaml.ScalarNode {
 			return false
 		}
-		if e.normalize && k.ShortTag() == "!!merge" {
-			return false // Copy refuses merge keys
+		if e.normalize && (k.Value == "<<" || k.ShortTag() == "!!merge") {
+			return false // Copy refuses merge keys, however tagged or quoted
 		}
 		e.writeIndent()
 		// yaml_emitter_check_simple_key: the "? " form is left to the library.
@@ -300,15 +302,24 @@ const (
 func (e *emitter) scalar(n *yaml.Node, parent state) bool {
 	tag, nodeStyle := n.Tag, n.Style
 	if e.normalize {
-		// Copy keeps ShortTag and, of the styles, literal blocks.
+		// Copy keeps ShortTag, but writes keys that YAML 1.1 readers
+		// would not read as their text as strings, keeps literal blocks
+		// of the styles, and quotes the strings YAML 1.1 readers read
+		// otherwise.
 		tag = n.ShortTag()
-		if nodeStyle&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
+		if e.simpleKey && !yaml11.KeyKeepsText(tag, n.Value) {
+			tag = "!!str"
+		}
+		switch {
+		case nodeStyle&(yaml.LiteralStyle|yaml.FoldedStyle) != 0:
 			nodeStyle = yaml.LiteralStyle
-		} else {
+		case tag == "!!str" && yaml11.Misread(n.Value):
+			nodeStyle = yaml.DoubleQuotedStyle
+		default:
 			nodeStyle = 0
 		}
 	}
-	if nodeStyle&^yaml.LiteralStyle != 0 {
+	if nodeStyle&^(yaml.LiteralStyle|yaml.DoubleQuotedStyle) != 0 || nodeStyle == yaml.LiteralStyle|yaml.DoubleQuotedStyle {
 		return false
 	}
 	value := n.Value
@@ -319,7 +330,9 @@ func (e *emitter) scalar(n *yaml.Node, parent state) bool {
 	if tag != "" {
 		stag := shortTag(tag)
 		switch {
-		case stag == "!!str" && nodeStyle&yaml.LiteralStyle != 0:
+		case stag == "!!str" && nodeStyle != 0:
+		case nodeStyle&yaml.DoubleQuotedStyle != 0:
+			return false // another tag, quoted: left to the library
 		case resolvedTag(value) == stag:
 		case stag == "!!str":
 			forceQuoting = true
@@ -329,9 +342,13 @@ func (e *emitter) scalar(n *yaml.Node, parent state) bool {
 	}
 	style := plainStyle
 	switch {
+	case nodeStyle&yaml.DoubleQuotedStyle != 0:
+		style = doubleQuotedStyle
 	case nodeStyle&yaml.LiteralStyle != 0, strings.Contains(value, "\n"):
 		style = literalStyle
-	case forceQuoting:
+	case forceQuoting, value == "<<":
+		// Unlike the library, never a plain <<: YAML 1.1 readers, and
+		// the library itself, read it as a merge key (see package doc).
 		style = doubleQuotedStyle
 	}
 

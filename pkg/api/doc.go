@@ -5,6 +5,11 @@
 //
 // Decoding is strict and never panics: a field of the wrong type, a missing
 // name or an unknown config field becomes a Problem that names the object, the
-// field path and the file it came from. Nothing here knows about KRM
-// ResourceLists; package fn turns Problems into KRM results.
+// field path and the file it came from. The function config is decoded the
+// way kyaml's framework.LoadFunctionConfig decodes one (typed struct, then
+// Default, then Validate), strictly, with sigs.k8s.io/json as the API server
+// decodes under strict field validation; the inputs, which are Kubernetes
+// objects of other projects, are read field by field from their YAML nodes.
+// Nothing here knows about KRM ResourceLists; package fn turns Problems into
+// KRM results.
 package api

@@ -3,13 +3,8 @@ package api
 import (
 	"path"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
-
-	"sigs.k8s.io/kustomize/kyaml/yaml"
-
-	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
 
 // Defaults and limits of spec.fleet.
@@ -42,32 +37,45 @@ var (
 // read and checked in every mode, and used only by the fleet-folder writer.
 type FleetConfig struct {
 	// SourceRef is the Flux source that serves the fleet repo itself.
-	SourceRef FleetSourceRef
+	SourceRef FleetSourceRef `json:"sourceRef"`
 	// Path is the output folder inside that source, cleaned and relative,
 	// without a leading "./" ("." for the source's root).
-	Path string
-	// Interval is how often every Kustomization of the wiring reconciles.
-	Interval time.Duration
+	Path string `json:"path"`
+	// Interval is how often every Kustomization of the wiring reconciles,
+	// read from IntervalText.
+	Interval     time.Duration `json:"-"`
+	IntervalText string        `json:"interval"`
 	// MaxObjectsPerUnit bounds the objects of one unit (and of one wiring
 	// group); a larger unit is split.
-	MaxObjectsPerUnit int
+	MaxObjectsPerUnit int `json:"maxObjectsPerUnit"`
 	// Shards is the number of kustomize-controller shards the units are
 	// spread over; 1 means no sharding label.
-	Shards int
+	Shards int `json:"shards"`
 	// WiringNamespace is where the wiring Kustomizations live.
-	WiringNamespace string
+	WiringNamespace string `json:"wiringNamespace"`
 	// WiringPath is the folder of the wiring inside the output folder.
-	WiringPath string
+	WiringPath string `json:"wiringPath"`
 	// WiringGroups is the number of wiring groups the unit Kustomizations
 	// are hashed into.
-	WiringGroups int
+	WiringGroups int `json:"wiringGroups"`
 }
 
 // FleetSourceRef names the Flux source of the fleet repo.
 type FleetSourceRef struct {
-	Kind      string // GitRepository, OCIRepository or Bucket
-	Name      string
-	Namespace string
+	Kind      string `json:"kind"` // GitRepository, OCIRepository or Bucket
+	Name      string `json:"name"`
+	Namespace string `json:"namespace"`
+}
+
+// newFleetConfig returns the defaults that a value in the config, even a
+// zero one, overrides: they are set before decoding.
+func newFleetConfig() *FleetConfig {
+	return &FleetConfig{
+		MaxObjectsPerUnit: DefaultMaxObjectsPerUnit,
+		Shards:            DefaultFleetShards,
+		WiringGroups:      DefaultWiringGroups,
+		WiringPath:        DefaultWiringPath,
+	}
 }
 
 // FluxPath returns the path a Kustomization gives for a folder inside the
@@ -76,30 +84,30 @@ func (c *FleetConfig) FluxPath(folder string) string {
 	return "./" + path.Join(c.Path, folder)
 }
 
-// decodeFleet reads spec.fleet; it returns nil when the section is absent.
-func (d *decoder) decodeFleet(n *yaml.Node) *FleetConfig {
-	const f = "spec.fleet"
-	if yamlnode.IsNull(n) {
-		return nil
+// Default fills in what spec.fleet leaves out.
+func (c *FleetConfig) Default() {
+	if c.WiringNamespace == "" {
+		c.WiringNamespace = DefaultWiringNamespace
 	}
-	m := d.mapping(n, f)
-	if m == nil {
-		return nil
+	if c.SourceRef.Namespace == "" {
+		c.SourceRef.Namespace = c.WiringNamespace
 	}
-	d.keys(m, f, "sourceRef", "path", "interval", "maxObjectsPerUnit", "shards", "wiringNamespace", "wiringPath", "wiringGroups")
-	c := &FleetConfig{}
+	c.Interval = DefaultFleetInterval
+}
 
-	ref := d.mapping(yamlnode.Get(m, "sourceRef"), f+".sourceRef")
-	if ref == nil && yamlnode.IsNull(yamlnode.Get(m, "sourceRef")) {
-		d.fail(f+".sourceRef", "is required: the Flux source (kind, name, namespace) that serves the fleet repo")
-	}
-	d.keys(ref, f+".sourceRef", "kind", "name", "namespace")
-	if ref != nil {
-		c.SourceRef = FleetSourceRef{
-			Kind:      d.requiredStr(yamlnode.Get(ref, "kind"), f+".sourceRef.kind"),
-			Name:      d.requiredStr(yamlnode.Get(ref, "name"), f+".sourceRef.name"),
-			Namespace: d.str(yamlnode.Get(ref, "namespace"), f+".sourceRef.namespace"),
+// validate checks spec.fleet, cleans its path and reads its interval.
+// written is [Config]'s.
+func (c *FleetConfig) validate(d *decoder, written map[string]bool) {
+	const f = "spec.fleet"
+	if written["fleet.sourceRef"] {
+		if c.SourceRef.Kind == "" {
+			d.fail(f+".sourceRef.kind", "is required")
 		}
+		if c.SourceRef.Name == "" {
+			d.fail(f+".sourceRef.name", "is required")
+		}
+	} else {
+		d.fail(f+".sourceRef", "is required: the Flux source (kind, name, namespace) that serves the fleet repo")
 	}
 	switch c.SourceRef.Kind {
 	case "", fleetSourceKindGitRepository, fleetSourceKindOCIRepository, fleetSourceKindBucket:
@@ -109,54 +117,36 @@ func (d *decoder) decodeFleet(n *yaml.Node) *FleetConfig {
 	if c.SourceRef.Name != "" && (len(c.SourceRef.Name) > 253 || !dns1123SubdomainRE.MatchString(c.SourceRef.Name)) {
 		d.fail(f+".sourceRef.name", "%q is not a valid object name", c.SourceRef.Name)
 	}
-
-	c.WiringNamespace = d.str(yamlnode.Get(m, "wiringNamespace"), f+".wiringNamespace")
-	if c.WiringNamespace == "" {
-		c.WiringNamespace = DefaultWiringNamespace
-	} else if !ValidDNSLabel(c.WiringNamespace) {
+	if !ValidDNSLabel(c.WiringNamespace) {
 		d.fail(f+".wiringNamespace", "%q is not a valid namespace name", c.WiringNamespace)
 	}
-	if c.SourceRef.Namespace == "" {
-		c.SourceRef.Namespace = c.WiringNamespace
-	} else if !ValidDNSLabel(c.SourceRef.Namespace) {
+	if written["fleet.sourceRef.namespace"] && !ValidDNSLabel(c.SourceRef.Namespace) {
 		d.fail(f+".sourceRef.namespace", "%q is not a valid namespace name", c.SourceRef.Namespace)
 	}
 
-	if p := yamlnode.Get(m, "path"); yamlnode.IsNull(p) {
+	if !written["fleet.path"] {
 		d.fail(f+".path", "is required: the path of the output folder inside the fleet repo, such as ./fleet")
-	} else if raw := d.str(p, f+".path"); raw != "" || yamlnode.Resolve(p).ShortTag() == yamlnode.TagString {
-		if clean, msg := cleanFleetPath(raw); msg != "" {
-			d.fail(f+".path", "%q %s", raw, msg)
-		} else {
-			c.Path = clean
-		}
+	} else if clean, msg := cleanFleetPath(c.Path); msg != "" {
+		d.fail(f+".path", "%q %s", c.Path, msg)
+	} else {
+		c.Path = clean
 	}
 
-	c.Interval = DefaultFleetInterval
-	if s := d.str(yamlnode.Get(m, "interval"), f+".interval"); s != "" {
-		if t, ok := d.timeout(s, f+".interval"); ok {
+	if c.IntervalText != "" {
+		if t, ok := d.timeout(c.IntervalText, f+".interval"); ok {
 			c.Interval = t
 		}
 	}
+	d.between(f+".maxObjectsPerUnit", c.MaxObjectsPerUnit, MinObjectsPerUnit, MaxObjectsPerUnit, "kustomize build time grows with the square of a unit's size")
+	d.between(f+".shards", c.Shards, 1, MaxFleetShards, "1 means no sharding label; N labels the units shard1 to shardN")
+	d.between(f+".wiringGroups", c.WiringGroups, 1, MaxWiringGroups, "the unit Kustomizations are hashed into this many wiring groups")
 
-	c.MaxObjectsPerUnit = d.integer(yamlnode.Get(m, "maxObjectsPerUnit"), f+".maxObjectsPerUnit", DefaultMaxObjectsPerUnit, MinObjectsPerUnit, MaxObjectsPerUnit,
-		"kustomize build time grows with the square of a unit's size")
-	c.Shards = d.integer(yamlnode.Get(m, "shards"), f+".shards", DefaultFleetShards, 1, MaxFleetShards,
-		"1 means no sharding label; N labels the units shard1 to shardN")
-	c.WiringGroups = d.integer(yamlnode.Get(m, "wiringGroups"), f+".wiringGroups", DefaultWiringGroups, 1, MaxWiringGroups,
-		"the unit Kustomizations are hashed into this many wiring groups")
-
-	c.WiringPath = d.str(yamlnode.Get(m, "wiringPath"), f+".wiringPath")
-	if yamlnode.Get(m, "wiringPath") == nil {
-		c.WiringPath = DefaultWiringPath
-	}
 	switch {
 	case !strings.HasPrefix(c.WiringPath, "_") || !folderNameRE.MatchString(c.WiringPath):
 		d.fail(f+".wiringPath", "%q must be %s, made of %s", c.WiringPath, fleetWiringPathRuleForMessage, fleetFolderCharsForMessages)
 	case c.WiringPath == PlatformUnitFolder:
 		d.fail(f+".wiringPath", "%q is the folder of the platform unit; choose another name", c.WiringPath)
 	}
-	return c
 }
 
 // PlatformUnitFolder is the folder of the platform unit inside the output
@@ -182,20 +172,9 @@ func cleanFleetPath(p string) (clean, msg string) {
 	return path.Clean(p), ""
 }
 
-// integer reads an optional integer field within [lo, hi].
-func (d *decoder) integer(n *yaml.Node, field string, def, lo, hi int, why string) int {
-	if yamlnode.IsNull(n) {
-		return def
+// between reports v outside [lo, hi], saying why the bounds are there.
+func (d *decoder) between(field string, v, lo, hi int, why string) {
+	if v < lo || v > hi {
+		d.fail(field, "must be between %d and %d, not %d (%s)", lo, hi, v, why)
 	}
-	n = yamlnode.Resolve(n)
-	if n.Kind != yaml.ScalarNode || n.ShortTag() != yamlnode.TagInt {
-		d.fail(field, "must be a whole number, not %s", yamlnode.Describe(n))
-		return def
-	}
-	v, err := strconv.Atoi(n.Value)
-	if err != nil || v < lo || v > hi {
-		d.fail(field, "must be between %d and %d, not %s (%s)", lo, hi, n.Value, why)
-		return def
-	}
-	return v
 }

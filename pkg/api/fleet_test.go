@@ -78,6 +78,7 @@ wiringGroups: 8`)
 		SourceRef:         api.FleetSourceRef{Kind: "OCIRepository", Name: "fleet-repo", Namespace: "infra"},
 		Path:              ".",
 		Interval:          90 * time.Minute,
+		IntervalText:      "1h30m",
 		MaxObjectsPerUnit: 200,
 		Shards:            4,
 		WiringNamespace:   "fleet-wiring",
@@ -133,5 +134,55 @@ func TestFleetConfigProblems(t *testing.T) {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestConfigTypeErrors: a value of the wrong type is reported at its path
+// with what the field must be and what the config holds there.
+func TestConfigTypeErrors(t *testing.T) {
+	for spec, want := range map[string]string{
+		"inputs: {a: b}":                    "spec.inputs: must be a list of strings, not a map",
+		"inputs: [a, 3]":                    "spec.inputs[1]: must be a string, not the number 3",
+		"keepInputs: \"true\"":              `spec.keepInputs: must be true or false, not the string "true"`,
+		"source: {name: [a]}":               "spec.source.name: must be a string, not a list",
+		"cluster: {values: [a]}":            "spec.cluster.values: must be a map, not a list",
+		"cluster: {podSecurity: 1}":         "spec.cluster.podSecurity: must be a string, not the number 1",
+		"fleet: {maxObjectsPerUnit: \"5\"}": `spec.fleet.maxObjectsPerUnit: must be a whole number, not the string "5"`,
+		"routing: {editableThroughAPI: 1}":  "spec.routing.editableThroughAPI: must be true or false, not the number 1",
+		"source: {kind: Git, nmae: x}":      "spec.source.nmae: unknown field; known fields here: generate, kind, name, namespace, path",
+	} {
+		n, err := yaml.Parse("apiVersion: fn.computeplane.dev/v1alpha1\nkind: ComputePlaneGenerator\nmetadata:\n  name: fleet\nspec:\n  " + spec + "\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, problems := api.DecodeConfig(api.NewObject(n.YNode(), api.Origin{File: "config.yaml"}))
+		if len(problems) == 0 || problems[0].Field+": "+problems[0].Message != want {
+			t.Errorf("%s: problems = %v, want first %q", spec, problems, want)
+		}
+	}
+}
+
+// TestConfigAllProblemsAtOnce: unknown fields, every value of the wrong
+// type and the checks of what decoded are reported in one run.
+func TestConfigAllProblemsAtOnce(t *testing.T) {
+	n, err := yaml.Parse("apiVersion: fn.computeplane.dev/v1alpha1\nkind: ComputePlaneGenerator\nmetadata: {name: fleet}\nspec:\n  keepInputs: \"yes\"\n  delivery: Somewhere\n  source: {generate: 1, colour: red}\n  guard: {enabled: \"no\"}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, problems := api.DecodeConfig(api.NewObject(n.YNode(), api.Origin{File: "config.yaml"}))
+	var got []string
+	for _, p := range problems {
+		got = append(got, p.Field+": "+p.Message)
+	}
+	want := []string{
+		"spec.source.colour: unknown field; known fields here: generate, kind, name, namespace, path",
+		// In the order of the keys, which the decoder meets sorted.
+		`spec.guard.enabled: must be true or false, not the string "no"`,
+		`spec.keepInputs: must be true or false, not the string "yes"`,
+		"spec.source.generate: must be true or false, not the number 1",
+		`spec.delivery: must be Direct or Platform, not "Somewhere"`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 }

@@ -1,7 +1,10 @@
 package api
 
 import (
+	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -594,9 +597,34 @@ func DecodeKnobs(o Object) (*Knobs, Problems) {
 	if !yamlnode.IsNull(spec) && d.mapping(spec, "spec") != nil {
 		if v, ok := d.value(spec, "spec"); ok {
 			k.Values, _ = v.(map[string]any)
+			for _, field := range nullFields(k.Values, "spec") {
+				d.fail(field, "a knob must not be null: Helm reads a null as \"delete the chart's default\", so the values applied would not be the values validated; leave the key out to keep the default")
+			}
 		}
 	}
 	return k, d.problems
+}
+
+// nullFields returns the field paths of the nulls in a values tree, keys in
+// sorted order.
+func nullFields(v any, field string) []string {
+	switch v := v.(type) {
+	case nil:
+		return []string{field}
+	case map[string]any:
+		var out []string
+		for _, key := range slices.Sorted(maps.Keys(v)) {
+			out = append(out, nullFields(v[key], joinField(field, key))...)
+		}
+		return out
+	case []any:
+		var out []string
+		for i, item := range v {
+			out = append(out, nullFields(item, fmt.Sprintf("%s[%d]", field, i))...)
+		}
+		return out
+	}
+	return nil
 }
 
 // ValidDNSLabel reports whether s is a DNS-1123 label (a namespace name).

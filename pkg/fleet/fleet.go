@@ -230,10 +230,16 @@ func Build(cfg *api.Config, objects []api.Object) (*Fleet, api.Problems) {
 			}
 		default:
 			problems = append(problems, api.CheckObject(o)...)
+			problems = append(problems, CheckKubeconfigReferences(o)...)
 			f.Passthrough = append(f.Passthrough, o)
 		}
 	}
 
+	if cfg.KeepInputs {
+		for _, o := range f.Inputs {
+			problems = append(problems, CheckKubeconfigReferences(o)...)
+		}
+	}
 	problems = append(problems, f.checkDelivery()...)
 	problems = append(problems, f.buildTenants(tenants)...)
 	problems = append(problems, f.attachKnobs(knobs)...)

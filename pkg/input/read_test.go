@@ -11,6 +11,7 @@ import (
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/input"
+	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
 
 func TestDecodeUnwrapsListsAndSkipsEmptyDocuments(t *testing.T) {
@@ -89,7 +90,7 @@ func TestDecodeProblems(t *testing.T) {
 		{name: "list items not objects", src: "apiVersion: v1\nkind: List\nitems: [1, {apiVersion: v1, kind: A}]\n", want: []string{"x.yaml: List: items[0]: must be an object (a YAML map), not the number 1"}},
 		{name: "list item aliases another", src: "apiVersion: v1\nkind: List\nitems:\n- &a {apiVersion: v1, kind: A, metadata: {name: a}}\n- {apiVersion: v1, kind: A, metadata: {name: b}, spec: {x: *a}}\n", want: []string{"x.yaml: A b: spec.x: alias *a refers to an anchor outside this object; every object must stand on its own (objects are written separately and in another order), so write the value out"}},
 		{name: "aliased identity", src: "apiVersion: v1\nkind: &k A\nspec: {kind: *k}\nmetadata:\n  name: &n a\n  namespace: *n\n", want: []string{"x.yaml: A a/a: metadata.namespace: must be written out, not a YAML alias (*n): tools that read it do not follow aliases"}},
-		{name: "each object reported", src: "apiVersion: v1\nkind: A\nx: {a: 1, a: 2}\n---\napiVersion: v1\nkind: B\ny: {<<: {}}\n", want: []string{"x.yaml: A: x.a: is set twice in this map (duplicate key)", "x.yaml: B: y.<<: YAML merge keys (<<) are not supported; write the keys out"}},
+		{name: "each object reported", src: "apiVersion: v1\nkind: A\nx: {a: 1, a: 2}\n---\napiVersion: v1\nkind: B\ny: {<<: {}}\n", want: []string{"x.yaml: A: x.a: is set twice in this map (duplicate key)", "x.yaml: B: y.<<: " + yamlnode.ErrMergeKey.Error()}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
-	"github.com/computeplane-dev/computeplane-fn/pkg/schema"
+	"github.com/computeplane-dev/computeplane-fn/pkg/knobs"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
 
@@ -40,7 +40,7 @@ const (
 type ClusterPlan struct {
 	fixed      map[string]any
 	fixedPaths [][]string
-	knobs      *schema.Schema
+	knobs      *knobs.Schema
 	// admission is nil under podSecurity: privileged.
 	admission *Admission
 }
@@ -56,9 +56,9 @@ func NewClusterPlan(cfg *api.Config) (*ClusterPlan, api.Problems) {
 		}
 		knobSchema = def
 	}
-	s, err := schema.CompileValue(knobSchema)
+	s, err := knobs.Compile(knobSchema)
 	if err != nil {
-		return nil, api.Problems{api.Errorf(cfg.Ref, cfg.Origin, field, "is not a valid OpenAPI v3 schema: %v", err)}
+		return nil, api.Problems{api.Errorf(cfg.Ref, cfg.Origin, field, "is not a valid knob schema: %v", err)}
 	}
 	fixed, admission, problems := fixedValues(cfg)
 	if len(problems) > 0 {
@@ -115,7 +115,7 @@ func (p *ClusterPlan) Values(t *fleet.Tenant) (map[string]any, api.Problems) {
 	k := t.Knobs
 	var problems api.Problems
 	for _, v := range p.knobs.Validate(k.Values) {
-		problems = append(problems, api.Errorf(k.Ref, k.Origin, fieldPath("spec", v.Path), "%s", v.Message))
+		problems = append(problems, api.Errorf(k.Ref, k.Origin, v.Field, "%s", v.Message))
 	}
 	reported := map[string]bool{}
 	for _, key := range slices.Sorted(maps.Keys(k.Values)) {
@@ -215,6 +215,8 @@ func ingressNodesProblem(values map[string]any) string {
 			if n >= 1 {
 				return ""
 			}
+		case uint64:
+			return ""
 		case float64:
 			if n >= 1 {
 				return ""
@@ -345,11 +347,20 @@ func walkLeaves(v map[string]any, prefix []string, whole func([]string) bool) []
 	return out
 }
 
-// joinPath writes a values path the way schema violations are written.
+// joinPath writes a values path: dotted, with a key that would make the
+// dotted form ambiguous or hard to read (empty, or holding '.', '/', '[',
+// ']', a quote or white space) in brackets, as in a[app.kubernetes.io/name].
 func joinPath(path []string) string {
 	out := ""
 	for _, k := range path {
-		out = schema.ChildPath(out, k)
+		switch {
+		case k == "" || strings.ContainsAny(k, "./[]\"' \t\r\n"):
+			out += "[" + k + "]"
+		case out == "":
+			out = k
+		default:
+			out += "." + k
+		}
 	}
 	return out
 }

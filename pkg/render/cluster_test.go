@@ -11,7 +11,6 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
-	"github.com/computeplane-dev/computeplane-fn/pkg/schema"
 )
 
 // permissiveKnobs lets a tenant set anything, so that only the fixed paths
@@ -41,13 +40,14 @@ func plan(t *testing.T, cfg *api.Config) *render.ClusterPlan {
 
 // TestMergedValuesMatchChartSchema merges several knob sets over several
 // operator postures and validates the result against the values schema of
-// apps/kubernetes, the one the chart (and cozystack-api) enforces.
+// apps/kubernetes, the one the chart (and cozystack-api) enforces, CEL rules
+// included.
 func TestMergedValuesMatchChartSchema(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join(crdtest.SharedDir(t), "cozystack", "kubernetes.values.schema.json"))
 	if err != nil {
 		t.Fatalf("failed to read the chart's values schema: %v", err)
 	}
-	chart, err := schema.Compile(raw)
+	chart, err := crdtest.CompileSpec(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ nodeGroups:
 				if len(problems) > 0 {
 					t.Fatalf("refused: %v", problems)
 				}
-				for _, v := range chart.Validate(merged) {
+				for _, v := range chart.Validate(map[string]any{"spec": merged}) {
 					t.Errorf("merged values break the chart schema: %s", v)
 				}
 			})
@@ -276,4 +276,21 @@ func TestIngressNodeGroup(t *testing.T) {
 			t.Errorf("problems = %v; want one at spec.addons.ingressNginx.enabled", problems)
 		}
 	})
+}
+
+// TestKnobSchemaRefused: a knob schema the function cannot enforce as the
+// API server would is a config error at spec.cluster.knobs.
+func TestKnobSchemaRefused(t *testing.T) {
+	for schema, want := range map[string]string{
+		"{type: object, properties: {storageClass: {}}}":                                                                 "properties[storageClass].type: Required value",
+		"{type: object, properties: {nodeGroups: {type: object, x-kubernetes-validations: [{rule: 'size(self) < 3'}]}}}": "CEL rules are not evaluated",
+		"{type: object, patternProperties: {'^a': {type: string}}}":                                                      "'patternProperties' is not supported",
+	} {
+		cfg := config(api.PodSecurityRestricted, api.DefaultClusterValues())
+		cfg.Cluster.Knobs = values(t, schema)
+		_, problems := render.NewClusterPlan(cfg)
+		if len(problems) != 1 || problems[0].Field != "spec.cluster.knobs" || problems[0].Object.Kind != api.ConfigKind || !strings.Contains(problems[0].Message, want) {
+			t.Errorf("%s: problems = %v; want one at spec.cluster.knobs saying %q", schema, problems, want)
+		}
+	}
 }

@@ -49,6 +49,11 @@ func run(cfg *api.Config, objects []api.Object, lazy bool) (*fleet.Fleet, []Obje
 	}
 	if cfg.KeepInputs {
 		for _, o := range f.Inputs {
+			// A kept input is written as it was read, except for what YAML
+			// 1.1 readers would read otherwise (quoted strings, string
+			// keys): what was validated is what is applied. Objects that
+			// pass through are not inputs and stay untouched.
+			yamlnode.QuoteForYAML11(o.Node)
 			others = append(others, FromInput(o))
 		}
 	}
@@ -146,6 +151,14 @@ func render(f *fleet.Fleet, lazy bool) ([]Object, api.Problems) {
 			})
 		if err != nil {
 			fail(err)
+		}
+	}
+	if f.Config.Guard.Enabled {
+		guard, err := RenderGuard(f)
+		if err != nil {
+			fail(err)
+		} else {
+			out = append(out, guard...)
 		}
 	}
 	rs := newReleases(f, lazy)

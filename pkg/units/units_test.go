@@ -140,9 +140,6 @@ func TestWiringBuildsAndValidates(t *testing.T) {
 	if len(paths) != len(plan.Units)+len(plan.Groups) {
 		t.Errorf("%d Kustomizations, want %d units + %d groups", len(paths), len(plan.Units), len(plan.Groups))
 	}
-	for _, s := range crds.SkippedRules() {
-		t.Logf("not evaluated: %s %s %s: %s", s.APIVersion, s.Kind, s.Path, s.Rule.Rule)
-	}
 }
 
 // TestWiringOrder checks the ordering the docs promise: the platform unit

@@ -10,12 +10,83 @@ import (
 	"strconv"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/computeplane-dev/computeplane-fn/internal/yaml11"
 )
 
-// String returns a plain string scalar. The encoder quotes it where YAML
-// would otherwise read it as another type ("true", "5", "null").
+// String returns a string scalar. The encoder quotes it where YAML would
+// otherwise read it as another type ("true", "5", "null"); where only a YAML
+// 1.1 reader would ("yes", "NO", "on", "1:20", "<<"), the node carries the
+// double-quoted style, so that every encoder quotes it (see Quoted).
 func String(s string) *yaml.Node {
-	return &yaml.Node{Kind: yaml.ScalarNode, Tag: TagString, Value: s}
+	n := &yaml.Node{Kind: yaml.ScalarNode, Tag: TagString, Value: s}
+	if yaml11.Misread(s) {
+		n.Style = yaml.DoubleQuotedStyle
+	}
+	return n
+}
+
+// Quoted reports whether a string scalar must be written double-quoted so
+// that YAML 1.1 readers read it as the string it is: sigs.k8s.io/yaml,
+// which Flux, kubectl and Helm read manifests with, takes "yes", "NO", "on"
+// and the like for booleans and a plain "<<" key for a merge key, and other
+// YAML 1.1 readers take "1:20" for a number, while go-yaml v3 writes all of
+// them plain. Every string node this package builds or copies carries the
+// style when Quoted says so.
+func Quoted(s string) bool { return yaml11.Misread(s) }
+
+// QuoteMergeKeys marks every scalar << below n that would be written plain
+// as double-quoted, in place: the library's encoder writes a string << plain,
+// which YAML 1.1 readers read as a merge key. Inputs holding a << key are
+// refused (Check), and the nodes this package builds mark it already; this
+// is the writers' last line of defence. Aliases are not followed (their
+// anchors are walked where they stand).
+func QuoteMergeKeys(n *yaml.Node) {
+	if n == nil {
+		return
+	}
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if n.Value == "<<" && n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle|yaml.TaggedStyle) == 0 {
+			n.Style = yaml.DoubleQuotedStyle
+		}
+	case yaml.DocumentNode, yaml.MappingNode, yaml.SequenceNode:
+		for _, c := range n.Content {
+			QuoteMergeKeys(c)
+		}
+	}
+}
+
+// QuoteForYAML11 changes, in place, what YAML 1.1 readers would read
+// otherwise in a tree that is written as it was read (an input kept with
+// keepInputs), so that they read what ToValue reads: plain strings they take
+// for booleans or numbers are marked double-quoted (see Quoted), and keys
+// that sigs.k8s.io/yaml would not read as their text become strings (ToValue
+// takes a key's text, while sigs.k8s.io/yaml turns a key 1.0 into "1").
+// Comments, anchors and other styles are kept, and aliases are not
+// followed. An anchored key of that kind is left as it is (an alias
+// elsewhere may stand for it as a value); Check refuses it in inputs.
+func QuoteForYAML11(n *yaml.Node) {
+	if n == nil {
+		return
+	}
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if n.Style&^yaml.FlowStyle == 0 && n.ShortTag() == TagString && yaml11.Misread(n.Value) {
+			n.Style = yaml.DoubleQuotedStyle
+		}
+	case yaml.MappingNode:
+		for i, c := range n.Content {
+			if i%2 == 0 && c.Kind == yaml.ScalarNode && c.Anchor == "" && !yaml11.KeyKeepsText(c.ShortTag(), c.Value) {
+				c.Tag, c.Style = TagString, c.Style&^yaml.TaggedStyle
+			}
+			QuoteForYAML11(c)
+		}
+	case yaml.DocumentNode, yaml.SequenceNode:
+		for _, c := range n.Content {
+			QuoteForYAML11(c)
+		}
+	}
 }
 
 // Int returns an integer scalar.
@@ -87,6 +158,8 @@ func FromValue(v any) (*yaml.Node, error) {
 		return Int(int64(v)), nil
 	case int64:
 		return Int(v), nil
+	case uint64:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: TagInt, Value: strconv.FormatUint(v, 10)}, nil
 	case float64:
 		if v == float64(int64(v)) && v >= -1e15 && v <= 1e15 {
 			return Int(int64(v)), nil
@@ -159,8 +232,14 @@ func Clone(n *yaml.Node) *yaml.Node {
 // (as kustomize and the API server write them) and comments, anchors and
 // styles other than literal blocks dropped, so that values copied from an
 // input never carry the input's presentation into generated objects. A key
-// set twice in one mapping is an error. It visits at most budget nodes and
-// nests at most MaxDepth levels.
+// set twice in one mapping and a key << (however quoted or tagged) are
+// errors. It visits at most budget nodes and nests at most MaxDepth levels.
+//
+// The copy means what ToValue reads in n, to YAML 1.1 readers too: a
+// mapping key that sigs.k8s.io/yaml would not read as its text (`1.0:`,
+// `0x10:` become "1" and "16"; ToValue takes a key's text) becomes a string
+// key, and strings that YAML 1.1 readers read otherwise are marked
+// double-quoted.
 func Copy(n *yaml.Node, budget int) (*yaml.Node, error) {
 	c := copier{budget: budget}
 	return c.copy(n, 0, "")
@@ -197,8 +276,21 @@ func (c *copier) copy(n *yaml.Node, depth int, path string) (*yaml.Node, error) 
 					p = joinPath(path, n.Content[i-1].Value)
 				} else if k := Resolve(child); k == nil || k.Kind != yaml.ScalarNode {
 					return nil, &PathError{Path: path, Err: errors.New("a map key must be a string")}
-				} else if k.ShortTag() == "!!merge" {
-					return nil, &PathError{Path: path, Err: errors.New("YAML merge keys (<<) are not supported")}
+				} else if isMergeKey(k) {
+					return nil, &PathError{Path: joinPath(path, k.Value), Err: ErrMergeKey}
+				} else {
+					key, err := c.copy(child, depth+1, p)
+					if err != nil {
+						return nil, err
+					}
+					if !yaml11.KeyKeepsText(key.Tag, key.Value) {
+						key.Tag = TagString
+						if key.Style == 0 && yaml11.Misread(key.Value) {
+							key.Style = yaml.DoubleQuotedStyle
+						}
+					}
+					out.Content = append(out.Content, key)
+					continue
 				}
 			} else {
 				p = fmt.Sprintf("%s[%d]", path, i)
@@ -216,9 +308,13 @@ func (c *copier) copy(n *yaml.Node, depth int, path string) (*yaml.Node, error) 
 		}
 		return out, nil
 	case yaml.ScalarNode:
-		out := &yaml.Node{Kind: yaml.ScalarNode, Tag: n.ShortTag(), Value: n.Value}
-		if n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
+		tag := n.ShortTag()
+		out := &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: n.Value}
+		switch {
+		case n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0:
 			out.Style = yaml.LiteralStyle
+		case tag == TagString && yaml11.Misread(n.Value):
+			out.Style = yaml.DoubleQuotedStyle
 		}
 		return out, nil
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/computeplane-dev/computeplane-fn/internal/yaml11"
 )
 
 // Check walks the tree below n once, following aliases, and refuses what
@@ -21,10 +23,13 @@ import (
 //     for `&a [*a]`);
 //   - more than maxNodes nodes with aliases expanded (an alias bomb);
 //   - nesting deeper than MaxDepth levels with aliases expanded;
-//   - a mapping key that is not a scalar, a merge key (<<) and a key that a
-//     mapping holds twice: Kubernetes objects are JSON, which has none of
-//     them, and a reader that takes the last of two keys would disagree
-//     with one that takes the first.
+//   - a mapping key that is not a scalar, a key << (however quoted or
+//     tagged: YAML 1.1 readers take it for a merge key once it is written
+//     plain) and a key that a mapping holds twice: Kubernetes objects are
+//     JSON, which has none of them, and a reader that takes the last of two
+//     keys would disagree with one that takes the first; an anchored key
+//     that YAML 1.1 readers would not read as written (writers make it a
+//     string, which would change what its aliases stand for).
 //
 // It returns the number of nodes the tree expands to. The errors are
 // *PathError with the field path below n.
@@ -41,14 +46,15 @@ func Check(n *yaml.Node, maxNodes int) (int, error) {
 	return c.nodes, nil
 }
 
-// ErrAliasOutside, ErrAliasCycle, ErrMergeKey, ErrKeyNotString and
-// ErrDuplicateKey are the structural refusals of Check.
+// ErrAliasOutside, ErrAliasCycle, ErrMergeKey, ErrKeyNotString,
+// ErrDuplicateKey and ErrAnchoredKey are the structural refusals of Check.
 var (
 	ErrAliasOutside = errors.New("refers to an anchor outside this object; every object must stand on its own (objects are written separately and in another order), so write the value out")
 	ErrAliasCycle   = errors.New("refers to a node that contains it (a cycle)")
-	ErrMergeKey     = errors.New("YAML merge keys (<<) are not supported; write the keys out")
+	ErrMergeKey     = errors.New("a map key << is refused, however quoted or tagged: YAML 1.1 readers (sigs.k8s.io/yaml as Flux and kubectl use it, kustomize, PyYAML) take it for a merge key, so what is applied would differ from what was validated; rename the key")
 	ErrKeyNotString = errors.New("a map key must be a string")
 	ErrDuplicateKey = errors.New("is set twice in this map (duplicate key)")
+	ErrAnchoredKey  = errors.New("is a map key with a YAML anchor that YAML 1.1 readers (sigs.k8s.io/yaml, as Flux and kubectl use it) would not read as written (a null, a float, a non-decimal number); write the key out as a quoted string, without the anchor")
 )
 
 // budgetError is ErrBudget with the limit that was hit and whether aliases
@@ -313,8 +319,13 @@ func checkKeys(m *yaml.Node) *checkError {
 			e := &checkError{err: fmt.Errorf("%w, not %s", ErrKeyNotString, describeKey(k))}
 			return e.in("[" + strconv.Itoa(i/2) + "]")
 		}
-		if k.Value == "<<" && k.ShortTag() == "!!merge" {
-			return (&checkError{err: ErrMergeKey}).in("<<")
+		if isMergeKey(k) {
+			return (&checkError{err: ErrMergeKey}).in(keySegment(k.Value))
+		}
+		if k.Anchor != "" && !yaml11.KeyKeepsText(k.ShortTag(), k.Value) {
+			// Writers turn such keys into strings (Copy, QuoteForYAML11),
+			// which would change what an alias to the anchor stands for.
+			return (&checkError{err: ErrAnchoredKey}).in(keySegment(k.Value))
 		}
 		if seen != nil {
 			if _, dup := seen[k.Value]; dup {
@@ -331,6 +342,12 @@ func checkKeys(m *yaml.Node) *checkError {
 	}
 	return nil
 }
+
+// isMergeKey reports whether a key scalar is <<, in any style and with any
+// tag: go-yaml v3 takes only a plain or !!merge << for a merge key, but
+// once the key is copied without its quotes, YAML 1.1 readers take it for
+// one too. (Readers take no other key for a merge key, whatever its tag.)
+func isMergeKey(k *yaml.Node) bool { return k.Value == "<<" }
 
 func describeKey(k *yaml.Node) string {
 	switch k.Kind {

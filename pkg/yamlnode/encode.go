@@ -17,6 +17,9 @@ func AppendDocument(buf []byte, n *yaml.Node) ([]byte, error) {
 	if out, ok := yamlemit.AppendDocument(buf, n); ok {
 		return out, nil
 	}
+	// The library writes a string << plain, which YAML 1.1 readers take for
+	// a merge key; yamlemit never does.
+	QuoteMergeKeys(n)
 	w := bytes.NewBuffer(buf)
 	enc := yaml.NewEncoder(w)
 	if err := enc.Encode(n); err != nil {

@@ -125,8 +125,9 @@ func clip(s string) string {
 }
 
 // ToValue converts a node tree into JSON-like Go values: map[string]any,
-// []any, string, bool, int64, float64 and nil. Mapping keys must be strings.
-// It visits at most budget nodes and nests at most MaxDepth levels.
+// []any, string, bool, int64 (uint64 beyond its range), float64 and nil.
+// Mapping keys must be strings. It visits at most budget nodes and nests at
+// most MaxDepth levels.
 func ToValue(n *yaml.Node, budget int) (any, error) {
 	c := converter{budget: budget}
 	return c.value(n, 0, "")
@@ -186,8 +187,8 @@ func (c *converter) value(n *yaml.Node, depth int, path string) (any, error) {
 			if k == nil || k.Kind != yaml.ScalarNode {
 				return nil, &PathError{Path: path, Err: errors.New("a map key must be a string")}
 			}
-			if k.Value == "<<" && k.ShortTag() == "!!merge" {
-				return nil, &PathError{Path: path, Err: errors.New("YAML merge keys (<<) are not supported")}
+			if isMergeKey(k) {
+				return nil, &PathError{Path: joinPath(path, k.Value), Err: ErrMergeKey}
 			}
 			v, err := c.value(n.Content[i+1], depth+1, joinPath(path, k.Value))
 			if err != nil {
@@ -227,6 +228,12 @@ func scalarValue(n *yaml.Node) (any, error) {
 	case TagInt:
 		var i int64
 		if err := n.Decode(&i); err != nil {
+			// Beyond int64, as sigs.k8s.io/yaml reads it: exact up to
+			// uint64, a float beyond.
+			var u uint64
+			if err := n.Decode(&u); err == nil {
+				return u, nil
+			}
 			var f float64
 			if err := n.Decode(&f); err != nil {
 				return nil, fmt.Errorf("invalid number %q", clip(n.Value))
@@ -247,6 +254,14 @@ func scalarValue(n *yaml.Node) (any, error) {
 			return nil, fmt.Errorf("the number %q cannot be represented in JSON", clip(n.Value))
 		}
 		return f, nil
+	case "!!binary":
+		// The bytes it stands for, as sigs.k8s.io/yaml reads it (Check
+		// refused what is no base64).
+		var s string
+		if err := n.Decode(&s); err != nil {
+			return nil, fmt.Errorf("invalid !!binary %q", clip(n.Value))
+		}
+		return s, nil
 	default:
 		return n.Value, nil
 	}

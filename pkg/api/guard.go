@@ -1,0 +1,131 @@
+package api
+
+import (
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// GuardConfig is spec.guard: the management-plane guard, a
+// ValidatingAdmissionPolicy the function renders once per fleet (SPEC 3.5,
+// package render's guard.go, docs/guard.md).
+type GuardConfig struct {
+	// Enabled renders the guard; true unless the config says false.
+	Enabled bool `json:"enabled"`
+	// FluxIdentities are the user names of the Flux controllers that apply
+	// the fleet repository: the only ones that may set or change a
+	// spec.kubeConfig (rule G2). Sorted, without duplicates.
+	FluxIdentities Identities `json:"fluxIdentities"`
+	// PlatformIdentities are the user names of the platform's controllers
+	// that own a ComputePlane's objects on the management cluster: the only
+	// ones that may create, change or delete its worker VMs (rule G3), and,
+	// for the cluster chart's own addon releases, write a kubeConfig naming
+	// the cluster's Secret (rule G2). Sorted, without duplicates.
+	PlatformIdentities Identities `json:"platformIdentities"`
+}
+
+// Identities are Kubernetes user names, as the API server puts them in
+// request.userInfo.username.
+type Identities []string
+
+// DefaultFluxIdentities is guard.fluxIdentities when the config sets none:
+// kustomize-controller of a Flux installed by `flux bootstrap` or `flux
+// install`. On a Cozystack cluster whose own Flux (flux-aio, namespace
+// cozy-fluxcd) applies the fleet repository, set
+// system:serviceaccount:cozy-fluxcd:flux instead (docs/guard.md).
+func DefaultFluxIdentities() []string {
+	return []string{"system:serviceaccount:flux-system:kustomize-controller"}
+}
+
+// DefaultPlatformIdentities is guard.platformIdentities when the config
+// sets none: the service accounts of what creates, changes and deletes a
+// ComputePlane's objects in Cozystack (read at Cozystack 3c780acd), sorted.
+// docs/guard.md says where each comes from:
+//
+//   - cozy-cluster-api:capk-manager: Cluster API's KubeVirt provider (CAPK,
+//     packages/system/capi-providers-infraprovider, installed by the
+//     cluster-api operator into cozy-cluster-api) creates, updates and
+//     deletes the worker VMs and sets their cluster.x-k8s.io/cluster-name.
+//   - cozy-kubevirt:kubevirt-controller: KubeVirt's virt-controller
+//     (packages/system/kubevirt, KubeVirt CR in cozy-kubevirt) keeps the VMs'
+//     finalizers and applies volume hotplug to their spec.
+//   - cozy-kubevirt:kubevirt-apiserver: KubeVirt's virt-api patches a VM for
+//     the start, stop and restart subresources (Cozystack grants them to
+//     tenants as power controls; they change only the run strategy).
+//   - cozy-fluxcd:flux: Cozystack's Flux (flux-aio and its helm-controller
+//     shards, which run as the same service account) installs the cluster's
+//     chart, whose addon HelmReleases name the cluster's admin kubeconfig.
+//   - kube-system:namespace-controller and kube-system:generic-garbage-collector:
+//     Kubernetes deletes a deleted tenant's VMs and finishes deletions.
+//
+// Cluster API's core controller (capi-manager) is left out: its role has no
+// access to kubevirt.io objects.
+func DefaultPlatformIdentities() []string {
+	return []string{
+		"system:serviceaccount:cozy-cluster-api:capk-manager",
+		"system:serviceaccount:cozy-fluxcd:flux",
+		"system:serviceaccount:cozy-kubevirt:kubevirt-apiserver",
+		"system:serviceaccount:cozy-kubevirt:kubevirt-controller",
+		"system:serviceaccount:kube-system:generic-garbage-collector",
+		"system:serviceaccount:kube-system:namespace-controller",
+	}
+}
+
+// newGuardConfig returns spec.guard when the config leaves it out: the
+// guard on, with the default identities. An explicit value overrides each.
+func newGuardConfig() GuardConfig {
+	return GuardConfig{Enabled: true, FluxIdentities: DefaultFluxIdentities(), PlatformIdentities: DefaultPlatformIdentities()}
+}
+
+// validate checks spec.guard, then sorts the identities and drops
+// duplicates, as the policy writes them; written is [Config]'s.
+func (g *GuardConfig) validate(d *decoder, written map[string]bool) {
+	for _, f := range []struct {
+		key, why string
+		ids      Identities
+	}{
+		{"fluxIdentities", "Flux itself could not apply the routed releases", g.FluxIdentities},
+		{"platformIdentities", "the platform's controllers could not scale, repair or delete a ComputePlane's VMs", g.PlatformIdentities},
+	} {
+		field := "spec.guard." + f.key
+		switch value, set := written["guard."+f.key]; {
+		case set && !value:
+			d.fail(field, "must be a list of user names; leave it out for the defaults")
+		case len(f.ids) == 0:
+			d.fail(field, "must name at least one user: with none, %s", f.why)
+		}
+		for i, s := range f.ids {
+			if s == "" {
+				d.fail(field+"["+itoa(i)+"]", "must not be empty")
+			} else if msg := identityProblem(s); msg != "" {
+				d.fail(field+"["+itoa(i)+"]", "%q %s", clip(s), msg)
+			}
+		}
+	}
+	for _, ids := range []*Identities{&g.FluxIdentities, &g.PlatformIdentities} {
+		slices.Sort(*ids)
+		*ids = slices.Compact(*ids)
+	}
+}
+
+// serviceAccountPrefix starts the user name of every service account.
+const serviceAccountPrefix = "system:serviceaccount:"
+
+// identityProblem says why s cannot be the user name of a request, or "".
+// The guard compares user names only, so a group or a misspelt service
+// account would silently match nobody.
+func identityProblem(s string) string {
+	if strings.TrimSpace(s) != s || strings.ContainsFunc(s, func(r rune) bool { return unicode.IsControl(r) }) {
+		return "holds leading or trailing spaces or control characters; no user name does"
+	}
+	if strings.HasPrefix(s, "system:serviceaccounts:") || s == "system:serviceaccounts" || s == "system:authenticated" || s == "system:masters" {
+		return "is a group, not a user name; the guard matches request.userInfo.username only (a service account is system:serviceaccount:<namespace>:<name>)"
+	}
+	if rest, ok := strings.CutPrefix(s, serviceAccountPrefix); ok {
+		ns, name, ok := strings.Cut(rest, ":")
+		if !ok || !ValidDNSLabel(ns) || name == "" || !dns1123SubdomainRE.MatchString(name) || len(name) > 253 {
+			return "is not a service account's user name: system:serviceaccount:<namespace>:<name>"
+		}
+	}
+	return ""
+}

@@ -1,0 +1,46 @@
+package fleet_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
+	"github.com/computeplane-dev/computeplane-fn/pkg/input"
+)
+
+func TestCheckKubeconfigReferences(t *testing.T) {
+	for _, c := range []struct {
+		name, object string
+		want         []string // field: first words of the message
+	}{
+		{"a plain ConfigMap", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {kubeconfig: my-kubeconfig}", nil},
+		{"a Kustomization with a kubeConfig", "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: k}\nspec: {kubeConfig: {secretRef: {name: computeplane-admin-kubeconfig}}}",
+			[]string{"spec.kubeConfig"}},
+		{"a kubeConfig naming another Secret", "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: h}\nspec: {kubeConfig: {configMapRef: {name: remote}}}",
+			[]string{"spec.kubeConfig"}},
+		{"a null kubeConfig", "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: h}\nspec: {kubeConfig: null}", nil},
+		{"a Secret named like one", "apiVersion: v1\nkind: Secret\nmetadata: {name: kubernetes-dev-admin-kubeconfig}", []string{"metadata.name"}},
+		{"a volume", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {volumes: [{name: v, secret: {secretName: computeplane-admin-kubeconfig}}]}",
+			[]string{"spec.volumes[0].secret.secretName"}},
+		{"a label value", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, labels: {app.kubernetes.io/name: x-admin-kubeconfig}}",
+			[]string{"metadata.labels[app.kubernetes.io/name]"}},
+		{"an alias repeats one finding once", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata:\n  a: &s {b: c-admin-kubeconfig}\n  b: *s\n  c: *s",
+			[]string{"data.a.b"}},
+	} {
+		objs, err := input.Decode([]byte(c.object), "other.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, p := range fleet.CheckKubeconfigReferences(objs[0]) {
+			if p.File != "other.yaml" || p.Object.Kind == "" {
+				t.Errorf("%s: problem without file or object: %+v", c.name, p)
+			}
+			got = append(got, p.Field)
+		}
+		if diff := cmp.Diff(c.want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", c.name, diff)
+		}
+	}
+}

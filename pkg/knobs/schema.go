@@ -1,0 +1,240 @@
+package knobs
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/listtype"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	oaerrors "k8s.io/kube-openapi/pkg/validation/errors"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+	"k8s.io/kube-openapi/pkg/validation/strfmt"
+	"k8s.io/kube-openapi/pkg/validation/validate"
+)
+
+// Root is the field the knobs are validated under, as the spec of a custom
+// resource: every [Violation.Field] starts with it.
+const Root = "spec"
+
+// Schema is a compiled knob schema. It is immutable, so one Schema can
+// validate the knobs of many tenants at once.
+type Schema struct {
+	root      *structuralschema.Structural // {type: object, properties: {spec: knobs}}
+	validator *validate.SchemaValidator
+}
+
+// Violation is one way in which knobs break the schema.
+type Violation struct {
+	// Field is the path of the offending value, from [Root]:
+	// "spec.nodeGroups.md0.diskSize".
+	Field string
+	// Message says what is wrong: "unknown field", "is required",
+	// `must be of type integer: "string"`, ...
+	Message string
+}
+
+// String returns "field: message".
+func (v Violation) String() string { return v.Field + ": " + v.Message }
+
+// Compile compiles an OpenAPI v3 schema of knobs, decoded from YAML or JSON.
+// It returns an error, never a panic, for a schema the API server would
+// not take as the structural schema of a custom resource's spec, and for
+// one that holds x-kubernetes-validations rules (see the package
+// documentation).
+func Compile(schema map[string]any) (*Schema, error) {
+	raw, err := json.Marshal(withoutClosedObjects(schema))
+	if err != nil {
+		return nil, fmt.Errorf("failed to read the schema: %w", err)
+	}
+	var external apiextensionsv1.JSONSchemaProps
+	if err := json.Unmarshal(raw, &external); err != nil {
+		return nil, fmt.Errorf("failed to read the schema: %w", err)
+	}
+	var internal apiextensions.JSONSchemaProps
+	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(&external, &internal, nil); err != nil {
+		return nil, fmt.Errorf("failed to read the schema: %w", err)
+	}
+	knobs, err := structuralschema.NewStructural(&internal)
+	if err != nil {
+		return nil, fmt.Errorf("not a structural schema: %w", err)
+	}
+	root := &structuralschema.Structural{
+		Generic:    structuralschema.Generic{Type: "object"},
+		Properties: map[string]structuralschema.Structural{Root: *knobs},
+	}
+	if errs := structuralschema.ValidateStructural(nil, root); len(errs) > 0 {
+		msgs := make([]string, len(errs))
+		for i, e := range errs {
+			// Paths relative to the knob schema, not to the wrapper.
+			f := strings.TrimPrefix(strings.TrimPrefix(e.Field, "properties["+Root+"]"), ".")
+			msgs[i] = strings.TrimPrefix(f+": "+e.ErrorBody(), ": ")
+		}
+		return nil, fmt.Errorf("not a structural schema: %s", strings.Join(msgs, "; "))
+	}
+	if knobs.Type != "" && knobs.Type != "object" {
+		return nil, fmt.Errorf("type: must be object: knobs are the fields of a ComputePlane object's spec")
+	}
+	if path := firstRule(knobs, ""); path != "" {
+		return nil, fmt.Errorf("%sx-kubernetes-validations: CEL rules are not evaluated by this function, so they cannot guard knobs; express the constraint with OpenAPI keywords (enum, pattern, minimum, ...) or fix the value in cluster.values", path)
+	}
+	openapi := root.ToKubeOpenAPI()
+	intOrString(openapi)
+	return &Schema{root: root, validator: validate.NewSchemaValidator(openapi, nil, "", strfmt.Default)}, nil
+}
+
+// withoutClosedObjects returns a copy of schema without any
+// additionalProperties: false. A structural schema prunes, and so this
+// package refuses, every field properties does not declare, which is what
+// additionalProperties: false says; the API server forbids the two together.
+func withoutClosedObjects(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			if k == "additionalProperties" && e == false {
+				continue
+			}
+			out[k] = withoutClosedObjects(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = withoutClosedObjects(e)
+		}
+		return out
+	}
+	return v
+}
+
+// firstRule returns the path of a schema that holds x-kubernetes-validations,
+// ending with a dot, or "" when none does. Structural schemas allow rules
+// only outside allOf, anyOf, oneOf and not, so those need no look.
+func firstRule(s *structuralschema.Structural, path string) string {
+	if s == nil {
+		return ""
+	}
+	if len(s.XValidations) > 0 {
+		return path
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Properties)) {
+		p := s.Properties[k]
+		if found := firstRule(&p, path+"properties["+k+"]."); found != "" {
+			return found
+		}
+	}
+	if s.AdditionalProperties != nil {
+		if found := firstRule(s.AdditionalProperties.Structural, path+"additionalProperties."); found != "" {
+			return found
+		}
+	}
+	return firstRule(s.Items, path+"items.")
+}
+
+// intOrString gives a schema with x-kubernetes-int-or-string and no type of
+// its own the types integer and string, as the API server does before it
+// validates with kube-openapi.
+func intOrString(s *spec.Schema) {
+	if s == nil {
+		return
+	}
+	if b, _ := s.Extensions["x-kubernetes-int-or-string"].(bool); b && len(s.Type) == 0 {
+		s.Type = spec.StringOrArray{"integer", "string"}
+	}
+	for k, p := range s.Properties {
+		intOrString(&p)
+		s.Properties[k] = p
+	}
+	if s.AdditionalProperties != nil {
+		intOrString(s.AdditionalProperties.Schema)
+	}
+	if s.Items != nil {
+		intOrString(s.Items.Schema)
+	}
+}
+
+// Validate returns every violation of knobs against s, sorted by field and
+// message; nil when they are valid. knobs is not changed. Validate never
+// panics: a value kube-openapi cannot handle is a violation at the root.
+func (s *Schema) Validate(knobs map[string]any) (vs []Violation) {
+	defer func() {
+		if r := recover(); r != nil {
+			vs = []Violation{{Field: Root, Message: fmt.Sprintf("internal error while validating: %v", r)}}
+		}
+	}()
+	obj := map[string]any{Root: deepCopy(knobs)}
+	unknown := pruning.PruneWithOptions(obj, s.root, false, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true})
+	for _, path := range unknown {
+		vs = append(vs, Violation{Field: path, Message: "unknown field"})
+	}
+	for _, err := range s.validator.Validate(obj).Errors {
+		vs = append(vs, openAPIViolations(err)...)
+	}
+	for _, err := range listtype.ValidateListSetsAndMaps(nil, s.root, obj) {
+		vs = append(vs, fieldViolation(err))
+	}
+	slices.SortFunc(vs, func(a, b Violation) int {
+		return cmp.Or(cmp.Compare(a.Field, b.Field), cmp.Compare(a.Message, b.Message))
+	})
+	return slices.Compact(vs)
+}
+
+// unplaced matches the errors of kube-openapi that carry no path but name
+// it in their message (anyOf, oneOf, not).
+var unplaced = regexp.MustCompile(`^"([^"]*)" (.*)$`)
+
+// openAPIViolations turns an error of kube-openapi's validator, which names
+// the offending value "spec.a.b" in its message, into violations.
+func openAPIViolations(err error) []Violation {
+	var composite *oaerrors.CompositeError
+	if errors.As(err, &composite) {
+		var out []Violation
+		for _, e := range composite.Errors {
+			out = append(out, openAPIViolations(e)...)
+		}
+		return out
+	}
+	var v *oaerrors.Validation
+	if !errors.As(err, &v) || v.Name == "" || v.Name == "." {
+		if m := unplaced.FindStringSubmatch(err.Error()); m != nil {
+			return []Violation{{Field: m[1], Message: m[2]}}
+		}
+		return []Violation{{Field: Root, Message: err.Error()}}
+	}
+	name := strings.TrimPrefix(v.Name, ".")
+	return []Violation{{Field: name, Message: strings.TrimPrefix(v.Error(), v.Name+" in body ")}}
+}
+
+func fieldViolation(err *field.Error) Violation {
+	return Violation{Field: err.Field, Message: err.ErrorBody()}
+}
+
+// deepCopy copies the maps and lists of a JSON-like value, which pruning
+// changes in place.
+func deepCopy(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = deepCopy(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = deepCopy(e)
+		}
+		return out
+	}
+	return v
+}

@@ -1,0 +1,170 @@
+package render_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/admission"
+	plugincel "k8s.io/apiserver/pkg/admission/plugin/cel"
+	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/cel/environment"
+	"sigs.k8s.io/yaml"
+)
+
+// The guard is evaluated here by the API server's own ValidatingAdmissionPolicy
+// code (k8s.io/apiserver's CEL compiler and validator, as kube-apiserver
+// wires them for a policy: variables composed, validations and message
+// expressions compiled in its environment) on admission requests built
+// like the API server's. Matching a request to the policy (its
+// matchConstraints) and the binding are the API server's part and are
+// proven by the real-control-plane suite; here every request is one the
+// policy matches.
+
+// guardEvaluator is a compiled guard policy.
+type guardEvaluator struct {
+	policy    *admissionv1.ValidatingAdmissionPolicy
+	validator validating.Validator
+}
+
+// compileGuard compiles a policy the way kube-apiserver does when it admits
+// one (expressions checked as new expressions, which is stricter than the
+// stored ones) and fails the test on any compilation error.
+func compileGuard(t *testing.T, policy *admissionv1.ValidatingAdmissionPolicy) *guardEvaluator {
+	t.Helper()
+	compiler, err := plugincel.NewCompositedCompiler(environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	withAuthorizer := plugincel.OptionalVariableDeclarations{HasAuthorizer: true}
+	for _, v := range policy.Spec.Variables {
+		res := compiler.CompileAndStoreVariable(&validating.Variable{Name: v.Name, Expression: v.Expression}, withAuthorizer, environment.NewExpressions)
+		if res.Error != nil {
+			t.Errorf("variable %s: %v", v.Name, res.Error)
+		}
+	}
+	validations := make([]plugincel.ExpressionAccessor, len(policy.Spec.Validations))
+	messages := make([]plugincel.ExpressionAccessor, len(policy.Spec.Validations))
+	for i, v := range policy.Spec.Validations {
+		validations[i] = &validating.ValidationCondition{Expression: v.Expression, Message: v.Message, Reason: v.Reason}
+		messages[i] = &validating.MessageExpressionCondition{MessageExpression: v.MessageExpression}
+		for what, acc := range map[string]plugincel.ExpressionAccessor{"expression": validations[i], "messageExpression": messages[i]} {
+			opts := withAuthorizer
+			if what == "messageExpression" {
+				opts = plugincel.OptionalVariableDeclarations{}
+			}
+			if res := compiler.CompileCELExpression(acc, opts, environment.NewExpressions); res.Error != nil {
+				t.Errorf("validation %d %s: %v", i, what, res.Error)
+			}
+		}
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	v := validating.NewValidator(
+		compiler.CompileCondition(validations, withAuthorizer, environment.StoredExpressions),
+		nil, compiler.CompileCondition(nil, withAuthorizer, environment.StoredExpressions),
+		compiler.CompileCondition(messages, plugincel.OptionalVariableDeclarations{}, environment.StoredExpressions),
+		policy.Spec.FailurePolicy, nil)
+	if err := v.CompileError(); err != nil {
+		t.Fatal(err)
+	}
+	return &guardEvaluator{policy: policy, validator: v}
+}
+
+// guardRequest is one admission request.
+type guardRequest struct {
+	op        admission.Operation
+	user      string
+	groups    []string
+	object    string // YAML; "" for none
+	oldObject string
+}
+
+// resources of the kinds the guard matches, by kind.
+var guardResources = map[string]schema.GroupVersionResource{
+	"HelmRelease":    {Group: "helm.toolkit.fluxcd.io", Version: "v2", Resource: "helmreleases"},
+	"Kustomization":  {Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"},
+	"VirtualMachine": {Group: "kubevirt.io", Version: "v1", Resource: "virtualmachines"},
+}
+
+// admit evaluates the request and returns the messages of the rules that
+// deny it (none: admitted). An evaluation error denies, as failurePolicy
+// Fail does, and is reported with its message.
+func (g *guardEvaluator) admit(t *testing.T, r guardRequest) []string {
+	t.Helper()
+	obj, old := guardObject(t, r.object), guardObject(t, r.oldObject)
+	some := obj
+	if some == nil {
+		some = old
+	}
+	gvk := some.GroupVersionKind()
+	gvr, ok := guardResources[gvk.Kind]
+	if !ok {
+		t.Fatalf("no resource for kind %s", gvk.Kind)
+	}
+	var objRT, oldRT runtime.Object
+	if obj != nil {
+		objRT = obj
+	}
+	if old != nil {
+		oldRT = old
+	}
+	attr := admission.NewAttributesRecord(objRT, oldRT, gvk, some.GetNamespace(), some.GetName(), gvr, "", r.op, nil, false,
+		&user.DefaultInfo{Name: r.user, Groups: r.groups})
+	va := &admission.VersionedAttributes{Attributes: attr, VersionedKind: gvk, VersionedObject: objRT, VersionedOldObject: oldRT}
+	res := g.validator.Validate(context.Background(), gvr, va, nil, nil, celconfig.RuntimeCELCostBudget, nil)
+	var denied []string
+	for _, d := range res.Decisions {
+		switch {
+		case d.Evaluation == validating.EvalError:
+			denied = append(denied, "evaluation error: "+d.Message)
+		case d.Action == validating.ActionDeny:
+			denied = append(denied, d.Message)
+		}
+	}
+	return denied
+}
+
+func guardObject(t *testing.T, text string) *unstructured.Unstructured {
+	t.Helper()
+	if text == "" {
+		return nil
+	}
+	data, err := yaml.YAMLToJSON([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{}
+	if err := json.Unmarshal(data, &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// checkAdmission asserts the outcome of a request: admitted when want is
+// "", else denied with a message holding want.
+func checkAdmission(t *testing.T, g *guardEvaluator, name string, r guardRequest, want string) {
+	t.Helper()
+	denied := g.admit(t, r)
+	switch {
+	case want == "" && len(denied) > 0:
+		t.Errorf("%s: denied, want admitted: %s", name, strings.Join(denied, " | "))
+	case want != "" && len(denied) == 0:
+		t.Errorf("%s: admitted, want denied with %q", name, want)
+	case want != "" && !strings.Contains(strings.Join(denied, " | "), want):
+		t.Errorf("%s: denied with %q, want a message holding %q", name, strings.Join(denied, " | "), want)
+	}
+	for _, m := range denied {
+		if strings.HasPrefix(m, "evaluation error") {
+			t.Errorf("%s: %s", name, m)
+		}
+	}
+}

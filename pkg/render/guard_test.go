@@ -1,0 +1,419 @@
+package render_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apiserver/pkg/admission"
+	"sigs.k8s.io/yaml"
+
+	"github.com/computeplane-dev/computeplane-fn/pkg/api"
+	"github.com/computeplane-dev/computeplane-fn/pkg/input"
+	"github.com/computeplane-dev/computeplane-fn/pkg/render"
+	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
+)
+
+// guardFleet: tenant acme with a ComputePlane, a routed JupyterHub and a
+// Postgres on the management plane.
+const guardFleet = `
+apiVersion: cozystack.io/v1alpha1
+kind: ApplicationDefinition
+metadata: {name: postgres}
+spec:
+  application: {kind: Postgres, plural: postgreses, singular: postgres, openAPISchema: "{}"}
+  release: {prefix: postgres-, chartRef: {kind: ExternalArtifact, name: postgres, namespace: cozy-system}}
+---
+apiVersion: cozystack.io/v1alpha1
+kind: ApplicationDefinition
+metadata: {name: jupyterhub, annotations: {computeplane.dev/placement: ComputePlane}}
+spec:
+  application: {kind: JupyterHub, plural: jupyterhubs, singular: jupyterhub, openAPISchema: "{}"}
+  release: {prefix: jupyterhub-, chartRef: {kind: ExternalArtifact, name: jupyterhub, namespace: cozy-system}}
+---
+apiVersion: apps.cozystack.io/v1alpha1
+kind: Tenant
+metadata: {name: acme, namespace: tenant-root}
+spec: {computeplane: true}
+---
+apiVersion: apps.cozystack.io/v1alpha1
+kind: JupyterHub
+metadata: {name: notebooks, namespace: tenant-acme}
+spec: {size: small}
+---
+apiVersion: apps.cozystack.io/v1alpha1
+kind: Postgres
+metadata: {name: db, namespace: tenant-acme}
+`
+
+// renderGuardFleet renders guardFleet under the config's spec and returns
+// the whole output.
+func renderGuardFleet(t *testing.T, spec string) []render.Object {
+	t.Helper()
+	cfgObjs, err := input.Decode([]byte("apiVersion: fn.computeplane.dev/v1alpha1\nkind: ComputePlaneGenerator\nmetadata: {name: fleet}\nspec: "+spec+"\n"), "config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, problems := api.DecodeConfig(cfgObjs[0])
+	if len(problems) > 0 {
+		t.Fatalf("config refused: %v", problems)
+	}
+	objs, err := input.Decode([]byte(guardFleet), "fleet.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, problems := render.Run(cfg, objs)
+	if len(problems) > 0 {
+		t.Fatalf("refused: %v", problems)
+	}
+	return out
+}
+
+// objectJSON is an output object as JSON, as Flux reads it.
+func objectJSON(t *testing.T, o render.Object) []byte {
+	t.Helper()
+	text, err := yamlnode.AppendDocument(nil, o.Node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := yaml.YAMLToJSON(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// guardObjects returns the rendered policy and binding, decoded strictly
+// into the upstream API types (an unknown field fails the test).
+func guardObjects(t *testing.T, out []render.Object) (*admissionv1.ValidatingAdmissionPolicy, *admissionv1.ValidatingAdmissionPolicyBinding) {
+	t.Helper()
+	var policy *admissionv1.ValidatingAdmissionPolicy
+	var binding *admissionv1.ValidatingAdmissionPolicyBinding
+	for _, o := range out {
+		if o.APIVersion != "admissionregistration.k8s.io/v1" {
+			continue
+		}
+		if o.Namespace != "" || !o.Platform || !o.Generated {
+			t.Errorf("%s %s: namespace %q, platform %v, generated %v; want a cluster-scoped platform object", o.Kind, o.Name, o.Namespace, o.Platform, o.Generated)
+		}
+		var into any
+		switch o.Kind {
+		case "ValidatingAdmissionPolicy":
+			policy = &admissionv1.ValidatingAdmissionPolicy{}
+			into = policy
+		case "ValidatingAdmissionPolicyBinding":
+			binding = &admissionv1.ValidatingAdmissionPolicyBinding{}
+			into = binding
+		default:
+			t.Fatalf("unexpected %s", o.Kind)
+		}
+		if err := yaml.UnmarshalStrict(objectJSON(t, o), into); err != nil {
+			t.Fatalf("%s: %v", o.Kind, err)
+		}
+	}
+	if policy == nil || binding == nil {
+		t.Fatalf("the output has no guard: policy %v, binding %v", policy != nil, binding != nil)
+	}
+	return policy, binding
+}
+
+func TestGuardShape(t *testing.T) {
+	policy, binding := guardObjects(t, renderGuardFleet(t, "{}"))
+	for _, m := range []map[string]string{policy.Labels, binding.Labels} {
+		if m["app.kubernetes.io/managed-by"] != "computeplane-fn" {
+			t.Errorf("labels %v: want the managed-by label", m)
+		}
+	}
+	if policy.Name != render.GuardName || binding.Name != render.GuardName || binding.Spec.PolicyName != render.GuardName {
+		t.Errorf("names: policy %q, binding %q bound to %q; want %q", policy.Name, binding.Name, binding.Spec.PolicyName, render.GuardName)
+	}
+	if fp := policy.Spec.FailurePolicy; fp == nil || *fp != admissionv1.Fail {
+		t.Errorf("failurePolicy %v, want Fail", fp)
+	}
+	if diff := cmp.Diff([]admissionv1.ValidationAction{admissionv1.Deny}, binding.Spec.ValidationActions); diff != "" {
+		t.Errorf("validationActions (-want +got):\n%s", diff)
+	}
+	if binding.Spec.ParamRef != nil || binding.Spec.MatchResources != nil || policy.Spec.ParamKind != nil {
+		t.Errorf("the guard takes no parameters and the binding narrows nothing")
+	}
+	for i, v := range policy.Spec.Validations {
+		if v.MessageExpression == "" || v.Message == "" {
+			t.Errorf("validation %d has no message or messageExpression", i)
+		}
+	}
+	// The contract with the pull-request summary: the identity lists are
+	// JSON list literals, sorted, without duplicates.
+	vars := map[string]string{}
+	for _, v := range policy.Spec.Variables {
+		vars[v.Name] = v.Expression
+	}
+	for name, want := range map[string][]string{
+		render.GuardFluxIdentitiesVariable:     api.DefaultFluxIdentities(),
+		render.GuardPlatformIdentitiesVariable: api.DefaultPlatformIdentities(),
+		"computePlaneKinds":                    {"JupyterHub"},
+	} {
+		var got []string
+		if err := json.Unmarshal([]byte(vars[name]), &got); err != nil {
+			t.Errorf("variable %s = %q is not a JSON list: %v", name, vars[name], err)
+			continue
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("variable %s (-want +got):\n%s", name, diff)
+		}
+	}
+}
+
+func TestGuardIdentitiesFromConfig(t *testing.T) {
+	policy, _ := guardObjects(t, renderGuardFleet(t, `{delivery: Platform, guard: {fluxIdentities: [b, "system:serviceaccount:cozy-fluxcd:flux", b], platformIdentities: [capk]}}`))
+	got := map[string]string{}
+	for _, v := range policy.Spec.Variables {
+		got[v.Name] = v.Expression
+	}
+	want := map[string]string{
+		render.GuardFluxIdentitiesVariable:     `["b","system:serviceaccount:cozy-fluxcd:flux"]`,
+		render.GuardPlatformIdentitiesVariable: `["capk"]`,
+		"clusterRelease":                       `"computeplane-cluster"`,
+		"kubeconfigSecret":                     `"computeplane-cluster-admin-kubeconfig"`,
+	}
+	for name, w := range want {
+		if got[name] != w {
+			t.Errorf("variable %s = %s, want %s", name, got[name], w)
+		}
+	}
+}
+
+func TestGuardDisabled(t *testing.T) {
+	for _, o := range renderGuardFleet(t, "{guard: {enabled: false}}") {
+		if o.APIVersion == "admissionregistration.k8s.io/v1" {
+			t.Errorf("guard off, yet the output holds %s %s", o.Kind, o.Name)
+		}
+	}
+}
+
+// Identities of the cases.
+const (
+	fluxKustomize = "system:serviceaccount:flux-system:kustomize-controller"
+	cozyFlux      = "system:serviceaccount:cozy-fluxcd:flux"
+	cozystackAPI  = "system:serviceaccount:cozy-system:cozystack-api"
+	shardOperator = "system:serviceaccount:cozy-fluxcd:flux-shard-operator"
+	capk          = "system:serviceaccount:cozy-cluster-api:capk-manager"
+	nsController  = "system:serviceaccount:kube-system:namespace-controller"
+	tenantUser    = "alice"
+)
+
+var tenantGroups = []string{"tenant-acme-super-admin", "system:authenticated"}
+
+// TestGuardAdmitsRenderedObjects: every rendered HelmRelease, created and
+// updated by Flux, is admitted; the routed ones, created by anyone else,
+// are not.
+func TestGuardAdmitsRenderedObjects(t *testing.T) {
+	out := renderGuardFleet(t, "{}")
+	policy, _ := guardObjects(t, out)
+	g := compileGuard(t, policy)
+	routed := 0
+	for _, o := range out {
+		if o.Kind != "HelmRelease" {
+			continue
+		}
+		text := string(objectJSON(t, o))
+		name := o.Namespace + "/" + o.Name
+		checkAdmission(t, g, name+" created by Flux", guardRequest{op: admission.Create, user: fluxKustomize, object: text}, "")
+		checkAdmission(t, g, name+" updated by Flux", guardRequest{op: admission.Update, user: fluxKustomize, object: text, oldObject: text}, "")
+		if !strings.Contains(text, "kubeConfig") {
+			continue
+		}
+		routed++
+		for _, u := range []string{tenantUser, cozystackAPI, cozyFlux} {
+			checkAdmission(t, g, name+" created by "+u, guardRequest{op: admission.Create, user: u, groups: tenantGroups, object: text}, "only Flux (system:serviceaccount:flux-system:kustomize-controller) may set or change spec.kubeConfig")
+		}
+	}
+	if routed == 0 {
+		t.Fatal("no routed release in the output")
+	}
+}
+
+// A routed release as rendered, and variants of it.
+const routedRelease = `
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: jupyterhub-notebooks
+  namespace: tenant-acme
+  labels:
+    app.kubernetes.io/managed-by: computeplane-fn
+    computeplane.dev/application.kind: JupyterHub
+    computeplane.dev/application.name: notebooks
+spec:
+  chartRef: {kind: ExternalArtifact, name: jupyterhub, namespace: cozy-system}
+  interval: 5m
+  kubeConfig:
+    secretRef: {name: computeplane-admin-kubeconfig, key: super-admin.svc}
+  values: {size: small}
+`
+
+// edit returns text with each old replaced by its new.
+func edit(t *testing.T, text string, pairs ...string) string {
+	t.Helper()
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if !strings.Contains(text, pairs[i]) {
+			t.Fatalf("edit: %q not in the object", pairs[i])
+		}
+		text = strings.Replace(text, pairs[i], pairs[i+1], 1)
+	}
+	return text
+}
+
+func TestGuardRules(t *testing.T) {
+	policy, _ := guardObjects(t, renderGuardFleet(t, "{}"))
+	g := compileGuard(t, policy)
+
+	// cozystack-api's release of an app created through Cozystack's API.
+	apiRelease := `
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: jupyterhub-notebooks
+  namespace: tenant-acme
+  labels:
+    apps.cozystack.io/application.kind: JupyterHub
+    apps.cozystack.io/application.group: apps.cozystack.io
+    apps.cozystack.io/application.name: notebooks
+spec:
+  chartRef: {kind: ExternalArtifact, name: jupyterhub, namespace: cozy-system}
+  interval: 5m
+  values: {size: small}
+`
+	postgresRelease := edit(t, apiRelease, "JupyterHub", "Postgres", "name: jupyterhub-notebooks", "name: postgres-db")
+	deleting := edit(t, apiRelease, "  namespace: tenant-acme\n", "  namespace: tenant-acme\n  deletionTimestamp: \"2026-01-01T00:00:00Z\"\n")
+	addon := `
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: computeplane-cilium
+  namespace: tenant-acme
+  labels:
+    cozystack.io/target-cluster-name: computeplane
+    helm.toolkit.fluxcd.io/name: computeplane
+    helm.toolkit.fluxcd.io/namespace: tenant-acme
+    sharding.fluxcd.io/key: tenants
+spec:
+  releaseName: cilium
+  chartRef: {kind: ExternalArtifact, name: cozystack-kubernetes-application-kubevirt-kubernetes-cilium, namespace: cozy-system}
+  kubeConfig:
+    secretRef: {name: computeplane-admin-kubeconfig, key: super-admin.svc}
+  targetNamespace: cozy-cilium
+  interval: 5m
+`
+	tenantClusterAddon := edit(t, addon, "computeplane-cilium", "kubernetes-dev-cilium", "name: computeplane-admin-kubeconfig", "name: kubernetes-dev-admin-kubeconfig",
+		"helm.toolkit.fluxcd.io/name: computeplane", "helm.toolkit.fluxcd.io/name: kubernetes-dev")
+	kustomization := `
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: stolen, namespace: tenant-acme}
+spec:
+  interval: 5m
+  path: ./
+  prune: true
+  sourceRef: {kind: GitRepository, name: mine}
+  kubeConfig:
+    secretRef: {name: computeplane-admin-kubeconfig, key: super-admin.svc}
+`
+	worker := `
+apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata:
+  name: computeplane-md0-abcde-fghij
+  namespace: tenant-acme
+  labels:
+    cluster.x-k8s.io/cluster-name: computeplane
+    cluster.x-k8s.io/role: worker
+spec:
+  runStrategy: Always
+  template:
+    spec:
+      domain: {devices: {}}
+      volumes: []
+`
+	workerOpened := edit(t, worker, "    cluster.x-k8s.io/role: worker\n", "    cluster.x-k8s.io/role: worker\n    policy.cozystack.io/allow-to-apiserver: \"true\"\n")
+	workerUnlabelled := edit(t, worker, "    cluster.x-k8s.io/cluster-name: computeplane\n", "")
+	workerRelabelled := edit(t, worker, "cluster-name: computeplane", "cluster-name: elsewhere")
+	workerWithDB := edit(t, worker, "      volumes: []", "      volumes: [{name: db, persistentVolumeClaim: {claimName: postgres-db-data}}]")
+	otherVM := edit(t, worker, "cluster-name: computeplane", "cluster-name: kubernetes-dev", "computeplane-md0", "kubernetes-dev-md0")
+	otherVMChanged := edit(t, otherVM, "      volumes: []", "      volumes: [{name: db, persistentVolumeClaim: {claimName: x}}]")
+
+	const (
+		g1      = "JupyterHub apps run on the tenant's ComputePlane: add it to the fleet repository (HelmRelease tenant-acme/jupyterhub-notebooks must reach the ComputePlane through spec.kubeConfig.secretRef name computeplane-admin-kubeconfig, key super-admin.svc"
+		g2      = "only Flux (system:serviceaccount:flux-system:kustomize-controller) may set or change spec.kubeConfig"
+		g3Owner = "is a worker of the tenant's ComputePlane (cluster.x-k8s.io/cluster-name computeplane): only the platform's controllers may create, change or delete it"
+		g3Label = "the label cluster.x-k8s.io/cluster-name of a ComputePlane worker cannot be added, changed or removed"
+	)
+	create := func(user, obj string) guardRequest {
+		return guardRequest{op: admission.Create, user: user, groups: tenantGroups, object: obj}
+	}
+	update := func(user, old, obj string) guardRequest {
+		return guardRequest{op: admission.Update, user: user, groups: tenantGroups, object: obj, oldObject: old}
+	}
+	del := func(user, old string) guardRequest {
+		return guardRequest{op: admission.Delete, user: user, groups: tenantGroups, oldObject: old}
+	}
+	for _, c := range []struct {
+		name string
+		req  guardRequest
+		want string // "" admitted, else part of the denial
+	}{
+		// G1: an app of a kind placed on the ComputePlane reaches it.
+		{"G1 cozystack-api creates a JupyterHub release without kubeConfig", create(cozystackAPI, apiRelease), g1},
+		{"G1 a tenant user creates it", create(tenantUser, apiRelease), g1},
+		{"G1 even Flux cannot", create(fluxKustomize, apiRelease), g1},
+		{"G1 cozystack-api rebuilds a routed release without kubeConfig", update(cozystackAPI, routedRelease, apiRelease), g1},
+		{"G1 the routed labels and kubeConfig dropped together", update(cozystackAPI, routedRelease, edit(t, routedRelease, "computeplane.dev/application.kind: JupyterHub", "app: x", "  kubeConfig:\n    secretRef: {name: computeplane-admin-kubeconfig, key: super-admin.svc}\n", "")), g1},
+		{"G1 another Secret", create(fluxKustomize, edit(t, routedRelease, "name: computeplane-admin-kubeconfig", "name: kubernetes-dev-admin-kubeconfig")), g1},
+		{"G1 another key", create(fluxKustomize, edit(t, routedRelease, "key: super-admin.svc", "key: admin.conf")), g1},
+		{"G1 a management-plane kind is not routed", create(cozystackAPI, postgresRelease), ""},
+		{"G1 a release being deleted may lose its finalizers", update(cozyFlux, deleting, deleting), ""},
+		{"G1 the routed release as rendered, by Flux", create(fluxKustomize, routedRelease), ""},
+
+		// G2: only Flux sets a kubeConfig.
+		{"G2 a tenant user creates a routed release", create(tenantUser, routedRelease), g2},
+		{"G2 cozystack-api creates it", create(cozystackAPI, routedRelease), g2},
+		{"G2 a tenant user changes a routed release's values", update(tenantUser, routedRelease, edit(t, routedRelease, "size: small", "size: huge")), g2},
+		{"G2 a tenant user changes its chart", update(tenantUser, routedRelease, edit(t, routedRelease, "name: jupyterhub, namespace", "name: anything, namespace")), g2},
+		{"G2 a tenant user adds a kubeConfig", update(tenantUser, postgresRelease, edit(t, postgresRelease, "  interval: 5m\n", "  interval: 5m\n  kubeConfig: {secretRef: {name: computeplane-admin-kubeconfig, key: super-admin.svc}}\n")), g2},
+		{"G2 a tenant user's Kustomization", create(tenantUser, kustomization), g2},
+		{"G2 cozystack-api's Kustomization", create(cozystackAPI, kustomization), g2},
+		{"G2 Flux's Kustomization", create(fluxKustomize, kustomization), ""},
+		{"G2 Flux changes a routed release", update(fluxKustomize, routedRelease, edit(t, routedRelease, "size: small", "size: huge")), ""},
+		{"G2 a label-only patch (Flux sharding)", update(shardOperator, routedRelease, edit(t, routedRelease, "    app.kubernetes.io/managed-by", "    sharding.fluxcd.io/key: shard-1\n    app.kubernetes.io/managed-by")), ""},
+		{"G2 a suspend", update(tenantUser, routedRelease, edit(t, routedRelease, "  interval: 5m\n", "  interval: 5m\n  suspend: true\n")), ""},
+		{"G2 the cluster chart's addon, by Cozystack's helm-controller", create(cozyFlux, addon), ""},
+		{"G2 the addon updated by it", update(cozyFlux, addon, edit(t, addon, "interval: 5m", "interval: 10m")), ""},
+		{"G2 the addon without origin labels", create(cozyFlux, edit(t, addon, "    helm.toolkit.fluxcd.io/name: computeplane\n", "")), g2},
+		{"G2 the addon from another release", create(cozyFlux, edit(t, addon, "helm.toolkit.fluxcd.io/name: computeplane", "helm.toolkit.fluxcd.io/name: kubernetes-dev")), g2},
+		{"G2 the addon from another namespace", create(cozyFlux, edit(t, addon, "helm.toolkit.fluxcd.io/namespace: tenant-acme", "helm.toolkit.fluxcd.io/namespace: tenant-beta")), g2},
+		{"G2 the addon with forged origin labels, by a tenant user", create(tenantUser, addon), g2},
+		{"G2 the addon with forged origin labels, by cozystack-api", create(cozystackAPI, addon), g2},
+		{"G2 a tenant Kubernetes app's addon, by Cozystack's helm-controller", create(cozyFlux, tenantClusterAddon), ""},
+		{"G2 a tenant Kubernetes app's addon, by a tenant user", create(tenantUser, tenantClusterAddon), g2},
+
+		// G3: a ComputePlane's worker VMs are the platform's.
+		{"G3 a tenant user opens a worker to the API server", update(tenantUser, worker, workerOpened), g3Owner},
+		{"G3 a tenant user attaches a database volume", update(tenantUser, worker, workerWithDB), g3Owner},
+		{"G3 a tenant user drops the cluster name", update(tenantUser, worker, workerUnlabelled), g3Label},
+		{"G3 a tenant user deletes a worker", del(tenantUser, worker), g3Owner},
+		{"G3 a tenant user forges a worker", create(tenantUser, worker), g3Owner},
+		{"G3 a tenant user turns a VM into a worker", update(tenantUser, otherVM, edit(t, otherVM, "cluster-name: kubernetes-dev", "cluster-name: computeplane")), g3Label},
+		{"G3 cozystack-api updates a worker", update(cozystackAPI, worker, workerOpened), g3Owner},
+		{"G3 CAPK creates a worker", create(capk, worker), ""},
+		{"G3 CAPK updates it", update(capk, worker, edit(t, worker, "runStrategy: Always", "runStrategy: Halted")), ""},
+		{"G3 CAPK deletes it", del(capk, worker), ""},
+		{"G3 the namespace controller deletes it", del(nsController, worker), ""},
+		{"G3 nobody drops the cluster name, CAPK neither", update(capk, worker, workerUnlabelled), g3Label},
+		{"G3 nobody changes it", update(capk, worker, workerRelabelled), g3Label},
+		{"G3 a VM of another cluster is the tenant's", update(tenantUser, otherVM, otherVMChanged), ""},
+		{"G3 and so is its deletion", del(tenantUser, otherVM), ""},
+	} {
+		checkAdmission(t, g, c.name, c.req, c.want)
+	}
+}
