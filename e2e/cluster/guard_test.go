@@ -33,7 +33,7 @@ func (e *env) testGuard(t *testing.T) {
 		t.Skip("the function renders no management-plane guard (ValidatingAdmissionPolicy computeplane-guard) yet")
 	}
 	const ns = "tenant-acme"
-	e.namespaces(ns)
+	e.namespaces(tenantNamespaces(objs)...)
 	if err := harness.ApplyCRDs(e.ctx, e.admin, "testdata/crds/virtualmachines.kubevirt.io.yaml"); err != nil {
 		t.Fatal(err)
 	}
