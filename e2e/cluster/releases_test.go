@@ -85,8 +85,9 @@ func (e *env) releases(t *testing.T, s releaseScenario) {
 		}
 		e.applyAll(t, e.admin, []*unstructured.Unstructured{platformClusterRelease(s.tenant, s.cluster)}, false)
 	}
-	// Flux applies the render as kustomize-controller.
-	e.applyAll(t, e.kc, objs, false)
+	// Flux applies the render as kustomize-controller: the platform objects
+	// first (the guard among them), as the fleet folder's units do.
+	e.applyGuardFirst(t, objs)
 
 	// The cluster installs from the chart source-watcher made.
 	e.waitReady(t, e.admin, helmV2, "HelmRelease", s.tenant, s.cluster, 3*time.Minute)
@@ -95,7 +96,8 @@ func (e *env) releases(t *testing.T, s releaseScenario) {
 		t.Errorf("the cluster chart did not load cozy-lib from charts/cozy-lib: data.cozyLib = %q, want %q", got, cozyLibMarker)
 	}
 	if rendered := find(objs, "HelmRelease", s.tenant, s.cluster); rendered != nil {
-		e.checkValues(t, cm, rendered, s.tenant)
+		// Helm gives the cozy-lib subchart its own (empty) values.
+		e.checkValues(t, cm, rendered, s.tenant, map[string]any{"cozy-lib": map[string]any{"global": map[string]any{}}})
 	}
 	addon := s.cluster + "-cilium"
 	e.waitFor(t, e.admin, helmV2, "HelmRelease", s.tenant, addon, time.Minute, harness.Exists)
@@ -217,7 +219,7 @@ func (e *env) ensureClusterChart(t *testing.T) {
 
 // checkValues compares the values a stand-in chart received with the
 // release's spec.values over the namespace's cozystack-values.
-func (e *env) checkValues(t *testing.T, cm, hr *unstructured.Unstructured, ns string) {
+func (e *env) checkValues(t *testing.T, cm, hr *unstructured.Unstructured, ns string, extra ...map[string]any) {
 	t.Helper()
 	raw, _, _ := unstructured.NestedString(cm.Object, "data", "values")
 	var got map[string]any
@@ -230,6 +232,9 @@ func (e *env) checkValues(t *testing.T, cm, hr *unstructured.Unstructured, ns st
 	}
 	spec, _, _ := unstructured.NestedMap(hr.Object, "spec", "values")
 	want := mergeValues(jsonRoundTrip(cozystackValues(hr.GetNamespace())), jsonRoundTrip(spec))
+	for _, x := range extra {
+		want = mergeValues(want, jsonRoundTrip(x))
+	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("values of %s (-want +got):\n%s", harness.Describe(hr), d)
 	}
@@ -286,4 +291,33 @@ func (e *env) waitFor(t *testing.T, c *harness.Client, apiVersion, kind, ns, nam
 func (e *env) waitReady(t *testing.T, c *harness.Client, apiVersion, kind, ns, name string, timeout time.Duration) *unstructured.Unstructured {
 	t.Helper()
 	return e.waitFor(t, c, apiVersion, kind, ns, name, timeout, harness.Ready)
+}
+
+// applyGuardFirst applies the render as kustomize-controller, the guard's
+// policy and binding first. When the policy changes (another fleet's guard
+// was there: the suite's fleets share one management cluster), the API
+// server takes a moment to load it; until then it judges by the old one.
+func (e *env) applyGuardFirst(t *testing.T, objs []*unstructured.Unstructured) {
+	t.Helper()
+	var guard, rest []*unstructured.Unstructured
+	for _, o := range objs {
+		if strings.HasPrefix(o.GetKind(), "ValidatingAdmissionPolicy") {
+			guard = append(guard, o)
+		} else {
+			rest = append(rest, o)
+		}
+	}
+	e.applyAll(t, e.kc, guard, false)
+	err := harness.Poll(e.ctx, 30*time.Second, 500*time.Millisecond, func() (bool, string) {
+		for _, o := range rest {
+			if _, _, err := e.kc.Apply(e.ctx, o, harness.ApplyOptions{DryRun: true}); err != nil {
+				return false, err.Error()
+			}
+		}
+		return true, ""
+	})
+	if err != nil {
+		t.Fatalf("the render is refused after the guard was updated: %v", err)
+	}
+	e.applyAll(t, e.kc, rest, false)
 }

@@ -81,7 +81,7 @@ func (a *ArtifactServer) Publish(kind, namespace, name, revision string, tarball
 // the artifact and Ready=True at the object's generation.
 func (art Artifact) Status(obj *unstructured.Unstructured) map[string]any {
 	now := time.Now().UTC().Format(time.RFC3339)
-	return map[string]any{
+	st := map[string]any{
 		"observedGeneration": obj.GetGeneration(),
 		"artifact": map[string]any{
 			"path":           art.Path,
@@ -100,6 +100,12 @@ func (art Artifact) Status(obj *unstructured.Unstructured) map[string]any {
 			"lastTransitionTime": now,
 		}},
 	}
+	// An ExternalArtifact's status has no observedGeneration (its
+	// producer, not a reconciler of its spec, writes it).
+	if obj.GetKind() == "ExternalArtifact" {
+		delete(st, "observedGeneration")
+	}
+	return st
 }
 
 // Tarball packs files (slash paths to contents) as a gzipped tar, in path

@@ -282,7 +282,12 @@ func Ready(obj *unstructured.Unstructured) (bool, string) {
 		return false, "no Ready condition yet"
 	}
 	gen := obj.GetGeneration()
-	observed, _, _ := unstructured.NestedInt64(obj.Object, "status", "observedGeneration")
+	// Some kinds (source-watcher's ArtifactGenerator) record the
+	// generation only in their conditions.
+	observed, found, _ := unstructured.NestedInt64(obj.Object, "status", "observedGeneration")
+	if !found {
+		observed = conditionGeneration(obj, "Ready")
+	}
 	seen := fmt.Sprintf("Ready=%s %s: %s (generation %d, observed %d)", status, reason, msg, gen, observed)
 	return status == "True" && observed == gen, seen
 }
@@ -316,4 +321,15 @@ func FirstLine(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+func conditionGeneration(obj *unstructured.Unstructured, typ string) int64 {
+	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok && m["type"] == typ {
+			g, _, _ := unstructured.NestedInt64(m, "observedGeneration")
+			return g
+		}
+	}
+	return 0
 }

@@ -107,10 +107,13 @@ func ControllerLogs(words []string, procs ...*Process) string {
 			continue
 		}
 		lines := p.Grep(words...)
-		if len(lines) > 8 {
-			lines = lines[len(lines)-8:]
+		if len(lines) > 4 {
+			lines = lines[len(lines)-4:]
 		}
 		for _, l := range lines {
+			if len(l) > 400 {
+				l = l[:400] + "..."
+			}
 			out += fmt.Sprintf("\n  %s: %s", p.Name, l)
 		}
 	}
