@@ -10,7 +10,7 @@ FUZZTIME ?= 60s
 
 .PHONY: help
 help: ## Show this help
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: build
 build: ## Build bin/computeplane-fn (stamped with the version and commit, see Release below)
@@ -59,6 +59,8 @@ bench: build ## Benchmarks: stages and unit builds, then 1,000 and 10,000 genera
 lint: ## gofmt and go vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
+
+include tools/e2e/e2e.mk
 
 .PHONY: examples
 examples: tools build ## Run the examples and compare them with their expected output

@@ -86,6 +86,14 @@ func (f *Fleet) ClusterRelease() string {
 // writes the admin kubeconfig of a cluster with the given release name.
 func KubeconfigSecret(release string) string { return release + "-admin-kubeconfig" }
 
+// ReadyAddonRelease is the HelmRelease that says a cluster with the given
+// release name can take apps: apps/kubernetes creates it in the cluster's
+// namespace (the CNI addon, <release>-cilium, installed into the cluster
+// through the same kubeconfig Secret), and it becomes Ready only once
+// Kamaji's API server is up, the Secret exists and Cilium runs on the
+// cluster's nodes. Every other addon of the chart waits for it too.
+func ReadyAddonRelease(release string) string { return release + "-cilium" }
+
 // KubeconfigKey is the key of that Secret that reaches the cluster's API
 // server from inside the management cluster.
 const KubeconfigKey = "super-admin.svc"

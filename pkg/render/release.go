@@ -145,7 +145,13 @@ func releaseSpec(f *fleet.Fleet, def *api.Definition, routed, values bool) helmv
 		spec.TargetNamespace = routedPlaceholder
 		spec.ReleaseName = routedPlaceholder
 		spec.Install.CreateNamespace = true
-		spec.DependsOn = []helmv2.DependencyReference{{Name: cluster}}
+		// The cluster release never waits (apps/kubernetes' addons cannot
+		// be Ready before its workers exist), so it is Ready long before
+		// the cluster can take an app. The cluster's CNI addon release is
+		// Ready only then; helm-controller re-checks a dependency on a
+		// fixed interval (--requeue-dependency), whereas an install that
+		// fails on the missing kubeconfig Secret backs off exponentially.
+		spec.DependsOn = []helmv2.DependencyReference{{Name: cluster}, {Name: fleet.ReadyAddonRelease(cluster)}}
 	}
 	if values {
 		spec.Values = &apiextensionsv1.JSON{Raw: []byte("{}")}

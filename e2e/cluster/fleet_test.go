@@ -1,0 +1,341 @@
+package cluster
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/computeplane-dev/computeplane-fn/e2e/cluster/harness"
+)
+
+const (
+	fleetRoot     = "computeplane-fleet"
+	kustomizeName = "kustomize.toolkit.fluxcd.io/name"
+)
+
+// fleetRepo is a fleet repository: its inputs (work), and repo/fleet, the
+// folder the function writes and GitRepository flux-system/fleet serves.
+type fleetRepo struct {
+	e        *env
+	work     string
+	repo     string
+	revision string
+	// unitOf maps each rendered object to the Kustomization of its unit.
+	unitOf map[string]string
+	objs   map[string]*unstructured.Unstructured
+}
+
+// publish renders the fleet folder and publishes repo/ as a new revision of
+// GitRepository fleet.
+func (f *fleetRepo) publish(t *testing.T) {
+	t.Helper()
+	out := filepath.Join(f.repo, "fleet")
+	harness.RenderFolder(t, f.e.bins.fn, f.work, out, "config.yaml")
+	files, err := harness.ReadTree(f.repo, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tar, err := harness.Tarball(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha1.Sum(tar)
+	f.revision = "main@sha1:" + hex.EncodeToString(sum[:])
+	repo := obj(sourceV1, "GitRepository", harness.FluxNamespace, "fleet", map[string]any{
+		"spec": map[string]any{"url": "https://127.0.0.1/fleet.git", "interval": "10m", "ref": map[string]any{"branch": "main"}},
+	})
+	f.e.setArtifact(t, repo, f.e.artifacts.Publish("gitrepository", harness.FluxNamespace, "fleet", f.revision, tar))
+	f.index(t, out)
+}
+
+// index maps every object of the folder to its unit's Kustomization, from
+// the wiring's paths.
+func (f *fleetRepo) index(t *testing.T, out string) {
+	t.Helper()
+	all := folderObjects(t, out)
+	pathToUnit := map[string]string{}
+	for _, o := range all {
+		if o.GetKind() == "Kustomization" && o.GetAPIVersion() == kustomizeV1 {
+			p, _, _ := unstructured.NestedString(o.Object, "spec", "path")
+			pathToUnit[strings.TrimPrefix(p, "./fleet/")] = o.GetName()
+		}
+	}
+	f.unitOf = map[string]string{}
+	f.objs = map[string]*unstructured.Unstructured{}
+	err := filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".yaml") || filepath.Base(p) == "kustomization.yaml" {
+			return err
+		}
+		rel, _ := filepath.Rel(out, p)
+		// The unit is the deepest folder a wiring Kustomization points at.
+		unit := ""
+		for dir := filepath.Dir(rel); dir != "." && unit == ""; dir = filepath.Dir(dir) {
+			unit = pathToUnit[filepath.ToSlash(dir)]
+		}
+		objs, err := harness.DecodeFiles(p)
+		if err != nil {
+			return err
+		}
+		for _, o := range objs {
+			f.unitOf[harness.ObjectKey(o)] = unit
+			f.objs[harness.ObjectKey(o)] = o
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// kustomizations lists the Kustomizations of the wiring (by name).
+func (f *fleetRepo) kustomizations() []string {
+	var out []string
+	for k, o := range f.objs {
+		if o.GetKind() == "Kustomization" && o.GetAPIVersion() == kustomizeV1 {
+			out = append(out, f.objs[k].GetName())
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// waitReconciled waits until the root and every Kustomization of the wiring
+// is Ready at the published revision, then checks that every rendered object
+// is in the cluster, owned by its unit's Kustomization, and returns their
+// UIDs.
+func (f *fleetRepo) waitReconciled(t *testing.T) map[string]string {
+	t.Helper()
+	e := f.e
+	atRevision := func(u *unstructured.Unstructured) (bool, string) {
+		ok, seen := harness.Ready(u)
+		rev, _, _ := unstructured.NestedString(u.Object, "status", "lastAppliedRevision")
+		return ok && rev == f.revision, fmt.Sprintf("%s, lastAppliedRevision %s, want %s", seen, rev, f.revision)
+	}
+	check := func(u *unstructured.Unstructured) (bool, string) {
+		if u == nil {
+			return false, "not found"
+		}
+		return atRevision(u)
+	}
+	e.waitFor(t, e.admin, kustomizeV1, "Kustomization", harness.FluxNamespace, fleetRoot, 3*time.Minute, check)
+	for _, name := range f.kustomizations() {
+		e.waitFor(t, e.admin, kustomizeV1, "Kustomization", harness.FluxNamespace, name, 3*time.Minute, check)
+	}
+	uids := map[string]string{}
+	var problems []string
+	for key, o := range f.objs {
+		got, err := e.admin.Get(e.ctx, o.GetAPIVersion(), o.GetKind(), o.GetNamespace(), o.GetName())
+		if err != nil || got == nil {
+			problems = append(problems, fmt.Sprintf("%s: not in the cluster (%v)", key, err))
+			continue
+		}
+		// A unit's objects belong to its Kustomization, a unit's
+		// Kustomization to its wiring group, a group to the root.
+		owner := f.unitOf[key]
+		if owner == "" {
+			owner = fleetRoot
+		}
+		if got.GetLabels()[kustomizeName] != owner {
+			problems = append(problems, fmt.Sprintf("%s: applied by Kustomization %q, want %q", key, got.GetLabels()[kustomizeName], owner))
+		}
+		uids[key] = string(got.GetUID())
+	}
+	if len(problems) > 0 {
+		sort.Strings(problems)
+		t.Fatalf("after reconciling %s:\n  %s", f.revision, strings.Join(problems, "\n  "))
+	}
+	return uids
+}
+
+// sameUIDs fails for every object of both maps whose UID changed: it was
+// deleted and created again.
+func sameUIDs(t *testing.T, step string, before, after map[string]string) {
+	t.Helper()
+	var changed []string
+	for k, u := range before {
+		if a, ok := after[k]; ok && a != u {
+			changed = append(changed, k)
+		}
+	}
+	sort.Strings(changed)
+	if len(changed) > 0 {
+		t.Errorf("%s deleted and recreated %d objects that stayed in the render:\n  %s", step, len(changed), strings.Join(changed, "\n  "))
+	}
+}
+
+// setFleet changes spec.fleet settings of the config.
+func (f *fleetRepo) setFleet(t *testing.T, settings map[string]any) {
+	t.Helper()
+	path := filepath.Join(f.work, "config.yaml")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := yaml.Unmarshal(data, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	fleet := cfg["spec"].(map[string]any)["fleet"].(map[string]any)
+	for k, v := range settings {
+		fleet[k] = v
+	}
+	out, err := yaml.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	harness.WriteFile(t, path, out)
+}
+
+// extraApps writes n more Postgres apps of tenant-gamma (extra.yaml).
+func (f *fleetRepo) extraApps(t *testing.T, n int) {
+	t.Helper()
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "---\napiVersion: apps.cozystack.io/v1alpha1\nkind: Postgres\nmetadata:\n  name: extra%02d\n  namespace: tenant-gamma\nspec:\n  replicas: 1\n", i)
+	}
+	harness.WriteFile(t, filepath.Join(f.work, "extra.yaml"), []byte(b.String()))
+}
+
+func (e *env) testFleet(t *testing.T) {
+	e.ensureFlux(t)
+	e.ensurePlatform(t)
+	f := &fleetRepo{e: e, work: fleetDir(t, "fleet"), repo: filepath.Join(t.TempDir(), "repo")}
+	// extra.yaml is an input from the start (empty until growth).
+	f.extraApps(t, 0)
+	cfgPath := filepath.Join(f.work, "config.yaml")
+	data, _ := os.ReadFile(cfgPath)
+	harness.WriteFile(t, cfgPath, []byte(strings.Replace(string(data), "apps.yaml]", "apps.yaml, extra.yaml]", 1)))
+	for _, ns := range []string{"tenant-gamma", "tenant-delta", "tenant-epsilon"} {
+		e.namespaces(ns)
+		e.writeCozystackValues(t, ns)
+	}
+	f.publish(t)
+	root := obj(kustomizeV1, "Kustomization", harness.FluxNamespace, fleetRoot, map[string]any{
+		"spec": map[string]any{
+			"interval":       "10m",
+			"sourceRef":      map[string]any{"kind": "GitRepository", "name": "fleet"},
+			"path":           "./fleet/_flux",
+			"prune":          true,
+			"deletionPolicy": "Orphan",
+		},
+	})
+	e.applyAll(t, e.admin, []*unstructured.Unstructured{root}, false)
+	uids := f.waitReconciled(t)
+	t.Logf("fleet reconciled: %d objects in %d Kustomizations", len(uids), len(f.kustomizations()))
+
+	step := func(name string, change func()) {
+		t.Helper()
+		change()
+		f.publish(t)
+		after := f.waitReconciled(t)
+		sameUIDs(t, name, uids, after)
+		uids = after
+		t.Logf("%s: %d objects in %d Kustomizations at %s", name, len(after), len(f.kustomizations()), f.revision)
+	}
+
+	// Growth splits tenant-gamma's unit into parts; raising the bound
+	// merges them back; the apps then leave Git.
+	step("split by growth", func() { f.extraApps(t, 12) })
+	if !hasPart(f) {
+		t.Fatalf("12 more apps did not split tenant-gamma's unit (maxObjectsPerUnit 10): Kustomizations %v", f.kustomizations())
+	}
+	step("merge back", func() { f.setFleet(t, map[string]any{"maxObjectsPerUnit": 50}) })
+	if hasPart(f) {
+		t.Fatalf("maxObjectsPerUnit 50 did not merge tenant-gamma's parts: Kustomizations %v", f.kustomizations())
+	}
+	step("remove the extra apps", func() { f.extraApps(t, 0) })
+	for i := 1; i <= 12; i++ {
+		e.waitFor(t, e.admin, helmV2, "HelmRelease", "tenant-gamma", fmt.Sprintf("postgres-extra%02d", i), time.Minute, harness.Gone)
+	}
+
+	// Sharding: two kustomize-controller shards take the labelled
+	// Kustomizations, as Flux documents it.
+	for _, shard := range []string{"shard1", "shard2"} {
+		e.procs = append(e.procs, harness.StartController(cleanupWith{TB: t, owner: e.t}, e.mgmt, e.dir, harness.ControllerOptions{
+			Name: "kustomize-controller-" + shard, Bin: e.bins.kustomizeController, Identity: kustomizeControllerSA,
+			Args: []string{"--watch-label-selector=sharding.fluxcd.io/key in (" + shard + ")", "--requeue-dependency=2s",
+				"--min-retry-delay=500ms", "--max-retry-delay=5s", "--no-remote-bases=true"},
+		}))
+	}
+	step("shards 1 to 2", func() { f.setFleet(t, map[string]any{"shards": 2}) })
+	step("wiringGroups 4 to 2", func() { f.setFleet(t, map[string]any{"wiringGroups": 2}) })
+	step("shards 2 to 1", func() { f.setFleet(t, map[string]any{"shards": 1}) })
+
+	// Removing tenant gamma prunes its apps and keeps its cluster and the
+	// hardening that fences it.
+	before := map[string]*unstructured.Unstructured{}
+	for k, o := range f.objs {
+		before[k] = o
+	}
+	tenants := filepath.Join(f.work, "tenants.yaml")
+	data, _ = os.ReadFile(tenants)
+	docs := strings.Split(string(data), "---\n")
+	var kept []string
+	for _, d := range docs {
+		if !strings.Contains(d, "name: gamma\n") {
+			kept = append(kept, d)
+		}
+	}
+	harness.WriteFile(t, tenants, []byte(strings.Join(kept, "---\n")))
+	apps := filepath.Join(f.work, "apps.yaml")
+	data, _ = os.ReadFile(apps)
+	kept = nil
+	for _, d := range strings.Split(string(data), "---\n") {
+		if !strings.Contains(d, "namespace: tenant-gamma") {
+			kept = append(kept, d)
+		}
+	}
+	harness.WriteFile(t, apps, []byte(strings.Join(kept, "---\n")))
+	f.publish(t)
+	after := f.waitReconciled(t)
+	sameUIDs(t, "remove tenant gamma", uids, after)
+	e.waitFor(t, e.admin, kustomizeV1, "Kustomization", harness.FluxNamespace, "computeplane-tenant-gamma", 2*time.Minute, harness.Gone)
+	for k, o := range before {
+		if o.GetNamespace() != "tenant-gamma" {
+			continue
+		}
+		keep := o.GetAnnotations()["kustomize.toolkit.fluxcd.io/prune"] == "disabled"
+		got, err := e.admin.Get(e.ctx, o.GetAPIVersion(), o.GetKind(), o.GetNamespace(), o.GetName())
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case keep && got == nil:
+			t.Errorf("%s (prune: disabled) was pruned with its tenant", k)
+		case keep && string(got.GetUID()) != uids[k]:
+			t.Errorf("%s (prune: disabled) was recreated", k)
+		case !keep:
+			e.waitFor(t, e.admin, o.GetAPIVersion(), o.GetKind(), o.GetNamespace(), o.GetName(), time.Minute, harness.Gone)
+		}
+	}
+	for _, want := range []string{"HelmRelease/computeplane", "ConfigMap/computeplane-admission", "CiliumNetworkPolicy/computeplane-egress"} {
+		kind, name, _ := strings.Cut(want, "/")
+		found := false
+		for _, o := range before {
+			if o.GetNamespace() == "tenant-gamma" && o.GetKind() == kind && o.GetName() == name {
+				found = o.GetAnnotations()["kustomize.toolkit.fluxcd.io/prune"] == "disabled"
+			}
+		}
+		if !found {
+			t.Errorf("tenant gamma's %s is not rendered with kustomize.toolkit.fluxcd.io/prune: disabled", want)
+		}
+	}
+}
+
+func hasPart(f *fleetRepo) bool {
+	for _, k := range f.kustomizations() {
+		if strings.HasPrefix(k, "computeplane-tenant-gamma-part") {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,121 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// FluxNamespace is where the fleet's Flux runs (flux bootstrap's
+// namespace), and its sources and root Kustomization live.
+const FluxNamespace = "flux-system"
+
+// ServiceAccount is the user name of a service account.
+func ServiceAccount(namespace, name string) string {
+	return "system:serviceaccount:" + namespace + ":" + name
+}
+
+// ServiceAccountUsers are users named like service accounts, in the groups
+// the API server gives service accounts, for APIServerOptions.
+func ServiceAccountUsers(names ...string) []User {
+	var out []User
+	for _, n := range names {
+		ns := strings.Split(n, ":")[2]
+		out = append(out, User{Name: n, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns}})
+	}
+	return out
+}
+
+// GrantClusterAdmin binds cluster-admin to users, as Flux's install binds it
+// to kustomize-controller and helm-controller.
+func GrantClusterAdmin(ctx context.Context, c *Client, users ...string) error {
+	for _, u := range users {
+		crb := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "rbac.authorization.k8s.io/v1",
+			"kind":       "ClusterRoleBinding",
+			"metadata":   map[string]any{"name": "e2e-cluster-admin-" + sanitize(u)},
+			"roleRef":    map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+			"subjects":   []any{map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": u}},
+		}}
+		if _, _, err := c.Apply(ctx, crb, ApplyOptions{}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func sanitize(s string) string {
+	out := []byte(s)
+	for i, b := range out {
+		if !(b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || b == '-' || b == '.') {
+			out[i] = '-'
+		}
+	}
+	return string(out)
+}
+
+// ControllerOptions start one Flux controller against the management server.
+type ControllerOptions struct {
+	Name string // process name, e.g. kustomize-controller-shard1
+	Bin  string
+	// Identity is the user name it runs as (a service account's).
+	Identity string
+	Args     []string
+}
+
+// StartController runs a Flux controller as its service account, with its
+// probes on free loopback ports and no leader election.
+func StartController(t testing.TB, s *APIServer, dir string, o ControllerOptions) *Process {
+	t.Helper()
+	kubeconfig := s.KubeconfigFile(t, o.Identity)
+	args := append([]string{
+		"--metrics-addr=" + LoopbackAddr(t),
+		"--health-addr=" + LoopbackAddr(t),
+		"--enable-leader-election=false",
+		"--log-level=debug",
+	}, o.Args...)
+	return Start(t, dir, o.Name, o.Bin, args, "KUBECONFIG="+kubeconfig, "RUNTIME_NAMESPACE="+FluxNamespace)
+}
+
+// StartSourceWatcher runs source-watcher with its artifact storage in dir
+// and served on 127.0.0.1, advertised there so that helm-controller fetches
+// from it directly.
+func StartSourceWatcher(t testing.TB, s *APIServer, dir, bin, identity string) *Process {
+	t.Helper()
+	storage := filepath.Join(dir, "source-watcher-storage")
+	if err := os.MkdirAll(storage, 0o755); err != nil {
+		t.Fatalf("failed to create %s: %v", storage, err)
+	}
+	addr := LoopbackAddr(t)
+	return StartController(t, s, dir, ControllerOptions{
+		Name: "source-watcher", Bin: bin, Identity: identity,
+		Args: []string{"--storage-path=" + storage, "--storage-addr=" + addr, "--storage-adv-addr=" + addr},
+	})
+}
+
+// ControllerLogs formats the lines of the controllers' logs that mention
+// all words, for a failure message.
+func ControllerLogs(words []string, procs ...*Process) string {
+	out := ""
+	for _, p := range procs {
+		if p == nil {
+			continue
+		}
+		lines := p.Grep(words...)
+		if len(lines) > 4 {
+			lines = lines[len(lines)-4:]
+		}
+		for _, l := range lines {
+			if len(l) > 400 {
+				l = l[:400] + "..."
+			}
+			out += fmt.Sprintf("\n  %s: %s", p.Name, l)
+		}
+	}
+	return out
+}

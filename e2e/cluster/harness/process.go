@@ -1,0 +1,115 @@
+package harness
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Process is a component the suite started.
+type Process struct {
+	Name string
+	Log  string
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+}
+
+// Start runs bin with args, its output in dir/<name>.log, and stops it by
+// PID when the test ends: SIGTERM, then SIGKILL after 10 s.
+func Start(t testing.TB, dir, name, bin string, args []string, env ...string) *Process {
+	t.Helper()
+	logPath := filepath.Join(dir, name+".log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatalf("failed to create the log of %s: %v", name, err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout = logFile
+	cmd.Stderr = logFile
+	cmd.Env = append(os.Environ(), env...)
+	// The kernel kills the component if the test binary dies without
+	// running its cleanups (a panic, a timeout).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		t.Fatalf("failed to start %s (%s): %v", name, bin, err)
+	}
+	p := &Process{Name: name, Log: logPath, cmd: cmd, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		logFile.Close()
+		close(p.done)
+	}()
+	t.Cleanup(p.Stop)
+	t.Logf("started %s (pid %d), log %s", name, cmd.Process.Pid, logPath)
+	return p
+}
+
+// Stop ends the process by its PID and waits for it.
+func (p *Process) Stop() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = syscall.Kill(p.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		_ = syscall.Kill(p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+	}
+}
+
+// Exited reports whether the process has ended, and how.
+func (p *Process) Exited() (bool, error) {
+	select {
+	case <-p.done:
+		return true, p.err
+	default:
+		return false, nil
+	}
+}
+
+// Tail returns the last n lines of the process's log, for failure messages.
+func (p *Process) Tail(n int) string {
+	data, err := os.ReadFile(p.Log)
+	if err != nil {
+		return fmt.Sprintf("(no log: %v)", err)
+	}
+	lines := strings.Split(string(bytes.TrimRight(data, "\n")), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Grep returns the log lines of the process that contain every one of the
+// words, for failure messages about one object.
+func (p *Process) Grep(words ...string) []string {
+	data, err := os.ReadFile(p.Log)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		ok := true
+		for _, w := range words {
+			if !strings.Contains(line, w) {
+				ok = false
+				break
+			}
+		}
+		if ok && line != "" {
+			out = append(out, line)
+		}
+	}
+	return out
+}

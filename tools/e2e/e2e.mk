@@ -1,0 +1,72 @@
+# The real-control-plane suite (make e2e): the components it starts, built from
+# their Go modules into bin/e2e/ once per version, and the suite itself
+# (e2e/cluster, a module of its own so that `make test` never runs it).
+# Included by the Makefile.
+
+E2E_BIN := $(BIN)/e2e
+E2E_WORK := $(CURDIR)/.work/e2e
+THIRD_PARTY ?= $(CURDIR)/../shared/third_party
+
+# Versions. Each binary's name carries its version, so changing one rebuilds
+# only that component; the tools/e2e/<component>/go.mod files pin the same.
+ETCD_VERSION := v3.6.16
+KUBE_VERSION := v1.36.3
+KUSTOMIZE_CONTROLLER_VERSION := v1.9.6
+SOURCE_CONTROLLER_VERSION := v1.9.6
+# helm-controller and source-watcher come from ../shared/third_party (the
+# proxy does not serve them): keyed by a digest of those sources.
+THIRD_PARTY_SUM = $(shell cd $(THIRD_PARTY) && find helm-controller source-watcher fluxcd-pkg-chartutil -type f | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-12)
+
+ETCD_BIN = $(E2E_BIN)/etcd-$(ETCD_VERSION)
+KUBE_APISERVER_BIN = $(E2E_BIN)/kube-apiserver-$(KUBE_VERSION)
+KUBECTL_BIN = $(E2E_BIN)/kubectl-$(KUBE_VERSION)
+KUSTOMIZE_CONTROLLER_BIN = $(E2E_BIN)/kustomize-controller-$(KUSTOMIZE_CONTROLLER_VERSION)
+HELM_CONTROLLER_BIN = $(E2E_BIN)/helm-controller-$(THIRD_PARTY_SUM)
+SOURCE_WATCHER_BIN = $(E2E_BIN)/source-watcher-$(THIRD_PARTY_SUM)
+
+$(E2E_BIN)/etcd-$(ETCD_VERSION): tools/e2e/etcd/go.mod tools/e2e/etcd/main.go
+	cd tools/e2e/etcd && $(GO) build -o $@ .
+
+$(E2E_BIN)/kube-apiserver-$(KUBE_VERSION): tools/e2e/kube/go.mod
+	cd tools/e2e/kube && $(GO) build -o $@ k8s.io/kubernetes/cmd/kube-apiserver
+
+$(E2E_BIN)/kubectl-$(KUBE_VERSION): tools/e2e/kube/go.mod
+	cd tools/e2e/kube && $(GO) build -o $@ k8s.io/kubernetes/cmd/kubectl
+
+$(E2E_BIN)/kustomize-controller-$(KUSTOMIZE_CONTROLLER_VERSION): tools/e2e/kustomize-controller/go.mod
+	cd tools/e2e/kustomize-controller && $(GO) build -o $@ github.com/fluxcd/kustomize-controller
+
+# ../shared is read-only in CI: build from a copy, with helm-controller's
+# chartutil replace pointing at the copy beside it.
+$(E2E_BIN)/helm-controller-%:
+	rm -rf $(E2E_WORK)/src/helm-controller $(E2E_WORK)/src/fluxcd-pkg-chartutil
+	mkdir -p $(E2E_WORK)/src
+	cp -r $(THIRD_PARTY)/helm-controller $(THIRD_PARTY)/fluxcd-pkg-chartutil $(E2E_WORK)/src/
+	chmod -R u+w $(E2E_WORK)/src
+	printf '\nreplace github.com/fluxcd/pkg/chartutil => ../fluxcd-pkg-chartutil\n' >> $(E2E_WORK)/src/helm-controller/go.mod
+	cd $(E2E_WORK)/src/helm-controller && GOFLAGS='-mod=mod -buildvcs=false' $(GO) build -o $@ .
+
+$(E2E_BIN)/source-watcher-%:
+	rm -rf $(E2E_WORK)/src/source-watcher
+	mkdir -p $(E2E_WORK)/src
+	cp -r $(THIRD_PARTY)/source-watcher $(E2E_WORK)/src/
+	chmod -R u+w $(E2E_WORK)/src
+	cd $(E2E_WORK)/src/source-watcher && GOFLAGS='-mod=mod -buildvcs=false' $(GO) build -o $@ ./cmd
+
+.PHONY: e2e-tools
+e2e-tools: ## Build the components of the real-control-plane suite into bin/e2e (once per version)
+	@test -d $(THIRD_PARTY) || { echo "e2e: $(THIRD_PARTY) is missing (helm-controller and source-watcher are built from it)"; exit 1; }
+	$(MAKE) --no-print-directory $(ETCD_BIN) $(KUBE_APISERVER_BIN) $(KUBECTL_BIN) $(KUSTOMIZE_CONTROLLER_BIN) $(HELM_CONTROLLER_BIN) $(SOURCE_WATCHER_BIN)
+
+E2E_TIMEOUT ?= 20m
+E2E_RUN ?= .
+
+.PHONY: e2e
+e2e: build e2e-tools ## Run the real-control-plane suite (etcd, kube-apiserver, Flux's controllers) in e2e/cluster
+	cd e2e/cluster && $(GO) vet ./...
+	cd e2e/cluster && \
+	E2E_ETCD=$(ETCD_BIN) E2E_KUBE_APISERVER=$(KUBE_APISERVER_BIN) E2E_KUBECTL=$(KUBECTL_BIN) \
+	E2E_KUSTOMIZE_CONTROLLER=$(KUSTOMIZE_CONTROLLER_BIN) E2E_HELM_CONTROLLER=$(HELM_CONTROLLER_BIN) \
+	E2E_SOURCE_WATCHER=$(SOURCE_WATCHER_BIN) E2E_COMPUTEPLANE_FN=$(BIN)/computeplane-fn \
+	E2E_SOURCE_CONTROLLER_DIR=$$(cd $(CURDIR)/tools/e2e/kustomize-controller && $(GO) mod download -json github.com/fluxcd/source-controller@$(SOURCE_CONTROLLER_VERSION) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p') \
+	$(GO) test -count=1 -timeout $(E2E_TIMEOUT) -run '$(E2E_RUN)' ./...
