@@ -132,8 +132,12 @@ func (e *env) testGuard(t *testing.T) {
 	for _, hr := range ofKind(objs, "HelmRelease") {
 		admitted(kustomizeControllerSA, hr)
 	}
+	// Created under another name: an earlier subtest applied the rendered
+	// one, and re-applying it unchanged changes nothing the guard judges.
+	forgedRoute := routedHR.DeepCopy()
+	forgedRoute.SetName(routedHR.GetName() + "-copy")
 	for _, who := range []string{tenantUser, cozystackAPI, cozystackFluxSA} {
-		denied(who, routedHR, "kubeConfig")
+		denied(who, forgedRoute, "kubeConfig")
 	}
 	reroute := managedHR.DeepCopy()
 	unstructured.SetNestedMap(reroute.Object, map[string]any{"secretRef": map[string]any{

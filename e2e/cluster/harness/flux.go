@@ -79,7 +79,13 @@ func StartController(t testing.TB, s *APIServer, dir string, o ControllerOptions
 		"--enable-leader-election=false",
 		"--log-level=debug",
 	}, o.Args...)
-	return Start(t, dir, o.Name, o.Bin, args, "KUBECONFIG="+kubeconfig, "RUNTIME_NAMESPACE="+FluxNamespace)
+	// A temporary folder of its own: nothing outside the suite cleans it
+	// while the controller builds in it.
+	tmp := filepath.Join(dir, "tmp-"+o.Name)
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		t.Fatalf("failed to create %s: %v", tmp, err)
+	}
+	return Start(t, dir, o.Name, o.Bin, args, "KUBECONFIG="+kubeconfig, "RUNTIME_NAMESPACE="+FluxNamespace, "TMPDIR="+tmp)
 }
 
 // StartSourceWatcher runs source-watcher with its artifact storage in dir
