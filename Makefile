@@ -33,7 +33,7 @@ test: tools build ## Run every test (unit, golden fixtures, examples, end to end
 
 # Fuzz targets as package:target; go test runs one -fuzz target per call.
 FUZZ_TARGETS := ./pkg/input:FuzzDecode ./fn:FuzzProcessor ./fn:FuzzReadBack ./internal/yaml11:FuzzMisread
-SHORT_FUZZTIME ?= 10s
+SHORT_FUZZTIME ?= 100x
 
 .PHONY: fuzz
 fuzz: ## Run every fuzz target for $(FUZZTIME) (default 60s); findings land in testdata/fuzz
