@@ -20,6 +20,8 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	"k8s.io/kube-openapi/pkg/validation/strfmt"
 	"k8s.io/kube-openapi/pkg/validation/validate"
+
+	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
 
 // Root is the field the knobs are validated under, as the spec of a custom
@@ -52,7 +54,9 @@ func (v Violation) String() string { return v.Field + ": " + v.Message }
 // one that holds x-kubernetes-validations rules (see the package
 // documentation).
 func Compile(schema map[string]any) (*Schema, error) {
-	raw, err := json.Marshal(withoutClosedObjects(schema))
+	opened := yamlnode.CopyValue(schema)
+	dropClosedObjects(opened)
+	raw, err := json.Marshal(opened)
 	if err != nil {
 		return nil, fmt.Errorf("failed to read the schema: %w", err)
 	}
@@ -92,29 +96,24 @@ func Compile(schema map[string]any) (*Schema, error) {
 	return &Schema{root: root, validator: validate.NewSchemaValidator(openapi, nil, "", strfmt.Default)}, nil
 }
 
-// withoutClosedObjects returns a copy of schema without any
-// additionalProperties: false. A structural schema prunes, and so this
-// package refuses, every field properties does not declare, which is what
+// dropClosedObjects removes, in place, every additionalProperties: false
+// from a schema. A structural schema prunes, and so this package refuses,
+// every field properties does not declare, which is what
 // additionalProperties: false says; the API server forbids the two together.
-func withoutClosedObjects(v any) any {
-	switch x := v.(type) {
+func dropClosedObjects(schema any) {
+	switch x := schema.(type) {
 	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			if k == "additionalProperties" && e == false {
-				continue
-			}
-			out[k] = withoutClosedObjects(e)
+		if x["additionalProperties"] == false {
+			delete(x, "additionalProperties")
 		}
-		return out
+		for _, e := range x {
+			dropClosedObjects(e)
+		}
 	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = withoutClosedObjects(e)
+		for _, e := range x {
+			dropClosedObjects(e)
 		}
-		return out
 	}
-	return v
 }
 
 // firstRule returns the path of a schema that holds x-kubernetes-validations,
@@ -172,7 +171,8 @@ func (s *Schema) Validate(knobs map[string]any) (vs []Violation) {
 			vs = []Violation{{Field: Root, Message: fmt.Sprintf("internal error while validating: %v", r)}}
 		}
 	}()
-	obj := map[string]any{Root: deepCopy(knobs)}
+	// Pruning changes the object in place.
+	obj := map[string]any{Root: yamlnode.CopyValue(knobs)}
 	unknown := pruning.PruneWithOptions(obj, s.root, false, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true})
 	for _, path := range unknown {
 		vs = append(vs, Violation{Field: path, Message: "unknown field"})
@@ -217,24 +217,4 @@ func openAPIViolations(err error) []Violation {
 
 func fieldViolation(err *field.Error) Violation {
 	return Violation{Field: err.Field, Message: err.ErrorBody()}
-}
-
-// deepCopy copies the maps and lists of a JSON-like value, which pruning
-// changes in place.
-func deepCopy(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = deepCopy(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = deepCopy(e)
-		}
-		return out
-	}
-	return v
 }

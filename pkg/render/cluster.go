@@ -87,7 +87,7 @@ func FixedValues(cfg *api.Config) (map[string]any, api.Problems) {
 }
 
 func fixedValues(cfg *api.Config) (map[string]any, *Admission, api.Problems) {
-	fixed := deepCopy(cfg.Cluster.Values).(map[string]any)
+	fixed := yamlnode.CopyValue(cfg.Cluster.Values)
 	admission, err := NewAdmission(cfg.Cluster.PodSecurity, fixed)
 	if err != nil {
 		return nil, nil, api.Problems{api.Errorf(cfg.Ref, cfg.Origin, "spec.cluster.podSecurity", "%v", err)}
@@ -110,7 +110,7 @@ func fixedValues(cfg *api.Config) (map[string]any, *Admission, api.Problems) {
 // Node groups a tenant gives must leave the pinned ingress addon a node.
 func (p *ClusterPlan) Values(t *fleet.Tenant) (map[string]any, api.Problems) {
 	if t.Knobs == nil || len(t.Knobs.Values) == 0 {
-		return deepCopy(p.fixed).(map[string]any), nil
+		return yamlnode.CopyValue(p.fixed), nil
 	}
 	k := t.Knobs
 	var problems api.Problems
@@ -155,8 +155,8 @@ func (p *ClusterPlan) Values(t *fleet.Tenant) (map[string]any, api.Problems) {
 	if len(problems) > 0 {
 		return nil, problems
 	}
-	merged := deepCopy(k.Values).(map[string]any)
-	mergeInto(merged, deepCopy(p.fixed).(map[string]any))
+	merged := yamlnode.CopyValue(k.Values)
+	mergeInto(merged, yamlnode.CopyValue(p.fixed))
 	if msg := ingressNodesProblem(merged); msg != "" {
 		field := "spec.nodeGroups"
 		if _, set := k.Values["nodeGroups"]; !set {
@@ -384,22 +384,4 @@ func mergeInto(dst, src map[string]any) {
 		}
 		dst[k] = sv
 	}
-}
-
-func deepCopy(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, x := range v {
-			out[k] = deepCopy(x)
-		}
-		return out
-	case []any:
-		out := make([]any, len(v))
-		for i, x := range v {
-			out[i] = deepCopy(x)
-		}
-		return out
-	}
-	return v
 }

@@ -132,16 +132,22 @@ func DeleteKey(m *yaml.Node, key string) {
 
 // StringMap returns a mapping of string values with the keys sorted.
 func StringMap(m map[string]string) *yaml.Node {
+	out := &yaml.Node{Kind: yaml.MappingNode, Tag: TagMap, Content: make([]*yaml.Node, 0, 2*len(m))}
+	for _, k := range sortedKeys(m) {
+		out.Content = append(out.Content, String(k), String(m[k]))
+	}
+	return out
+}
+
+// sortedKeys returns the keys of m in sorted order, the order of every
+// mapping this package builds.
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	out := &yaml.Node{Kind: yaml.MappingNode, Tag: TagMap, Content: make([]*yaml.Node, 0, 2*len(keys))}
-	for _, k := range keys {
-		out.Content = append(out.Content, String(k), String(m[k]))
-	}
-	return out
+	return keys
 }
 
 // FromValue builds a node tree from JSON-like Go values, with map keys in
@@ -171,13 +177,8 @@ func FromValue(v any) (*yaml.Node, error) {
 		}
 		return &yaml.Node{Kind: yaml.ScalarNode, Tag: TagFloat, Value: v.String()}, nil
 	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		m := &yaml.Node{Kind: yaml.MappingNode, Tag: TagMap, Content: make([]*yaml.Node, 0, 2*len(keys))}
-		for _, k := range keys {
+		m := &yaml.Node{Kind: yaml.MappingNode, Tag: TagMap, Content: make([]*yaml.Node, 0, 2*len(v))}
+		for _, k := range sortedKeys(v) {
 			child, err := FromValue(v[k])
 			if err != nil {
 				return nil, err
@@ -241,28 +242,20 @@ func Clone(n *yaml.Node) *yaml.Node {
 // key, and strings that YAML 1.1 readers read otherwise are marked
 // double-quoted.
 func NormalizedCopy(n *yaml.Node, budget int) (*yaml.Node, error) {
-	c := copier{budget: budget}
+	c := copier{walk{budget}}
 	return c.copy(n, 0, "")
 }
 
-type copier struct{ budget int }
+type copier struct{ walk }
 
 func (c *copier) copy(n *yaml.Node, depth int, path string) (*yaml.Node, error) {
-	if err := visit(&c.budget, depth, path); err != nil {
+	n, depth, err := c.enter(n, depth, path)
+	if err != nil || n == nil {
 		return nil, err
 	}
-	if n == nil {
-		return nil, nil
-	}
 	switch n.Kind {
-	case yaml.DocumentNode:
-		if len(n.Content) == 0 {
-			return &yaml.Node{Kind: yaml.ScalarNode, Tag: TagNull, Value: "null"}, nil
-		}
-		return c.copy(n.Content[0], depth+1, path)
-	case yaml.AliasNode:
-		// An alias stands for its anchor's node at the same level.
-		return c.copy(n.Alias, depth, path)
+	case yaml.DocumentNode: // an empty one
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: TagNull, Value: "null"}, nil
 	case yaml.MappingNode, yaml.SequenceNode:
 		out := &yaml.Node{Kind: n.Kind, Tag: n.ShortTag(), Content: make([]*yaml.Node, 0, len(n.Content))}
 		for i, child := range n.Content {

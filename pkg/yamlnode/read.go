@@ -130,12 +130,36 @@ func clip(s string) string {
 // Mapping keys must be strings. It visits at most budget nodes and nests at
 // most MaxDepth levels.
 func ToValue(n *yaml.Node, budget int) (any, error) {
-	c := converter{budget: budget}
+	c := converter{walk{budget}}
 	return c.value(n, 0, "")
 }
 
-type converter struct {
-	budget int
+type converter struct{ walk }
+
+// CopyValue returns a deep copy of a JSON-like value as ToValue returns it:
+// its maps and lists are new, so the copy can be changed (merged into,
+// pruned) without changing v; the scalars are shared.
+func CopyValue[V any](v V) V {
+	c, _ := copyValue(v).(V) // nil for a nil interface
+	return c
+}
+
+func copyValue(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[k] = copyValue(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = copyValue(e)
+		}
+		return out
+	}
+	return v
 }
 
 // PathError is a conversion error with the field path, relative to the node
@@ -161,35 +185,45 @@ func joinPath(path, key string) string {
 	return path + "." + key
 }
 
-// visit counts one node at depth against a walk's budget: the limits every
-// walk of this package keeps, reported with the path where they were hit.
-func visit(budget *int, depth int, path string) error {
-	*budget--
-	if *budget < 0 {
-		return &PathError{Path: path, Err: ErrBudget}
+// walk holds the limits that every conversion of this package keeps: the
+// nodes it may still visit, and MaxDepth.
+type walk struct{ budget int }
+
+// enter counts n, found at depth and path, against the walk's limits, and
+// passes through the nodes that only stand for another: a document for its
+// content, one level deeper, and an alias for its anchor's node, at the same
+// level, each counted as a node of its own. It returns the node to convert
+// and its depth: nil for nil, or an empty document.
+func (w *walk) enter(n *yaml.Node, depth int, path string) (*yaml.Node, int, error) {
+	for {
+		w.budget--
+		if w.budget < 0 {
+			return nil, depth, &PathError{Path: path, Err: ErrBudget}
+		}
+		if depth > MaxDepth {
+			return nil, depth, &PathError{Path: path, Err: ErrDepth}
+		}
+		switch {
+		case n == nil || n.Kind == yaml.DocumentNode && len(n.Content) == 0:
+			return n, depth, nil
+		case n.Kind == yaml.DocumentNode:
+			n, depth = n.Content[0], depth+1
+		case n.Kind == yaml.AliasNode:
+			n = n.Alias
+		default:
+			return n, depth, nil
+		}
 	}
-	if depth > MaxDepth {
-		return &PathError{Path: path, Err: ErrDepth}
-	}
-	return nil
 }
 
 func (c *converter) value(n *yaml.Node, depth int, path string) (any, error) {
-	if err := visit(&c.budget, depth, path); err != nil {
+	n, depth, err := c.enter(n, depth, path)
+	if err != nil || n == nil {
 		return nil, err
 	}
-	if n == nil {
-		return nil, nil
-	}
 	switch n.Kind {
-	case yaml.DocumentNode:
-		if len(n.Content) == 0 {
-			return nil, nil
-		}
-		return c.value(n.Content[0], depth+1, path)
-	case yaml.AliasNode:
-		// An alias stands for its anchor's node at the same level.
-		return c.value(n.Alias, depth, path)
+	case yaml.DocumentNode: // an empty one
+		return nil, nil
 	case yaml.MappingNode:
 		out := make(map[string]any, len(n.Content)/2)
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -230,35 +264,23 @@ func scalarValue(n *yaml.Node) (any, error) {
 	case TagNull:
 		return nil, nil
 	case TagBool:
-		var b bool
-		if err := n.Decode(&b); err != nil {
-			return nil, fmt.Errorf("invalid boolean %q", clip(n.Value))
-		}
-		return b, nil
+		return decodeScalar[bool](n, "boolean")
 	case TagInt:
-		var i int64
-		if err := n.Decode(&i); err != nil {
-			// Beyond int64, as sigs.k8s.io/yaml reads it: exact up to
-			// uint64, a float beyond.
-			var u uint64
-			if err := n.Decode(&u); err == nil {
-				return u, nil
-			}
-			var f float64
-			if err := n.Decode(&f); err != nil {
-				return nil, fmt.Errorf("invalid number %q", clip(n.Value))
-			}
-			return f, nil
+		// Beyond int64, as sigs.k8s.io/yaml reads it: exact up to uint64, a
+		// float beyond.
+		if i, err := decodeScalar[int64](n, "number"); err == nil {
+			return i, nil
 		}
-		return i, nil
+		if u, err := decodeScalar[uint64](n, "number"); err == nil {
+			return u, nil
+		}
+		return decodeScalar[float64](n, "number")
 	case TagFloat:
 		f, err := strconv.ParseFloat(n.Value, 64)
 		if err != nil {
-			var g float64
-			if err := n.Decode(&g); err != nil {
+			if err := n.Decode(&f); err != nil {
 				return nil, fmt.Errorf("invalid number %q", clip(n.Value))
 			}
-			f = g
 		}
 		if math.IsInf(f, 0) || math.IsNaN(f) {
 			return nil, fmt.Errorf("the number %q cannot be represented in JSON", clip(n.Value))
@@ -267,12 +289,18 @@ func scalarValue(n *yaml.Node) (any, error) {
 	case TagBinary:
 		// The bytes it stands for, as sigs.k8s.io/yaml reads it (Check
 		// refused what is no base64).
-		var s string
-		if err := n.Decode(&s); err != nil {
-			return nil, fmt.Errorf("invalid !!binary %q", clip(n.Value))
-		}
-		return s, nil
+		return decodeScalar[string](n, "!!binary")
 	default:
 		return n.Value, nil
 	}
+}
+
+// decodeScalar decodes n with go-yaml into a T; what names the type in the
+// error, which quotes the scalar.
+func decodeScalar[T any](n *yaml.Node, what string) (any, error) {
+	var v T
+	if err := n.Decode(&v); err != nil {
+		return nil, fmt.Errorf("invalid %s %q", what, clip(n.Value))
+	}
+	return v, nil
 }
