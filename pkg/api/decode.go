@@ -26,14 +26,24 @@ func (d *decoder) fail(field, format string, args ...any) {
 	d.problems = append(d.problems, Errorf(d.ref, d.origin, field, format, args...))
 }
 
-// str reads an optional string field; n may be nil.
-func (d *decoder) str(n *yaml.Node, field string) string {
+// optional resolves an optional field n, which may be nil. It returns nil
+// when the field is absent or null, and, after reporting that it must be
+// want, when it is not a node of that kind (and, for a scalar, that tag).
+func (d *decoder) optional(n *yaml.Node, field string, kind yaml.Kind, tag, want string) *yaml.Node {
 	if yamlnode.IsNull(n) {
-		return ""
+		return nil
 	}
 	n = yamlnode.Resolve(n)
-	if n.Kind != yaml.ScalarNode || n.ShortTag() != yamlnode.TagString {
-		d.fail(field, "must be a string, not %s", yamlnode.Describe(n))
+	if n.Kind != kind || tag != "" && n.ShortTag() != tag {
+		d.fail(field, "must be %s, not %s", want, yamlnode.Describe(n))
+		return nil
+	}
+	return n
+}
+
+// str reads an optional string field.
+func (d *decoder) str(n *yaml.Node, field string) string {
+	if n = d.optional(n, field, yaml.ScalarNode, yamlnode.TagString, "a string"); n == nil {
 		return ""
 	}
 	return n.Value
@@ -54,12 +64,7 @@ func (d *decoder) requiredStr(n *yaml.Node, field string) string {
 
 // boolean reads an optional boolean field.
 func (d *decoder) boolean(n *yaml.Node, field string, def bool) bool {
-	if yamlnode.IsNull(n) {
-		return def
-	}
-	n = yamlnode.Resolve(n)
-	if n.Kind != yaml.ScalarNode || n.ShortTag() != yamlnode.TagBool {
-		d.fail(field, "must be true or false, not %s", yamlnode.Describe(n))
+	if n = d.optional(n, field, yaml.ScalarNode, yamlnode.TagBool, "true or false"); n == nil {
 		return def
 	}
 	return n.Value == "true" || n.Value == "True" || n.Value == "TRUE"
@@ -68,15 +73,13 @@ func (d *decoder) boolean(n *yaml.Node, field string, def bool) bool {
 // mapping reads an optional mapping field; it returns nil when absent or
 // of the wrong type (after reporting it).
 func (d *decoder) mapping(n *yaml.Node, field string) *yaml.Node {
-	if yamlnode.IsNull(n) {
-		return nil
-	}
-	n = yamlnode.Resolve(n)
-	if n.Kind != yaml.MappingNode {
-		d.fail(field, "must be a map, not %s", yamlnode.Describe(n))
-		return nil
-	}
-	return n
+	return d.optional(n, field, yaml.MappingNode, "", "a map")
+}
+
+// sequence reads an optional list field; it returns nil when absent or of
+// the wrong type (after reporting it).
+func (d *decoder) sequence(n *yaml.Node, field string) *yaml.Node {
+	return d.optional(n, field, yaml.SequenceNode, "", "a list")
 }
 
 // stringMap reads a map of string to string, such as labels.

@@ -490,12 +490,7 @@ func (d *decoder) timeout(v, field string) (time.Duration, bool) {
 }
 
 func (d *decoder) healthChecks(n *yaml.Node, field string) []HealthCheck {
-	if yamlnode.IsNull(n) {
-		return nil
-	}
-	n = yamlnode.Resolve(n)
-	if n.Kind != yaml.SequenceNode {
-		d.fail(field, "must be a list, not %s", yamlnode.Describe(n))
+	if n = d.sequence(n, field); n == nil {
 		return nil
 	}
 	var out []HealthCheck
