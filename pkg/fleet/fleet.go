@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/computeplane-dev/computeplane-fn/internal/stablesort"
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 )
 
@@ -156,7 +157,7 @@ func Build(cfg *api.Config, objects []api.Object) (*Fleet, api.Problems) {
 
 	// Work in one order whatever the input order, so that messages about
 	// two objects (duplicates, collisions) read the same on every run.
-	objects = sortedObjects(objects)
+	objects = stablesort.Sorted(objects, compareObjects)
 
 	// Definitions first: they say which kinds are apps.
 	byName := map[string]*api.Definition{}
@@ -236,24 +237,6 @@ func Build(cfg *api.Config, objects []api.Object) (*Fleet, api.Problems) {
 		return nil, problems.Compact()
 	}
 	return f, nil
-}
-
-// sortedObjects returns the objects in the order of compareObjects, objects
-// that compare equal in the order given (a stable sort). Objects are large
-// and many: their indices are sorted, and each object is moved once.
-func sortedObjects(objects []api.Object) []api.Object {
-	idx := make([]int, len(objects))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortFunc(idx, func(a, b int) int {
-		return cmp.Or(compareObjects(&objects[a], &objects[b]), cmp.Compare(a, b))
-	})
-	out := make([]api.Object, len(objects))
-	for i, j := range idx {
-		out[i] = objects[j]
-	}
-	return out
 }
 
 func compareObjects(a, b *api.Object) int {

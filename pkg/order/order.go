@@ -3,9 +3,9 @@ package order
 import (
 	"cmp"
 	"fmt"
-	"slices"
 	"strings"
 
+	"github.com/computeplane-dev/computeplane-fn/internal/stablesort"
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 )
@@ -59,7 +59,7 @@ func Objects(generated []render.Object, others []render.Object) ([]render.Object
 		all = append(all, generated...)
 		all = append(all, others...)
 	}
-	out := sortStable(all)
+	out := stablesort.Sorted(all, compare)
 	var problems api.Problems
 	for i := 1; i < len(out); i++ {
 		a, b := out[i-1], out[i]
@@ -82,22 +82,4 @@ func Objects(generated []render.Object, others []render.Object) ([]render.Object
 		return nil, problems.Compact()
 	}
 	return out, nil
-}
-
-// sortStable sorts objects as slices.SortStableFunc(objs, Compare) does,
-// faster for as many and as large values as a fleet's objects: it sorts
-// their indices, ties broken by index, and moves each object once.
-func sortStable(objs []render.Object) []render.Object {
-	idx := make([]int, len(objs))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortFunc(idx, func(a, b int) int {
-		return cmp.Or(compare(&objs[a], &objs[b]), cmp.Compare(a, b))
-	})
-	out := make([]render.Object, len(objs))
-	for i, j := range idx {
-		out[i] = objs[j]
-	}
-	return out
 }
