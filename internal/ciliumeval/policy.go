@@ -90,66 +90,88 @@ func (p *Policy) parseRules(v any, path string) ([]peers, error) {
 	if v == nil {
 		return nil, nil
 	}
-	list, ok := v.([]any)
-	if !ok {
-		return nil, fmt.Errorf("%s: must be a list", path)
-	}
 	var out []peers
-	for i, item := range list {
-		rp := fmt.Sprintf("%s[%d]", path, i)
-		rule, ok := item.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("%s: must be a rule", rp)
-		}
-		var set []string
-		for k := range rule {
-			switch {
-			case slices.Contains(peerFields, k):
-				set = append(set, k)
-			case k == "toPorts":
-			case slices.Contains(unsupportedFields, k):
-				return nil, fmt.Errorf("%s.%s: not modelled", rp, k)
-			default:
-				return nil, fmt.Errorf("%s.%s: unknown field", rp, k)
-			}
-		}
-		if len(set) > 1 {
-			slices.Sort(set)
-			return nil, fmt.Errorf("%s: combining %s and %s is not supported by Cilium", rp, set[0], set[1])
-		}
-		var r peers
-		if tp, ok := rule["toPorts"]; ok {
-			ports, err := parsePorts(tp, rp+".toPorts")
-			if err != nil {
-				return nil, err
-			}
-			if len(ports) == 0 {
-				// toPorts: [] narrows to nothing Cilium can match.
-				return nil, fmt.Errorf("%s.toPorts: an empty list is not modelled", rp)
-			}
-			r.ports = ports
-		}
-		if ents, ok := rule["toEntities"].([]any); ok {
-			for _, e := range ents {
-				s, _ := e.(string)
-				if _, known := entities[s]; !known {
-					return nil, fmt.Errorf("%s.toEntities: unknown entity %v", rp, e)
-				}
-				r.entities = append(r.entities, s)
-			}
-		}
-		if eps, ok := rule["toEndpoints"].([]any); ok {
-			for j, e := range eps {
-				sel, err := parseSelector(e, fmt.Sprintf("%s.toEndpoints[%d]", rp, j))
-				if err != nil {
-					return nil, err
-				}
-				r.endpoints = append(r.endpoints, p.scopePeer(sel))
-			}
-		}
+	err := eachEntry(v, path, "a rule", func(rule map[string]any, path string) error {
+		r, err := p.parseRule(rule, path)
 		out = append(out, r)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// eachEntry calls read with every entry of v and its path, failing at the
+// first error: v must be a list of maps, what names an entry in messages.
+func eachEntry(v any, path, what string, read func(entry map[string]any, path string) error) error {
+	list, ok := v.([]any)
+	if !ok {
+		return fmt.Errorf("%s: must be a list", path)
+	}
+	for i, item := range list {
+		entryPath := fmt.Sprintf("%s[%d]", path, i)
+		entry, ok := item.(map[string]any)
+		if !ok {
+			return fmt.Errorf("%s: must be %s", entryPath, what)
+		}
+		if err := read(entry, entryPath); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parseRule reads one egress or egressDeny rule: the peers it names (one
+// kind of them, as Cilium allows) and the ports it narrows them to.
+func (p *Policy) parseRule(rule map[string]any, path string) (peers, error) {
+	var set []string
+	for k := range rule {
+		switch {
+		case slices.Contains(peerFields, k):
+			set = append(set, k)
+		case k == "toPorts":
+		case slices.Contains(unsupportedFields, k):
+			return peers{}, fmt.Errorf("%s.%s: not modelled", path, k)
+		default:
+			return peers{}, fmt.Errorf("%s.%s: unknown field", path, k)
+		}
+	}
+	if len(set) > 1 {
+		slices.Sort(set)
+		return peers{}, fmt.Errorf("%s: combining %s and %s is not supported by Cilium", path, set[0], set[1])
+	}
+	var r peers
+	if tp, ok := rule["toPorts"]; ok {
+		ports, err := parsePorts(tp, path+".toPorts")
+		if err != nil {
+			return peers{}, err
+		}
+		if len(ports) == 0 {
+			// toPorts: [] narrows to nothing Cilium can match.
+			return peers{}, fmt.Errorf("%s.toPorts: an empty list is not modelled", path)
+		}
+		r.ports = ports
+	}
+	if ents, ok := rule["toEntities"].([]any); ok {
+		for _, e := range ents {
+			s, _ := e.(string)
+			if _, known := entities[s]; !known {
+				return peers{}, fmt.Errorf("%s.toEntities: unknown entity %v", path, e)
+			}
+			r.entities = append(r.entities, s)
+		}
+	}
+	if eps, ok := rule["toEndpoints"].([]any); ok {
+		for j, e := range eps {
+			sel, err := parseSelector(e, fmt.Sprintf("%s.toEndpoints[%d]", path, j))
+			if err != nil {
+				return peers{}, err
+			}
+			r.endpoints = append(r.endpoints, p.scopePeer(sel))
+		}
+	}
+	return r, nil
 }
 
 // scopePeer confines a peer selector as Cilium does: a selector on reserved

@@ -52,36 +52,31 @@ const maxPorts = 40
 // ANY (the default, all three). Named ports, other protocols and L7 rules
 // are refused as not modelled.
 func parsePorts(v any, path string) ([]portRange, error) {
-	list, ok := v.([]any)
-	if !ok {
-		return nil, fmt.Errorf("%s: must be a list", path)
-	}
 	var out []portRange
-	for i, item := range list {
-		pp := fmt.Sprintf("%s[%d]", path, i)
-		rule, ok := item.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("%s: must be a port rule", pp)
-		}
+	err := eachEntry(v, path, "a port rule", func(rule map[string]any, pp string) error {
 		for k := range rule {
 			if k != "ports" {
-				return nil, fmt.Errorf("%s.%s: not modelled", pp, k)
+				return fmt.Errorf("%s.%s: not modelled", pp, k)
 			}
 		}
 		ports, ok := rule["ports"].([]any)
 		if !ok {
-			return nil, fmt.Errorf("%s.ports: must be a list", pp)
+			return fmt.Errorf("%s.ports: must be a list", pp)
 		}
 		if len(ports) > maxPorts {
-			return nil, fmt.Errorf("%s.ports: too many ports, the max is %d", pp, maxPorts)
+			return fmt.Errorf("%s.ports: too many ports, the max is %d", pp, maxPorts)
 		}
 		for j, p := range ports {
 			r, err := parsePortProtocol(p, fmt.Sprintf("%s.ports[%d]", pp, j))
 			if err != nil {
-				return nil, err
+				return err
 			}
 			out = append(out, r)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

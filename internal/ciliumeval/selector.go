@@ -54,26 +54,19 @@ func parseSelector(v any, path string) (selector, error) {
 		}
 	}
 	if me, ok := m["matchExpressions"]; ok {
-		exprs, ok := me.([]any)
-		if !ok {
-			return selector{}, fmt.Errorf("%s.matchExpressions: must be a list", path)
-		}
-		for i, e := range exprs {
-			r, err := parseRequirement(e, fmt.Sprintf("%s.matchExpressions[%d]", path, i))
-			if err != nil {
-				return selector{}, err
-			}
+		err := eachEntry(me, path+".matchExpressions", "a requirement", func(e map[string]any, path string) error {
+			r, err := parseRequirement(e, path)
 			sel.reqs = append(sel.reqs, r)
+			return err
+		})
+		if err != nil {
+			return selector{}, err
 		}
 	}
 	return sel, nil
 }
 
-func parseRequirement(v any, path string) (requirement, error) {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return requirement{}, fmt.Errorf("%s: must be a requirement", path)
-	}
+func parseRequirement(m map[string]any, path string) (requirement, error) {
 	key, _ := m["key"].(string)
 	op, _ := m["operator"].(string)
 	if key == "" {
