@@ -96,10 +96,9 @@ func drawTenant(d *strings.Builder, id, ns string, tenants map[string]Tenant, ch
 		fmt.Fprintf(d, "    %sx[\"its objects are pruned\"]\n", id)
 		return nil
 	}
-	routed, reachable := setOf(t.Routed), setOf(t.Reachable)
-	// What the changes took away: edges that were there.
-	wasRouted, wasReachable := map[string]bool{}, map[string]bool{}
-	addedRouted, addedReachable := map[string]posture.Change{}, map[string]posture.Change{}
+	runsOn := newLink(t.Routed, "runs on", "moved onto", "was running on")
+	reaches := newLink(t.Reachable, "reaches", "now reaches", "reached before")
+	reaches.fromCP = true
 	changed := map[string]bool{}
 	cpChange := ""
 	for _, c := range changes {
@@ -107,16 +106,16 @@ func drawTenant(d *strings.Builder, id, ns string, tenants map[string]Tenant, ch
 		case posture.ChangePlacement:
 			changed[c.Subject] = true
 			if c.From == "ComputePlane" {
-				wasRouted[c.Subject] = true
+				runsOn.was[c.Subject] = true
 			} else {
-				addedRouted[c.Subject] = c
+				runsOn.added[c.Subject] = c
 			}
 		case posture.ChangeExposure:
 			changed[c.Subject] = true
 			if c.To == posture.Reachable {
-				addedReachable[c.Subject] = c
+				reaches.added[c.Subject] = c
 			} else {
-				wasReachable[c.Subject] = true
+				reaches.was[c.Subject] = true
 			}
 		case posture.ChangeComputePlane:
 			cpChange = c.To
@@ -156,7 +155,7 @@ func drawTenant(d *strings.Builder, id, ns string, tenants map[string]Tenant, ch
 	shown := all[:min(len(all), MaxDiagramApps)]
 	var onCP, onMP []string
 	for _, app := range shown {
-		if routed[app] {
+		if runsOn.now[app] {
 			onCP = append(onCP, app)
 		} else {
 			onMP = append(onMP, app)
@@ -185,29 +184,51 @@ func drawTenant(d *strings.Builder, id, ns string, tenants map[string]Tenant, ch
 	}
 	var edges []edge
 	for _, app := range shown {
-		a := ids[app]
-		switch {
-		case routed[app]:
-			e := edge{from: a, to: cp, label: "runs on"}
-			if c, ok := addedRouted[app]; ok {
-				e.change, e.weakens, e.label = "added", c.Weakens, "moved onto"
+		for _, l := range []*link{runsOn, reaches} {
+			if e, ok := l.edge(app, ids[app], cp); ok {
+				edges = append(edges, e)
 			}
-			edges = append(edges, e)
-		case wasRouted[app]:
-			edges = append(edges, edge{from: a, to: cp, label: "was running on", change: "removed"})
-		}
-		switch {
-		case reachable[app]:
-			e := edge{from: cp, to: a, label: "reaches"}
-			if c, ok := addedReachable[app]; ok {
-				e.change, e.weakens, e.label = "added", c.Weakens, "now reaches"
-			}
-			edges = append(edges, e)
-		case wasReachable[app]:
-			edges = append(edges, edge{from: cp, to: a, label: "reached before", change: "removed"})
 		}
 	}
 	return edges
+}
+
+// link is one relation between a tenant's apps and its ComputePlane, drawn
+// as an edge per app that has it in the new render (now: labelled label, or
+// addedLabel where a change gave it) or had it before a change took it away
+// (was: labelled wasLabel).
+type link struct {
+	now, was                    map[string]bool
+	added                       map[string]posture.Change
+	label, addedLabel, wasLabel string
+	// fromCP draws the edge from the ComputePlane to the app.
+	fromCP bool
+}
+
+func newLink(now []string, label, addedLabel, wasLabel string) *link {
+	return &link{now: setOf(now), was: map[string]bool{}, added: map[string]posture.Change{},
+		label: label, addedLabel: addedLabel, wasLabel: wasLabel}
+}
+
+// edge returns the edge of app, between its node appID and the
+// ComputePlane's node cpID, when it has one.
+func (l *link) edge(app, appID, cpID string) (edge, bool) {
+	e := edge{from: appID, to: cpID}
+	if l.fromCP {
+		e.from, e.to = cpID, appID
+	}
+	switch {
+	case l.now[app]:
+		e.label = l.label
+		if c, ok := l.added[app]; ok {
+			e.change, e.weakens, e.label = "added", c.Weakens, l.addedLabel
+		}
+	case l.was[app]:
+		e.change, e.label = "removed", l.wasLabel
+	default:
+		return edge{}, false
+	}
+	return e, true
 }
 
 func setOf(l []string) map[string]bool {
