@@ -47,17 +47,11 @@ func (p *Plan) Files() ([]File, error) {
 		for _, u := range g.Units {
 			unitFiles = append(unitFiles, wiringFile(u.Name))
 		}
-		f, err := kustomizeFile(g.Folder, g.Name, unitFiles)
+		files, err := hookFiles(g.Folder, unitFiles, p.GroupKustomization(g), wiring, "wiring group "+g.Name)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, f)
-
-		data, err := encode(p.GroupKustomization(g))
-		if err != nil {
-			return nil, fmt.Errorf("failed to encode the Kustomization of wiring group %s: %w", g.Name, err)
-		}
-		out = append(out, File{Path: path.Join(wiring, wiringFile(g.Name)), Data: data})
+		out = append(out, files...)
 		groupFiles = append(groupFiles, wiringFile(g.Name))
 	}
 	f, err := kustomizeFile(wiring, NamePrefix+"wiring", groupFiles)
@@ -117,16 +111,27 @@ func (p *Plan) filesOfUnit(u *Unit) ([]File, error) {
 		}
 		files = append(files, File{Path: path.Join(u.Folder, u.Files[i]), Data: data})
 	}
-	f, err := kustomizeFile(u.Folder, u.Name, u.Files)
+	hook, err := hookFiles(u.Folder, u.Files, p.UnitKustomization(u), p.Groups[u.Group].Folder, "unit "+u.Name)
 	if err != nil {
 		return nil, err
 	}
-	files = append(files, f)
-	data, err := encode(p.UnitKustomization(u))
+	return append(files, hook...), nil
+}
+
+// hookFiles returns the two files that hook a folder into Flux: its
+// kustomization.yaml, listing resources, and the Flux Kustomization ks that
+// reconciles it, in wiringFolder, named by wiringFile after ks. what names
+// the folder in errors.
+func hookFiles(folder string, resources []string, ks *kustomizev1.Kustomization, wiringFolder, what string) ([]File, error) {
+	list, err := kustomizeFile(folder, ks.Name, resources)
 	if err != nil {
-		return nil, fmt.Errorf("failed to encode the Kustomization of unit %s: %w", u.Name, err)
+		return nil, err
 	}
-	return append(files, File{Path: path.Join(p.Groups[u.Group].Folder, wiringFile(u.Name)), Data: data}), nil
+	data, err := encode(ks)
+	if err != nil {
+		return nil, fmt.Errorf("failed to encode the Kustomization of %s: %w", what, err)
+	}
+	return []File{list, {Path: path.Join(wiringFolder, wiringFile(ks.Name)), Data: data}}, nil
 }
 
 // UnitKustomization is the Flux Kustomization that reconciles a unit:
