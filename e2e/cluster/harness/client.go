@@ -159,26 +159,28 @@ func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, o Ap
 // Create creates obj (no server-side apply), for requests whose refusal is
 // the point.
 func (c *Client) Create(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	ri, err := c.resourceFor(obj.GetAPIVersion(), obj.GetKind(), obj.GetNamespace())
-	if err != nil {
-		return nil, err
-	}
-	got, err := ri.Create(ctx, obj, metav1.CreateOptions{FieldManager: FieldManager})
-	if err != nil {
-		return nil, fmt.Errorf("failed to create %s as %s: %w", Describe(obj), c.Identity, err)
-	}
-	return got, nil
+	return c.send(obj, "create", func(ri dynamic.ResourceInterface) (*unstructured.Unstructured, error) {
+		return ri.Create(ctx, obj, metav1.CreateOptions{FieldManager: FieldManager})
+	})
 }
 
 // Update replaces obj.
 func (c *Client) Update(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	return c.send(obj, "update", func(ri dynamic.ResourceInterface) (*unstructured.Unstructured, error) {
+		return ri.Update(ctx, obj, metav1.UpdateOptions{FieldManager: FieldManager})
+	})
+}
+
+// send makes one request about obj to obj's resource and names the verb,
+// the object and the identity when it fails.
+func (c *Client) send(obj *unstructured.Unstructured, verb string, request func(dynamic.ResourceInterface) (*unstructured.Unstructured, error)) (*unstructured.Unstructured, error) {
 	ri, err := c.resourceFor(obj.GetAPIVersion(), obj.GetKind(), obj.GetNamespace())
 	if err != nil {
 		return nil, err
 	}
-	got, err := ri.Update(ctx, obj, metav1.UpdateOptions{FieldManager: FieldManager})
+	got, err := request(ri)
 	if err != nil {
-		return nil, fmt.Errorf("failed to update %s as %s: %w", Describe(obj), c.Identity, err)
+		return nil, fmt.Errorf("failed to %s %s as %s: %w", verb, Describe(obj), c.Identity, err)
 	}
 	return got, nil
 }

@@ -25,42 +25,20 @@ type PKI struct {
 
 // NewPKI writes a fresh PKI into dir.
 func NewPKI(dir string) (*PKI, error) {
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	caTmpl := certificateTemplate(1, "e2e-ca", x509.KeyUsageCertSign|x509.KeyUsageDigitalSignature)
+	caTmpl.BasicConstraintsValid, caTmpl.IsCA = true, true
+	caKey, caDER, err := issue(caTmpl, nil, nil, "CA")
 	if err != nil {
-		return nil, fmt.Errorf("failed to generate the CA key: %w", err)
-	}
-	now := time.Now()
-	caTmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "e2e-ca"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(24 * time.Hour),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		return nil, fmt.Errorf("failed to create the CA certificate: %w", err)
+		return nil, err
 	}
 	ca, _ := x509.ParseCertificate(caDER)
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := certificateTemplate(2, "kube-apiserver", x509.KeyUsageDigitalSignature|x509.KeyUsageKeyEncipherment)
+	tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+	tmpl.DNSNames = []string{"localhost"}
+	tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
+	key, der, err := issue(tmpl, ca, caKey, "serving")
 	if err != nil {
-		return nil, fmt.Errorf("failed to generate the serving key: %w", err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2),
-		Subject:      pkix.Name{CommonName: "kube-apiserver"},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames:     []string{"localhost"},
-		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	if err != nil {
-		return nil, fmt.Errorf("failed to create the serving certificate: %w", err)
+		return nil, err
 	}
 	keyDER, err := x509.MarshalECPrivateKey(key)
 	if err != nil {
@@ -95,4 +73,35 @@ func NewPKI(dir string) (*PKI, error) {
 		}
 	}
 	return p, nil
+}
+
+// certificateTemplate is a certificate valid from an hour ago for a day:
+// long enough for a run, and already valid on a clock a little behind.
+func certificateTemplate(serial int64, commonName string, usage x509.KeyUsage) *x509.Certificate {
+	now := time.Now()
+	return &x509.Certificate{
+		SerialNumber: big.NewInt(serial),
+		Subject:      pkix.Name{CommonName: commonName},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(24 * time.Hour),
+		KeyUsage:     usage,
+	}
+}
+
+// issue generates a P-256 key and the certificate of tmpl for it, signed by
+// parent's key, or by its own when parent is nil (a CA). what names the
+// certificate in errors.
+func issue(tmpl, parent *x509.Certificate, parentKey *ecdsa.PrivateKey, what string) (*ecdsa.PrivateKey, []byte, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, fmt.Errorf("failed to generate the %s key: %w", what, err)
+	}
+	if parent == nil {
+		parent, parentKey = tmpl, key
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
+	if err != nil {
+		return nil, nil, fmt.Errorf("failed to create the %s certificate: %w", what, err)
+	}
+	return key, der, nil
 }
