@@ -57,21 +57,24 @@ type releaseFlags struct {
 	epoch                             int64
 }
 
-func (r *releaseFlags) register(fs *flag.FlagSet) {
+// newFlagSet returns the flag set of the subcommand name, which writes its
+// usage to stderr, with the release flags on it.
+func newFlagSet(name string, stderr io.Writer) (*flag.FlagSet, *releaseFlags) {
+	fs := flag.NewFlagSet("release "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	r := &releaseFlags{}
 	fs.StringVar(&r.version, "version", "", "module version stamped into the binaries")
 	fs.StringVar(&r.commit, "commit", "", "commit the release is built from")
 	fs.StringVar(&r.source, "source", "https://github.com/computeplane-dev/computeplane-fn", "URL of the source repository")
 	fs.StringVar(&r.licenses, "licenses", "Apache-2.0", "SPDX license expression")
 	fs.Int64Var(&r.epoch, "source-date-epoch", 0, "the commit's time in seconds since 1970: dates the artefacts")
+	return fs, r
 }
 
 func (r *releaseFlags) created() time.Time { return time.Unix(r.epoch, 0).UTC() }
 
 func runSBOM(args []string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("release sbom", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var rf releaseFlags
-	rf.register(fs)
+	fs, rf := newFlagSet("sbom", stderr)
 	moduleDir := fs.String("module-dir", ".", "folder of the main module")
 	out := fs.String("o", "", "output `FILE` (CycloneDX JSON)")
 	if err := fs.Parse(args); err != nil {
@@ -109,10 +112,7 @@ func (b *binaryFlags) Set(s string) error {
 }
 
 func runImage(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("release image", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var rf releaseFlags
-	rf.register(fs)
+	fs, rf := newFlagSet("image", stderr)
 	repo := fs.String("repo", "ghcr.io/computeplane-dev/computeplane-fn", "repository the image is published to")
 	out := fs.String("o", "", "output `DIR`")
 	var binaries binaryFlags
