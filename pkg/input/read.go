@@ -2,6 +2,7 @@ package input
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -576,7 +577,7 @@ func expand(dir string, patterns []string, inside bool) ([]string, error) {
 	var root string
 	if inside {
 		var err error
-		if root, err = realPath(cmpOr(dir, ".")); err != nil {
+		if root, err = realPath(cmp.Or(dir, ".")); err != nil {
 			return nil, fmt.Errorf("failed to resolve the working directory: %w", err)
 		}
 	}
@@ -650,13 +651,6 @@ func expand(dir string, patterns []string, inside bool) ([]string, error) {
 	}
 	slices.Sort(files)
 	return files, nil
-}
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // relativeInside refuses a pattern that could name a file outside the

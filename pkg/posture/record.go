@@ -1,6 +1,7 @@
 package posture
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -203,7 +204,7 @@ func (r *Record) readAdmission(doc *yaml.Node) error {
 				continue
 			}
 			r.Kind = KindAdmission
-			r.Level = cmpOr(p.Configuration.Defaults.Enforce, api.PodSecurityPrivileged)
+			r.Level = cmp.Or(p.Configuration.Defaults.Enforce, api.PodSecurityPrivileged)
 			r.Exempt = sortedSet(p.Configuration.Exemptions.Namespaces)
 			return nil
 		}
@@ -249,11 +250,4 @@ func sortedSet(s []string) []string {
 	out := slices.Clone(s)
 	slices.Sort(out)
 	return slices.Compact(out)
-}
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
