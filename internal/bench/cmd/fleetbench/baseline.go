@@ -40,11 +40,16 @@ func newBaseline(bin, current string) *baseline {
 func baselineFirst(rep int) bool { return rep%2 == 0 }
 
 // render renders the fleet in dir once with the baseline binary, unless an
-// earlier render of it failed.
-func (b *baseline) render(dir string, tenants, rep int, killAbove int64) {
-	if m, ok := b.renderWith(b.bin, dir, b.out, killAbove); ok {
-		fmt.Fprintf(os.Stderr, "  %d tenants, rep %d: baseline %.2fs (cpu %.2fs, peak %s)\n", tenants, rep, m.wall.Seconds(), m.cpu.Seconds(), mib(m.rss))
+// earlier render of it failed, and returns its progress line (empty when it
+// failed, as for the binary under test: the failure is in the report). The
+// caller prints it, because the line of the binary under test waits for the
+// floor.
+func (b *baseline) render(dir string, tenants, rep int, killAbove int64) string {
+	m, ok := b.renderWith(b.bin, dir, b.out, killAbove)
+	if !ok {
+		return ""
 	}
+	return fmt.Sprintf("  %d tenants, rep %d: baseline %.2fs (cpu %.2fs, peak %s)\n", tenants, rep, m.wall.Seconds(), m.cpu.Seconds(), mib(m.rss))
 }
 
 // compare takes the best times and, when both binaries rendered the fleet,

@@ -202,25 +202,26 @@ func benchMain(args []string) int {
 				b = bases[i]
 			}
 			if b != nil && baselineFirst(rep) {
-				b.render(dirs[i], r.tenants, rep, *rssLimit)
+				fmt.Fprint(os.Stderr, b.render(dirs[i], r.tenants, rep, *rssLimit))
 			}
 			m, rendered := r.renderWith(binPath, dirs[i], outs[i], *rssLimit)
+			var baselineAfter string // printed after the render's line, in the order they ran
 			if b != nil && !baselineFirst(rep) {
-				b.render(dirs[i], r.tenants, rep, *rssLimit)
+				baselineAfter = b.render(dirs[i], r.tenants, rep, *rssLimit)
 			}
-			if !rendered {
-				continue
+			if rendered {
+				f, err := floor(self, dirs[i], outs[i])
+				if err != nil {
+					fmt.Fprintln(os.Stderr, "fleetbench:", err)
+					return 1
+				}
+				r.floors = append(r.floors, f.Total())
+				if r.floor.Total() == 0 || f.Total() < r.floor.Total() {
+					r.floor = f
+				}
+				fmt.Fprintf(os.Stderr, "  %d tenants, rep %d: render %.2fs (cpu %.2fs, peak %s), floor %.2fs\n", r.tenants, rep, m.wall.Seconds(), m.cpu.Seconds(), mib(m.rss), f.Total().Seconds())
 			}
-			f, err := floor(self, dirs[i], outs[i])
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "fleetbench:", err)
-				return 1
-			}
-			r.floors = append(r.floors, f.Total())
-			if r.floor.Total() == 0 || f.Total() < r.floor.Total() {
-				r.floor = f
-			}
-			fmt.Fprintf(os.Stderr, "  %d tenants, rep %d: render %.2fs (cpu %.2fs, peak %s), floor %.2fs\n", r.tenants, rep, m.wall.Seconds(), m.cpu.Seconds(), mib(m.rss), f.Total().Seconds())
+			fmt.Fprint(os.Stderr, baselineAfter)
 		}
 	}
 	for i, r := range results {
