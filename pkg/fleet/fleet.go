@@ -407,6 +407,11 @@ func (f *Fleet) buildApps(objects []api.Object) api.Problems {
 				"release name %q is reserved for the tenant's ComputePlane in every tenant namespace; rename the app", app.Release))
 			continue
 		}
+		if app.Release == ReadyAddonRelease(cluster) {
+			problems = append(problems, api.Errorf(a.Ref, a.Origin, "metadata.name",
+				"release name %q is the CNI addon that the tenant's ComputePlane cluster creates in every tenant namespace (routed apps wait for it); rename the app", app.Release))
+			continue
+		}
 		if app.Placement == api.PlacementComputePlane {
 			switch {
 			case app.Tenant == nil:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -295,6 +296,12 @@ func checkScalar(n *yaml.Node) error {
 		var v any
 		if err := n.Decode(&v); err != nil {
 			return fmt.Errorf("%s %q is not a valid %s", n.Tag, clip(n.Value), n.Tag)
+		}
+		// sigs.k8s.io/yaml reads !!binary as the string of its bytes, and
+		// JSON (what Kubernetes stores) replaces bytes that are not UTF-8:
+		// the object applied would not hold the value that was checked.
+		if s, ok := v.(string); ok && n.ShortTag() == TagBinary && !utf8.ValidString(s) {
+			return fmt.Errorf("!!binary %q stands for bytes that are not UTF-8 text, which a Kubernetes object (JSON) cannot hold; give the base64 text as a plain string instead", clip(n.Value))
 		}
 	}
 	if n.ShortTag() == TagFloat {

@@ -52,6 +52,7 @@ func TestCheck(t *testing.T) {
 		{name: "bad !!int", src: "a: !!int x\n", path: "a", err: `!!int "x" is not a valid !!int`},
 		{name: "NaN", src: "a: .nan\n", path: "a", err: "cannot be represented in JSON"},
 		{name: "!!binary", src: "a: !!binary aGVsbG8=\n", nodes: 3},
+		{name: "!!binary of bytes that are not UTF-8", src: "b: {0: !!binary 0000}\n", path: "b.0", err: "not UTF-8 text"},
 		{name: "custom tag", src: "a: !x y\n", nodes: 3},
 	}
 	for _, tt := range tests {

@@ -18,6 +18,7 @@ const (
 	TagNull   = "!!null"
 	TagMap    = "!!map"
 	TagSeq    = "!!seq"
+	TagBinary = "!!binary"
 )
 
 // MaxDepth is how deep a document may nest before it is refused, counting
@@ -263,7 +264,7 @@ func scalarValue(n *yaml.Node) (any, error) {
 			return nil, fmt.Errorf("the number %q cannot be represented in JSON", clip(n.Value))
 		}
 		return f, nil
-	case "!!binary":
+	case TagBinary:
 		// The bytes it stands for, as sigs.k8s.io/yaml reads it (Check
 		// refused what is no base64).
 		var s string
