@@ -9,13 +9,13 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/computeplane-dev/computeplane-fn/internal/readback"
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/output"
 	"github.com/computeplane-dev/computeplane-fn/pkg/pipeline"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 	"github.com/computeplane-dev/computeplane-fn/pkg/units"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
+	"github.com/computeplane-dev/computeplane-fn/pkg/yamltext/readback"
 )
 
 // passesThrough reports whether an output object is no input of the

@@ -5,9 +5,9 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/computeplane-dev/computeplane-fn/internal/readback"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamltext"
+	"github.com/computeplane-dev/computeplane-fn/pkg/yamltext/readback"
 )
 
 // encodeBoth writes n with the project's writer (yamltext, or the library
