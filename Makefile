@@ -54,7 +54,7 @@ BASELINE ?=
 
 .PHONY: bench
 bench: build ## Benchmarks: stages and unit builds, then 1,000 and 10,000 generated tenants through the CLI against the scale targets (BASELINE=old binary to compare)
-	$(GO) test -run '^$$' -bench . -benchmem ./internal/bench/ ./pkg/units/
+	$(GO) test -run '^$$' -bench . -benchmem ./pkg/pipeline/ ./pkg/units/
 	$(GO) build -o $(BIN)/fleetbench ./internal/bench/cmd/fleetbench
 	$(BIN)/fleetbench -bin $(BIN)/computeplane-fn -work $(CURDIR)/.work/bench $(if $(BASELINE),-baseline $(BASELINE)) $(BENCHFLAGS)
 
