@@ -48,12 +48,15 @@ golden: ## Rewrite the golden files of fixtures/, examples/ and the summaries (r
 	KUSTOMIZE=$(KUSTOMIZE) $(GO) test ./fn/ ./e2e/ ./examples/ ./pkg/summary/ -run 'TestFixtures$$|TestQuickstartGolden|TestExamples|TestSummary' -update
 
 BENCHFLAGS ?=
+# BASELINE=path/to/old/computeplane-fn: fleetbench renders every fleet with it
+# too and compares times, memory and output (see docs/performance.md).
+BASELINE ?=
 
 .PHONY: bench
-bench: build ## Benchmarks: stages and unit builds, then 1,000 and 10,000 generated tenants through the CLI against the scale targets
-	$(GO) test -run '^$$' -bench . -benchmem ./internal/bench/ ./pkg/units/
+bench: build ## Benchmarks: stages and unit builds, then 1,000 and 10,000 generated tenants through the CLI against the scale targets (BASELINE=old binary to compare)
+	$(GO) test -run '^$$' -bench . -benchmem ./pkg/pipeline/ ./pkg/units/
 	$(GO) build -o $(BIN)/fleetbench ./internal/bench/cmd/fleetbench
-	$(BIN)/fleetbench -bin $(BIN)/computeplane-fn -work $(CURDIR)/.work/bench $(BENCHFLAGS)
+	$(BIN)/fleetbench -bin $(BIN)/computeplane-fn -work $(CURDIR)/.work/bench $(if $(BASELINE),-baseline $(BASELINE)) $(BENCHFLAGS)
 
 .PHONY: lint
 lint: ## gofmt and go vet

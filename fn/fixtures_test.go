@@ -90,6 +90,22 @@ func (f fixture) resourceList(t testing.TB, reverse bool) []byte {
 // runKRM runs the processor on a ResourceList in the fixture's folder and
 // returns the items as a plain YAML stream without the path annotations, and
 // the stderr text of a refusal.
+// asNodes returns the objects with every body built into a node tree
+// (render.Object.Node): whatever form a body takes, it must encode the same.
+func asNodes(t testing.TB, objs []render.Object) []render.Object {
+	t.Helper()
+	built := make([]render.Object, len(objs))
+	for i, o := range objs {
+		n, err := o.Node()
+		if err != nil {
+			t.Fatal(err)
+		}
+		built[i] = o
+		built[i].Body = render.NodeBody(n)
+	}
+	return built
+}
+
 func runKRM(t *testing.T, dir string, rl []byte) (string, string) {
 	t.Helper()
 	var out bytes.Buffer
@@ -215,14 +231,8 @@ func TestFixturesStandaloneMatchesKRM(t *testing.T) {
 			if diff := cmp.Diff(krm, buf.String()); diff != "" {
 				t.Errorf("standalone run differs from KRM (-krm +run):\n%s", diff)
 			}
-			// The lazy objects built into whole nodes (render.Object.Build).
-			built := make([]render.Object, len(run.Objects))
-			for i, o := range run.Objects {
-				var err error
-				if built[i], err = o.Build(); err != nil {
-					t.Fatal(err)
-				}
-			}
+			// The lazy objects built into whole nodes (render.Object.Node).
+			built := asNodes(t, run.Objects)
 			buf.Reset()
 			if err := output.Encode(&buf, built); err != nil {
 				t.Fatal(err)

@@ -106,10 +106,14 @@ func (p Processor) run(rl *framework.ResourceList) ([]*yaml.RNode, api.Problems)
 	out := make([]*yaml.RNode, 0, len(r.Objects))
 	for _, o := range r.Objects {
 		// kyaml's encoder writes these nodes: the last line of defence
-		// against a plain << key (yamlemit's own is in the standalone
+		// against a plain << key (package yamltext's own is in the standalone
 		// writers).
-		yamlnode.QuoteMergeKeys(o.Node)
-		rn := yaml.NewRNode(o.Node)
+		n, err := o.Node()
+		if err != nil {
+			return nil, api.Problems{{Object: o.From, Message: err.Error()}}
+		}
+		yamlnode.QuoteMergeKeys(n)
+		rn := yaml.NewRNode(n)
 		if o.Generated {
 			if err := rn.PipeE(yaml.SetAnnotation(kioutil.PathAnnotation, o.Path())); err != nil {
 				return nil, api.Problems{{Object: o.From, Message: fmt.Sprintf("failed to annotate output: %v", err)}}

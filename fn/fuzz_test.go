@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/computeplane-dev/computeplane-fn/fn"
-	"github.com/computeplane-dev/computeplane-fn/internal/readback"
+	"github.com/computeplane-dev/computeplane-fn/pkg/yamltext/readback"
 )
 
 // FuzzProcessor feeds arbitrary bytes to the KRM function as its stdin,

@@ -14,17 +14,17 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/internal/fleetgen"
 	"github.com/computeplane-dev/computeplane-fn/pkg/output"
 	"github.com/computeplane-dev/computeplane-fn/pkg/pipeline"
-	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 )
 
 // TestGeneratedFleetStandaloneMatchesKRM renders a generated fleet (the
 // shapes of the benchmark: real-sized definitions, nested tenants, knobs,
 // values with lists, multi-line strings and quoted scalars) through the
 // CLI's pipeline, which encodes values while reading, renders releases
-// lazily and writes with yamlemit, and through the KRM function, which does
-// none of that: the streams must be byte-identical, with and without
-// keepInputs (whose inputs keep their comments and go through the library).
-// Whole nodes of the lazy objects (Build) must encode the same too.
+// lazily and writes with package yamltext, and through the KRM function,
+// which does none of that: the streams must be byte-identical, with and
+// without keepInputs (whose inputs keep their comments and go through the
+// library). Whole nodes of the lazy objects (render.Object.Node) must encode
+// the same too.
 func TestGeneratedFleetStandaloneMatchesKRM(t *testing.T) {
 	dir := t.TempDir()
 	p := fleetgen.Defaults(20)
@@ -53,13 +53,8 @@ func TestGeneratedFleetStandaloneMatchesKRM(t *testing.T) {
 		if err := output.Encode(&standalone, run.Objects); err != nil {
 			t.Fatal(err)
 		}
-		// The same objects with whole nodes (Build) encode the same.
-		built := make([]render.Object, len(run.Objects))
-		for i, o := range run.Objects {
-			if built[i], err = o.Build(); err != nil {
-				t.Fatal(err)
-			}
-		}
+		// The same objects with whole nodes (render.Object.Node) encode the same.
+		built := asNodes(t, run.Objects)
 		var fromNodes bytes.Buffer
 		if err := output.Encode(&fromNodes, built); err != nil {
 			t.Fatal(err)

@@ -9,13 +9,13 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/computeplane-dev/computeplane-fn/internal/readback"
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/output"
 	"github.com/computeplane-dev/computeplane-fn/pkg/pipeline"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 	"github.com/computeplane-dev/computeplane-fn/pkg/units"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
+	"github.com/computeplane-dev/computeplane-fn/pkg/yamltext/readback"
 )
 
 // passesThrough reports whether an output object is no input of the
@@ -34,11 +34,16 @@ func passesThrough(o render.Object) bool {
 
 // meantNodes returns the node the function means to write for each object,
 // nil for objects that pass through.
-func meantNodes(objs []render.Object) []*yaml.Node {
+func meantNodes(t testing.TB, objs []render.Object) []*yaml.Node {
+	t.Helper()
 	out := make([]*yaml.Node, len(objs))
 	for i, o := range objs {
 		if !passesThrough(o) {
-			out[i] = o.Node
+			n, err := o.Node()
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[i] = n
 		}
 	}
 	return out
@@ -57,7 +62,7 @@ func TestFixturesReadBackAsMeant(t *testing.T) {
 			if len(problems) > 0 {
 				return // a refusal writes nothing
 			}
-			meant := meantNodes(whole.Objects)
+			meant := meantNodes(t, whole.Objects)
 			krm, _ := runKRM(t, f.dir, f.resourceList(t, false))
 			if err := readback.Matches([]byte(krm), meant); err != nil {
 				t.Errorf("KRM: %v", err)

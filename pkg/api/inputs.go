@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
+	"github.com/computeplane-dev/computeplane-fn/pkg/yamltext"
 )
 
 // API groups and kinds of the inputs.
@@ -112,14 +113,20 @@ type App struct {
 	// the tenant opens this app to the VMs of its own ComputePlane (see the
 	// egress policy in package render).
 	Reachable bool
-	// Spec is spec as written, the Helm values of the release; nil when the
-	// object has no spec, or when Values holds it.
-	Spec *yaml.Node
-	// Values is spec already encoded as the values of the app's HelmRelease,
-	// when the reader did that ahead of indexing (the standalone pipeline
-	// does, to hold text rather than node trees for large fleets).
-	Values *yamlnode.Encoded
+	// values is spec, the Helm values of the app's release (Values).
+	values yamltext.Values
 }
+
+// Values returns the app's spec, the Helm values of its release: the node
+// tree as written, or its text when the reader encoded it ahead of indexing
+// (EncodeValues); the zero Values when the app has no spec.
+func (a *App) Values() yamltext.Values { return a.values }
+
+// EncodeValues replaces the app's spec by the text it takes in the app's
+// release (yamltext.Values.Encode), so that the node tree can be dropped:
+// the standalone pipeline does this while reading, to hold text rather
+// than node trees for large fleets.
+func (a *App) EncodeValues() { a.values = a.values.Encode() }
 
 // Knobs is a ComputePlane object: what a tenant sets for its own cluster.
 type Knobs struct {
@@ -565,10 +572,11 @@ func DecodeApp(o Object) (*App, Problems) {
 	}
 	spec := yamlnode.Get(o.Node, "spec")
 	if !yamlnode.IsNull(spec) {
-		a.Spec = d.mapping(spec, "spec")
-		if a.Spec != nil {
-			for i := 0; i+1 < len(a.Spec.Content); i += 2 {
-				k := yamlnode.Resolve(a.Spec.Content[i])
+		values := d.mapping(spec, "spec")
+		a.values = yamltext.ValuesOf(values)
+		if values != nil {
+			for i := 0; i+1 < len(values.Content); i += 2 {
+				k := yamlnode.Resolve(values.Content[i])
 				if k != nil && strings.HasPrefix(k.Value, "_") {
 					d.fail(joinField("spec", k.Value), "values key %q is reserved: Cozystack keeps top-level keys starting with '_' for itself", k.Value)
 				}

@@ -70,7 +70,7 @@ func generated(t *testing.T, kind, ns, name string) render.Object {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return render.Object{Node: n.YNode(), APIVersion: "v1", Kind: kind, Namespace: ns, Name: name, Generated: true}
+	return render.Object{Body: render.NodeBody(n.YNode()), APIVersion: "v1", Kind: kind, Namespace: ns, Name: name, Generated: true}
 }
 
 // TestFilesPathLikeNames gives objects hostile names: every file still lands

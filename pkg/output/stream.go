@@ -21,11 +21,11 @@ const docSeparator = "---\n"
 // that the three ways of running produce the same text.
 //
 // Chunks of objects are encoded on all cores and written in order as soon as
-// they are ready, so that only a few chunks are ever held as text. Documents
-// are written by yamlemit (byte for byte what the library writes), or one by
-// one by the library: its encoder keeps every event it has written, so one
-// encoder over a long stream grows without bound and slows down with every
-// document.
+// they are ready, so that only a few chunks are ever held as text. Each
+// document is written on its own (render.Object.AppendYAML, package
+// yamltext), never by one encoder over the stream: the library's encoder
+// keeps every event it has written, so it would grow without bound and slow
+// down with every document.
 func Encode(w io.Writer, objs []render.Object) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	chunks := (len(objs) + chunkSize - 1) / chunkSize
@@ -38,7 +38,7 @@ func Encode(w io.Writer, objs []render.Object) error {
 					*buf = append(*buf, docSeparator...)
 				}
 				var err error
-				if *buf, err = appendDocument(*buf, o); err != nil {
+				if *buf, err = o.AppendYAML(*buf); err != nil {
 					putBuffer(buf)
 					return nil, err
 				}
@@ -56,11 +56,6 @@ func Encode(w io.Writer, objs []render.Object) error {
 	return bw.Flush()
 }
 
-// appendDocument appends o as one document.
-func appendDocument(buf []byte, o render.Object) ([]byte, error) {
-	return o.AppendYAML(buf)
-}
-
 var buffers = sync.Pool{New: func() any { return new([]byte) }}
 
 func getBuffer() *[]byte { return buffers.Get().(*[]byte) }
@@ -75,5 +70,5 @@ func putBuffer(b *[]byte) {
 
 // EncodeOne returns one object as a YAML document.
 func EncodeOne(o render.Object) ([]byte, error) {
-	return appendDocument(nil, o)
+	return o.AppendYAML(nil)
 }

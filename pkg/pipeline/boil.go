@@ -3,7 +3,6 @@ package pipeline
 import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
-	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
 
 // boilDown decodes a Tenant, ComputePlane knobs or an app object as indexing
@@ -15,10 +14,7 @@ func boilDown(o *api.Object) {
 	switch {
 	case fleet.IsApp(*o):
 		d.App, d.Problems = api.DecodeApp(*o)
-		if d.App.Spec != nil {
-			d.App.Values = yamlnode.EncodeValues(d.App.Spec)
-			d.App.Spec = nil
-		}
+		d.App.EncodeValues()
 	case fleet.IsTenant(*o):
 		d.Tenant, d.Problems = api.DecodeTenant(*o)
 	case fleet.IsKnobs(*o):

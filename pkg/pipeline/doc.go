@@ -8,7 +8,7 @@
 // (fn), a YAML stream or a fleet folder (packages output and units).
 //
 // A lazy run is for fleets of any size, and what the CLI runs: each app's
-// values are encoded while its file is read (yamlnode.EncodeValues) and its
+// values are encoded while its file is read (api.App.EncodeValues) and its
 // node tree dropped, and render.Outputs puts the releases off until a writer
 // encodes them (render.Object.AppendYAML).
 package pipeline

@@ -72,18 +72,6 @@ func Run(opts Options) (*Result, api.Problems) {
 	return r, nil
 }
 
-// Read is the first step of Run alone, for benchmarks and tools that time
-// or inspect the steps: the decoded config and every input object, boiled
-// down when opts.Lazy (see the package doc). On any problem it returns
-// neither, and at most api.MaxProblems problems.
-func Read(opts Options) (*api.Config, []api.Object, api.Problems) {
-	cfg, objects, problems := read(opts)
-	if len(problems) > 0 {
-		return nil, nil, problems.Capped()
-	}
-	return cfg, objects, nil
-}
-
 func read(opts Options) (*api.Config, []api.Object, api.Problems) {
 	budget := opts.Budget
 	if budget == nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/computeplane-dev/computeplane-fn/internal/crdtest"
@@ -89,7 +90,7 @@ func write(t *testing.T, dir, name, content string) {
 
 func yamlEncode(o api.Object) (string, error) {
 	var b strings.Builder
-	err := output.Encode(&b, []render.Object{{Node: o.Node}})
+	err := output.Encode(&b, []render.Object{{Body: render.NodeBody(o.Node)}})
 	return b.String(), err
 }
 
@@ -118,7 +119,7 @@ func TestRealDefinitionsValidateAgainstCRDs(t *testing.T) {
 			kinds := map[string]int{}
 			for _, o := range objs {
 				kinds[o.Kind]++
-				v, err := yamlnode.ToValue(o.Node, yamlnode.DefaultBudget)
+				v, err := yamlnode.ToValue(nodeOf(t, o), yamlnode.DefaultBudget)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -165,4 +166,14 @@ func TestRealDefinitionsValidateAgainstCRDs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// nodeOf returns an object's node tree.
+func nodeOf(t testing.TB, o render.Object) *yaml.Node {
+	t.Helper()
+	n, err := o.Node()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -150,11 +150,7 @@ func sharedRecords(objs []render.Object, changed map[Key]bool, want func(render.
 			}
 			continue
 		}
-		built, err := o.Build()
-		if err != nil {
-			return nil, err
-		}
-		r, err := ReadDocument(built.Node)
+		r, err := readObject(o)
 		if err != nil {
 			return nil, err
 		}
@@ -200,15 +196,20 @@ func ReadObjects(objs []render.Object) (*State, error) {
 		if !o.Generated {
 			continue
 		}
-		built, err := o.Build()
-		if err != nil {
-			return nil, err
-		}
-		r, err := ReadDocument(built.Node)
+		r, err := readObject(o)
 		if err != nil {
 			return nil, err
 		}
 		recs = append(recs, r)
 	}
 	return Assemble(recs), nil
+}
+
+// readObject reads what one rendered object says of posture.
+func readObject(o render.Object) (Record, error) {
+	n, err := o.Node()
+	if err != nil {
+		return Record{}, err
+	}
+	return ReadDocument(n)
 }

@@ -207,7 +207,7 @@ extraVolumeMounts:
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, err := yamlnode.ToValue(o.Node, yamlnode.DefaultBudget)
+		v, err := yamlnode.ToValue(nodeOf(t, o), yamlnode.DefaultBudget)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -284,7 +284,7 @@ func RenderClusterRelease(f *fleet.Fleet, plan *ClusterPlan, t *fleet.Tenant) (O
 // tenantObject wraps an object generated for a tenant's ComputePlane: its
 // cluster or the cluster's hardening (Object.Cluster).
 func tenantObject(t *fleet.Tenant, n *yaml.Node, apiVersion, kind, name string) Object {
-	o := Object{Node: n, APIVersion: apiVersion, Kind: kind, Namespace: t.Namespace, Name: name, Generated: true, Tenant: t.Namespace, Cluster: true}
+	o := Object{Body: NodeBody(n), APIVersion: apiVersion, Kind: kind, Namespace: t.Namespace, Name: name, Generated: true, Tenant: t.Namespace, Cluster: true}
 	if t.Object != nil {
 		o.From, o.Origin = t.Object.Ref, t.Object.Origin
 	} else {

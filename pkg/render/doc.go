@@ -17,9 +17,11 @@
 // fleet, adding what passes through and ordering are the pipeline's
 // (packages fleet, order and pipeline).
 //
-// For large fleets (lazy, which the CLI runs) every check is still done up
-// front, but the app releases are rendered only when a writer reaches them
-// (Object.AppendYAML), from a spec rendered once per definition and routing
-// and values encoded while the inputs were read (yamlnode.EncodeValues); a
-// tenant's cluster objects are held as text. docs/performance.md tells why.
+// An Object holds its content as a Body: a node tree, text encoded already,
+// or a release still to render. For large fleets (lazy, which the CLI runs)
+// every check is still done up front, but the releases of apps whose values
+// were encoded while the inputs were read (api.App.EncodeValues) are
+// rendered only when a writer reaches them (Object.AppendYAML), from a spec
+// rendered once per definition and routing; a tenant's cluster objects are
+// held as text. docs/performance.md tells why.
 package render

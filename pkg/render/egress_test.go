@@ -133,7 +133,7 @@ func renderPoliciesWith(t *testing.T, cfg *api.Config, fleetYAML string) map[str
 		if o.Kind != "CiliumNetworkPolicy" {
 			continue
 		}
-		v, err := yamlnode.ToValue(o.Node, yamlnode.DefaultBudget)
+		v, err := yamlnode.ToValue(nodeOf(t, o), yamlnode.DefaultBudget)
 		if err != nil {
 			t.Fatal(err)
 		}

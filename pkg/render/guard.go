@@ -366,7 +366,7 @@ func RenderGuard(f *fleet.Fleet) ([]Object, error) {
 			return nil, err
 		}
 		out = append(out, Object{
-			Node: n, APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: obj.kind, Name: obj.name,
+			Body: NodeBody(n), APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: obj.kind, Name: obj.name,
 			Platform: true, Generated: true, From: f.Config.Ref, Origin: f.Config.Origin,
 		})
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/input"
 	"github.com/computeplane-dev/computeplane-fn/pkg/pipeline"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
-	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
 
 // guardFleet: tenant acme with a ComputePlane, a routed JupyterHub and a
@@ -76,7 +75,7 @@ func renderGuardFleet(t *testing.T, spec string) []render.Object {
 // objectJSON is an output object as JSON, as Flux reads it.
 func objectJSON(t *testing.T, o render.Object) []byte {
 	t.Helper()
-	text, err := yamlnode.AppendDocument(nil, o.Node)
+	text, err := o.AppendYAML(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,11 +15,12 @@ import (
 // PlatformNamespace is where the fleet-wide objects live.
 const PlatformNamespace = "cozy-system"
 
-// Object is one output object.
+// Object is one output object: its identity, what a writer or a report
+// needs to know of it, and its Body.
 type Object struct {
-	// Node is the object; nil for the objects a lazy run (Outputs) puts off or holds as
-	// text (Build gives them one).
-	Node       *yaml.Node
+	// Body is the object's content: a node tree, text encoded already, or a
+	// release still to render (see Body).
+	Body       Body
 	APIVersion string
 	Kind       string
 	Namespace  string
@@ -41,72 +42,42 @@ type Object struct {
 	// in Flux units keeps them in their namespace's base unit whatever the
 	// split (package units): a cluster never runs before its fence.
 	Cluster bool
-	// Values, when set, is the encoded value that replaces the node of
-	// yamlnode.Placeholder in Node (spec.values of an app release) when the
-	// object is written.
-	Values *yamlnode.Encoded
-	// Text, when set, is the whole object already encoded as one YAML
-	// document, and Node is nil (a lazy run holds cluster objects so); Build
-	// decodes it for writers that need a node.
-	Text []byte
-
-	pending *pendingRelease
 }
 
-// pendingRelease is what AppendYAML and Build need to render a release put
-// off by a lazy run.
-type pendingRelease struct {
-	releases *releases
-	app      *fleet.App
-}
-
-// Build returns the object with its whole Node, for writers and tests
-// that work on nodes: a release that a lazy run put off is rendered, text held
-// ready is decoded, and encoded values are decoded into the release. Writers
-// that only encode use AppendYAML, which spares all of that.
-func (o Object) Build() (Object, error) {
-	switch {
-	case o.pending != nil:
-		rendered, err := o.pending.releases.render(o.pending.app)
-		if err != nil {
-			return o, err
-		}
-		o = rendered
-	case o.Node == nil && o.Text != nil:
-		var doc yaml.Node
-		if err := yaml.Unmarshal(o.Text, &doc); err != nil {
-			return o, fmt.Errorf("failed to decode %s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
-		}
-		// The node of the text, as it was rendered (no styles of the text).
-		n, err := yamlnode.NormalizedCopy(&doc, yamlnode.DefaultBudget)
-		if err != nil {
-			return o, err
-		}
-		o.Node, o.Text = n, nil
-		return o, nil
-	}
-	if o.Values != nil {
-		values, err := o.Values.Node()
-		if err != nil {
-			return o, err
-		}
-		n := yamlnode.Clone(o.Node)
-		yamlnode.SetKey(yamlnode.Get(n, "spec"), "values", values)
-		o.Node, o.Values = n, nil
-	}
-	return o, nil
-}
-
-// encode turns the object into text (Text set, Node dropped).
-func (o *Object) encode() error {
-	if o.Node == nil || o.Values != nil {
-		return nil
-	}
-	text, err := yamlnode.AppendDocument(nil, o.Node)
+// AppendYAML appends the object as one YAML document (without a "---"
+// line) to buf, byte for byte what the library's encoder writes for its
+// Node. Writers call it for each object just before writing it, so that a
+// large fleet never holds the nodes, nor the text, of all its releases at
+// once.
+func (o Object) AppendYAML(buf []byte) ([]byte, error) {
+	out, err := o.Body.AppendYAML(buf)
 	if err != nil {
-		return fmt.Errorf("failed to encode %s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
+		return buf, fmt.Errorf("failed to encode %s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
 	}
-	o.Text, o.Node = text, nil
+	return out, nil
+}
+
+// Node returns the object as a node tree, for writers and reports that
+// work on nodes (the KRM adapter, the posture review). A body held as text
+// or as a release still to render builds a new tree on every call; writers
+// that only encode use AppendYAML, which spares that.
+func (o Object) Node() (*yaml.Node, error) {
+	n, err := o.Body.Node()
+	if err != nil {
+		return nil, fmt.Errorf("failed to build %s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
+	}
+	return n, nil
+}
+
+// holdAsText encodes the object's body and keeps the text instead of the
+// nodes: a few KB instead of hundreds of nodes, for objects a large run
+// holds until they are written.
+func (o *Object) holdAsText() error {
+	text, err := o.AppendYAML(nil)
+	if err != nil {
+		return err
+	}
+	o.Body = textBody(text)
 	return nil
 }
 
@@ -194,5 +165,5 @@ func FromInput(o api.Object) Object {
 	if yamlnode.HasComments(n) {
 		n = yamlnode.Canonical(n)
 	}
-	return Object{Node: n, APIVersion: o.APIVersion, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, From: o.Ref(), Origin: o.Origin}
+	return Object{Body: NodeBody(n), APIVersion: o.APIVersion, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, From: o.Ref(), Origin: o.Origin}
 }

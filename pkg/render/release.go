@@ -172,8 +172,8 @@ const routedPlaceholder = "placeholder"
 type releases struct {
 	f *fleet.Fleet
 	// shared lets releases share the nodes of their common parts, for
-	// writers that only encode them (Object.AppendYAML); otherwise each release
-	// gets copies, free to be changed.
+	// writers that only encode them (Object.AppendYAML); otherwise each
+	// release gets copies, free to be changed.
 	shared    bool
 	mu        sync.Mutex
 	templates map[templateKey]*yaml.Node
@@ -207,28 +207,46 @@ func (r *releases) template(key templateKey) (*yaml.Node, error) {
 	return t, nil
 }
 
+// render returns the release of an app. A release whose values were
+// encoded ahead (api.App.EncodeValues) is put off until it is written
+// (releaseBody), since rendering it then can fail on nothing the user wrote;
+// the problem of values that could not be encoded is returned here, where
+// the release is planned. Any other release is rendered now.
 func (r *releases) render(app *fleet.App) (Object, error) {
 	o := releaseObject(app)
-	var values *yaml.Node
-	switch {
-	case app.Values != nil:
-		if app.Values.Err != nil {
-			return Object{}, valuesProblem(app.App, app.Values.Err)
+	values := app.Values()
+	if values.Encoded() {
+		if err := values.Err(); err != nil {
+			return Object{}, valuesProblem(app.App, err)
 		}
-		values = yamlnode.Placeholder()
-		o.Values = app.Values
-	case app.Spec != nil:
+		o.Body = releaseBody{releases: r, app: app}
+		return o, nil
+	}
+	var n *yaml.Node
+	if !values.IsZero() {
 		var err error
-		if values, err = yamlnode.NormalizedCopy(app.Spec, yamlnode.DefaultBudget); err != nil {
+		if n, err = values.Node(); err != nil {
 			return Object{}, valuesProblem(app.App, err)
 		}
 	}
-	routed := app.Placement == api.PlacementComputePlane
-	t, err := r.template(templateKey{app.Definition, routed, values != nil})
+	n, err := r.node(app, n)
 	if err != nil {
 		return Object{}, err
 	}
-	md := objectMeta(o.Name, o.Namespace, releaseLabels(r.f, app), releaseAnnotations(app))
+	o.Body = NodeBody(n)
+	return o, nil
+}
+
+// node builds the release of an app with the given node at spec.values
+// (none when nil): the template of its definition and routing, its own
+// metadata, and, routed, its own target namespace and release name.
+func (r *releases) node(app *fleet.App, values *yaml.Node) (*yaml.Node, error) {
+	routed := app.Placement == api.PlacementComputePlane
+	t, err := r.template(templateKey{app.Definition, routed, values != nil})
+	if err != nil {
+		return nil, err
+	}
+	md := objectMeta(app.Release, app.Namespace, releaseLabels(r.f, app), releaseAnnotations(app))
 	// The template's top level: apiVersion, kind, metadata, spec.
 	n := &yaml.Node{Kind: t.Kind, Tag: t.Tag, Content: make([]*yaml.Node, len(t.Content))}
 	for i := 0; i+1 < len(t.Content); i += 2 {
@@ -258,8 +276,7 @@ func (r *releases) render(app *fleet.App) (Object, error) {
 		}
 		n.Content[i], n.Content[i+1] = k, v
 	}
-	o.Node = n
-	return o, nil
+	return n, nil
 }
 
 // releaseObject is the identity of an app's HelmRelease, without its node.
@@ -272,23 +289,6 @@ func releaseObject(app *fleet.App) Object {
 		APIVersion: helmv2.GroupVersion.String(), Kind: helmv2.HelmReleaseKind, Namespace: app.Namespace, Name: app.Release,
 		Generated: true, From: app.Ref, Origin: app.Origin, Tenant: tenant,
 	}
-}
-
-// deferred is render put off until the release is written: it returns the
-// release's identity, with what AppendYAML and Build need to render it. Only
-// apps whose values were encoded ahead (App.Values) are put off, since
-// rendering them can then fail on nothing the user wrote; the problem of
-// values that could not be encoded is returned here, where render would.
-func (r *releases) deferred(app *fleet.App) (Object, error) {
-	if app.Values == nil {
-		return r.render(app)
-	}
-	if app.Values.Err != nil {
-		return Object{}, valuesProblem(app.App, app.Values.Err)
-	}
-	o := releaseObject(app)
-	o.pending = &pendingRelease{releases: r, app: app}
-	return o, nil
 }
 
 // valuesProblem reports why an app's spec cannot be copied into its release.

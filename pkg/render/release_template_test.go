@@ -39,7 +39,7 @@ func reference(t *testing.T, f *fleet.Fleet, app *fleet.App) *yaml.Node {
 			Name: app.Release, Namespace: app.Namespace,
 			Labels: render.ReleaseLabels(f, app), Annotations: render.ReleaseAnnotations(app),
 		},
-		Spec: render.ReleaseSpec(f, app.Definition, routed, app.Spec != nil),
+		Spec: render.ReleaseSpec(f, app.Definition, routed, !app.Values().IsZero()),
 	}
 	if routed {
 		hr.Spec.TargetNamespace, hr.Spec.ReleaseName = app.Namespace, app.Release
@@ -48,8 +48,8 @@ func reference(t *testing.T, f *fleet.Fleet, app *fleet.App) *yaml.Node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if app.Spec != nil {
-		values, err := yamlnode.NormalizedCopy(app.Spec, yamlnode.DefaultBudget)
+	if !app.Values().IsZero() {
+		values, err := app.Values().Node()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,7 +91,7 @@ func TestRenderReleaseMatchesReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(encode(t, reference(t, f, app)), encode(t, got.Node)); diff != "" {
+			if diff := cmp.Diff(encode(t, reference(t, f, app)), encode(t, nodeOf(t, got))); diff != "" {
 				t.Fatalf("release of %s %s/%s differs (-reference +got):\n%s", app.Kind, app.Namespace, app.Name, diff)
 			}
 		}

@@ -4,10 +4,12 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/input"
 	"github.com/computeplane-dev/computeplane-fn/pkg/pipeline"
+	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
 
@@ -77,7 +79,7 @@ func releaseOf(t *testing.T, delivery api.Delivery, editable bool, app string) m
 	appObj := objs[len(objs)-1]
 	for _, o := range out {
 		if o.Kind == "HelmRelease" && o.From == appObj.Ref() {
-			v, err := yamlnode.ToValue(o.Node, yamlnode.DefaultBudget)
+			v, err := yamlnode.ToValue(nodeOf(t, o), yamlnode.DefaultBudget)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -238,4 +240,14 @@ spec: {version: v1.33, nodeGroups: {md0: {minReplicas: 1}}}
 			}
 		})
 	}
+}
+
+// nodeOf returns an object's node tree.
+func nodeOf(t testing.TB, o render.Object) *yaml.Node {
+	t.Helper()
+	n, err := o.Node()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -14,12 +14,12 @@ import (
 // the source, each tenant's cluster with its hardening, the guard and every
 // app's release (package order then adds what passes through and sorts).
 //
-// With lazy, for large fleets, every check is still done here, but the
-// releases of apps whose values were encoded ahead (api.App.Values) are only
-// planned: they are rendered when a writer reaches them (Object.AppendYAML,
-// Object.Build); and the objects of each tenant's cluster are held as text
-// (Object.Text) from the moment they are rendered. On any problem it returns
-// no objects.
+// Every check is done here; the releases of apps whose values were encoded
+// ahead (api.App.EncodeValues) are only planned, and rendered when a writer
+// reaches them (see Body). With lazy, for large fleets, releases also share
+// the nodes of their definition's common parts, and the objects of each
+// tenant's cluster are held as text from the moment they are rendered. On
+// any problem it returns no objects.
 func Outputs(f *fleet.Fleet, lazy bool) ([]Object, api.Problems) {
 	out := make([]Object, 0, len(f.Apps)+len(f.Tenants)+1)
 	var problems api.Problems
@@ -48,7 +48,7 @@ func Outputs(f *fleet.Fleet, lazy bool) ([]Object, api.Problems) {
 			}
 			o, err := RenderEgress(f, t)
 			if err == nil && lazy {
-				err = o.encode()
+				err = o.holdAsText()
 			}
 			if err != nil {
 				problems = append(problems, problemOf(t, err))
@@ -88,7 +88,7 @@ func Outputs(f *fleet.Fleet, lazy bool) ([]Object, api.Problems) {
 					// Held as text until written: a few KB instead of
 					// hundreds of nodes per tenant.
 					for j := range objs {
-						if err := objs[j].encode(); err != nil {
+						if err := objs[j].holdAsText(); err != nil {
 							ps = append(ps, problemOf(tenants[i], err))
 						}
 					}
@@ -112,13 +112,9 @@ func Outputs(f *fleet.Fleet, lazy bool) ([]Object, api.Problems) {
 			out = append(out, guard...)
 		}
 	}
-	rs := newReleases(f, lazy)
-	renderRelease := rs.render
-	if lazy {
-		renderRelease = rs.deferred
-	}
+	releases := newReleases(f, lazy)
 	for _, app := range f.Apps {
-		o, err := renderRelease(app)
+		o, err := releases.render(app)
 		if err != nil {
 			fail(err)
 			continue

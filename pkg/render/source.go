@@ -53,7 +53,7 @@ func RenderSource(f *fleet.Fleet) (Object, error) {
 		return Object{}, err
 	}
 	return Object{
-		Node: n, APIVersion: ag.APIVersion, Kind: ag.Kind, Namespace: ag.Namespace, Name: ag.Name,
+		Body: NodeBody(n), APIVersion: ag.APIVersion, Kind: ag.Kind, Namespace: ag.Namespace, Name: ag.Name,
 		Platform: true, Generated: true, From: f.Config.Ref, Origin: f.Config.Origin,
 	}, nil
 }

@@ -70,7 +70,7 @@ func object(apiVersion, kind, ns, name string, platform bool, body string) rende
 	if strings.HasPrefix(ns, "tenant-") {
 		tenant = ns
 	}
-	return render.Object{Node: n.YNode(), APIVersion: apiVersion, Kind: kind, Namespace: ns, Name: name,
+	return render.Object{Body: render.NodeBody(n.YNode()), APIVersion: apiVersion, Kind: kind, Namespace: ns, Name: name,
 		Platform: platform, Generated: true, Tenant: tenant}
 }
 

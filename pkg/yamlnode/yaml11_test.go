@@ -5,16 +5,17 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/computeplane-dev/computeplane-fn/internal/readback"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
+	"github.com/computeplane-dev/computeplane-fn/pkg/yamltext"
+	"github.com/computeplane-dev/computeplane-fn/pkg/yamltext/readback"
 )
 
-// encodeBoth writes n with the project's writer (yamlemit, or the library
+// encodeBoth writes n with the project's writer (yamltext, or the library
 // as fallback) and with kyaml's encoder, as the KRM path does; both must
 // write the same.
 func encodeBoth(t *testing.T, n *yaml.Node) string {
 	t.Helper()
-	ours, err := yamlnode.AppendDocument(nil, n)
+	ours, err := yamltext.AppendDocument(nil, n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +24,7 @@ func encodeBoth(t *testing.T, n *yaml.Node) string {
 		t.Fatal(err)
 	}
 	if string(ours) != kyaml {
-		t.Fatalf("yamlnode.AppendDocument wrote\n%s\nkyaml wrote\n%s", ours, kyaml)
+		t.Fatalf("yamltext.AppendDocument wrote\n%s\nkyaml wrote\n%s", ours, kyaml)
 	}
 	return kyaml
 }
@@ -88,7 +89,7 @@ func TestNoPlainMergeKey(t *testing.T) {
 			{Kind: yaml.ScalarNode, Tag: yamlnode.TagString, Value: "<<"},
 			yamlnode.Map("a", yamlnode.String("b")),
 		}}
-		got, err := yamlnode.AppendDocument(nil, m)
+		got, err := yamltext.AppendDocument(nil, m)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,7 +110,7 @@ func TestQuoteForYAML11(t *testing.T) {
 	n := parseDoc(t, "# kept\na: yes # c\nb: {x: NO, y: 'on'}\n1.0: [n, Norway]\n? &k 2.0\n: 1\nc: *k\nd: !!binary PDw=\n")
 	yamlnode.QuoteForYAML11(n)
 	var buf []byte
-	buf, err := yamlnode.AppendDocument(buf, n)
+	buf, err := yamltext.AppendDocument(buf, n)
 	if err != nil {
 		t.Fatal(err)
 	}

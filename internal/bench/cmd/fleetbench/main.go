@@ -10,7 +10,15 @@
 // of the reps: the machine is shared, and the best run is the one least
 // disturbed by others.
 //
-//	fleetbench [-bin bin/computeplane-fn] [-sizes 1000,10000] [-reps 3] [-work .work/bench]
+// With -baseline, an older binary renders every fleet in every rep too, right
+// before or right after the binary under test (which one goes first
+// alternates from rep to rep), to out-<tenants>.baseline.yaml. A second table
+// then gives both binaries' best wall and CPU times and peak RSS with the
+// ratios current/baseline, and says whether the two outputs are
+// byte-identical; a refactor must not change the output, so a difference
+// makes the exit code 1, as a failed target does.
+//
+//	fleetbench [-bin bin/computeplane-fn] [-baseline OLD-BIN] [-sizes 1000,10000] [-reps 3] [-work .work/bench]
 //	fleetbench floor INPUT-DIR OUTPUT-FILE   (the floor alone, as JSON)
 //	fleetbench review [-tenants 10000] ...   (what the posture review adds to --check, see review.go)
 package main
@@ -70,18 +78,51 @@ func floorMain(args []string) int {
 	return 0
 }
 
+// renders is what one binary's renders of one fleet measured over the reps.
+// The first failed render ends that binary's reps for the fleet: a render
+// killed for its memory would be killed again.
+type renders struct {
+	walls   []time.Duration
+	cpus    []time.Duration
+	rss     int64 // highest peak RSS over the reps, bytes
+	failure string
+}
+
+// renderWith renders the fleet in dir with bin, output to out, unless an
+// earlier render failed, records it, and reports whether it succeeded.
+func (rs *renders) renderWith(bin, dir, out string, killAbove int64) (measurement, bool) {
+	if rs.failure != "" {
+		return measurement{}, false
+	}
+	m, err := render(bin, dir, out, killAbove)
+	rs.rss = max(rs.rss, m.rss)
+	if err != nil {
+		rs.failure = err.Error()
+		return m, false
+	}
+	rs.walls = append(rs.walls, m.wall)
+	rs.cpus = append(rs.cpus, m.cpu)
+	return m, true
+}
+
+// best returns the least wall time and the least CPU time (user+sys) of the
+// successful renders, or zeros when there were none.
+func (rs *renders) best() (wall, cpu time.Duration) {
+	if len(rs.walls) == 0 {
+		return 0, 0
+	}
+	return slices.Min(rs.walls), slices.Min(rs.cpus)
+}
+
 type result struct {
-	tenants  int
-	stats    fleetgen.Stats
+	tenants int
+	stats   fleetgen.Stats
+	renders
 	wall     time.Duration // best render
-	walls    []time.Duration
 	cpu      time.Duration // least CPU time (user+sys) of a render
-	cpus     []time.Duration
-	rss      int64 // highest peak RSS over the reps, bytes
 	floor    bench.Floor
 	floors   []time.Duration
 	outBytes int64
-	failure  string
 }
 
 func (r result) ratio() float64 { return r.wall.Seconds() / r.floor.Total().Seconds() }
@@ -93,6 +134,7 @@ func benchMain(args []string) int {
 	reps := flags.Int("reps", 3, "renders (and floor measurements) per size; the best counts")
 	work := flags.String("work", ".work/bench", "folder for the generated fleets and the rendered output")
 	rssLimit := flags.Int64("kill-above", 4<<30, "kill a render whose resident memory grows above this many bytes (protects a shared machine)")
+	baselineBin := flags.String("baseline", "", "an older computeplane-fn binary to render the same fleets with, alternating with -bin, and compare: times, memory and the output bytes")
 	if err := flags.Parse(args); err != nil {
 		return 2
 	}
@@ -115,12 +157,23 @@ func benchMain(args []string) int {
 		fmt.Fprintln(os.Stderr, "fleetbench:", err)
 		return 2
 	}
+	var basePath string
+	if *baselineBin != "" {
+		if basePath, err = filepath.Abs(*baselineBin); err != nil {
+			fmt.Fprintln(os.Stderr, "fleetbench:", err)
+			return 2
+		}
+	}
 	fmt.Printf("fleetbench: %s on %d CPUs (%s/%s), best of %d, shared machine: compare ratios, not absolute times\n",
 		*bin, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, *reps)
+	if basePath != "" {
+		fmt.Printf("fleetbench: baseline %s, rendered alternately with it\n", *baselineBin)
+	}
 
 	results := make([]*result, len(sizes))
 	dirs := make([]string, len(sizes))
 	outs := make([]string, len(sizes))
+	var bases []*baseline // one per size, only with -baseline
 	for i, n := range sizes {
 		dir, stats, err := ensureFleet(filepath.Join(*work, fmt.Sprintf("fleet-%d", n)), n)
 		if err != nil {
@@ -134,44 +187,53 @@ func benchMain(args []string) int {
 		}
 		dirs[i], outs[i] = dir, out
 		results[i] = &result{tenants: n, stats: stats}
+		if basePath != "" {
+			bases = append(bases, newBaseline(basePath, out))
+		}
 	}
 	// Sizes alternate within each rep, so that a change of load on the
-	// machine hits all of them alike and the growth stays comparable.
+	// machine hits all of them alike and the growth stays comparable. The
+	// baseline renders each fleet right before or right after the binary
+	// under test, first every other rep, for the same reason.
 	for rep := 1; rep <= *reps; rep++ {
 		for i, r := range results {
-			if r.failure != "" {
-				continue
+			var b *baseline
+			if bases != nil {
+				b = bases[i]
 			}
-			m, err := render(binPath, dirs[i], outs[i], *rssLimit)
-			r.rss = max(r.rss, m.rss)
-			if err != nil {
-				r.failure = err.Error()
-				continue
+			if b != nil && baselineFirst(rep) {
+				fmt.Fprint(os.Stderr, b.render(dirs[i], r.tenants, rep, *rssLimit))
 			}
-			r.walls = append(r.walls, m.wall)
-			r.cpus = append(r.cpus, m.cpu)
-			f, err := floor(self, dirs[i], outs[i])
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "fleetbench:", err)
-				return 1
+			m, rendered := r.renderWith(binPath, dirs[i], outs[i], *rssLimit)
+			var baselineAfter string // printed after the render's line, in the order they ran
+			if b != nil && !baselineFirst(rep) {
+				baselineAfter = b.render(dirs[i], r.tenants, rep, *rssLimit)
 			}
-			r.floors = append(r.floors, f.Total())
-			if r.floor.Total() == 0 || f.Total() < r.floor.Total() {
-				r.floor = f
+			if rendered {
+				f, err := floor(self, dirs[i], outs[i])
+				if err != nil {
+					fmt.Fprintln(os.Stderr, "fleetbench:", err)
+					return 1
+				}
+				r.floors = append(r.floors, f.Total())
+				if r.floor.Total() == 0 || f.Total() < r.floor.Total() {
+					r.floor = f
+				}
+				fmt.Fprintf(os.Stderr, "  %d tenants, rep %d: render %.2fs (cpu %.2fs, peak %s), floor %.2fs\n", r.tenants, rep, m.wall.Seconds(), m.cpu.Seconds(), mib(m.rss), f.Total().Seconds())
 			}
-			fmt.Fprintf(os.Stderr, "  %d tenants, rep %d: render %.2fs (cpu %.2fs, peak %s), floor %.2fs\n", r.tenants, rep, m.wall.Seconds(), m.cpu.Seconds(), mib(m.rss), f.Total().Seconds())
+			fmt.Fprint(os.Stderr, baselineAfter)
 		}
 	}
 	for i, r := range results {
-		if len(r.walls) > 0 {
-			r.wall = slices.Min(r.walls)
-			r.cpu = slices.Min(r.cpus)
-		}
+		r.wall, r.cpu = r.best()
 		if info, err := os.Stat(outs[i]); err == nil {
 			r.outBytes = info.Size()
 		}
 	}
-	return report(results)
+	for i, b := range bases {
+		b.compare(results[i])
+	}
+	return report(results, bases)
 }
 
 // ensureFleet generates the fleet of n tenants into dir unless dir already
@@ -291,7 +353,10 @@ func floor(self, dir, out string) (bench.Floor, error) {
 	return f, nil
 }
 
-func report(results []*result) int {
+// report prints the table, the comparison with the baseline when there is
+// one (bases is nil otherwise), and the targets; it returns the exit code:
+// 1 when a target fails or the baseline's output differs.
+func report(results []*result, bases []*baseline) int {
 	fmt.Println()
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "tenants\tapps\tinput\toutput\twall\tcpu\tpeak RSS\tfloor (decode+encode)\trender/floor\t")
@@ -309,6 +374,10 @@ func report(results []*result) int {
 		if r.failure != "" {
 			fmt.Printf("%d tenants: %s\n", r.tenants, r.failure)
 		}
+	}
+	same := true
+	if bases != nil {
+		same = reportComparison(results, bases)
 	}
 
 	last := results[len(results)-1]
@@ -337,7 +406,7 @@ func report(results []*result) int {
 				last.floor.Total().Seconds()/first.floor.Total().Seconds(), last.cpu.Seconds()/first.cpu.Seconds())
 		}
 	}
-	if !ok {
+	if !ok || !same {
 		return 1
 	}
 	return 0

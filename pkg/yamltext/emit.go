@@ -1,4 +1,4 @@
-package yamlemit
+package yamltext
 
 import (
 	"slices"
@@ -16,24 +16,25 @@ const bestIndent = 2
 // maxSimpleKey is the longest key written without the "? " indicator.
 const maxSimpleKey = 128
 
-// AppendDocument appends n as one YAML document, without a "---" line, to
+// emitDocument appends n as one YAML document, without a "---" line, to
 // buf, exactly as a fresh kyaml encoder writes it. It returns false, and buf
-// as it was, when the tree holds something this package does not write.
-func AppendDocument(buf []byte, n *yaml.Node) ([]byte, bool) {
+// as it was, when the tree holds something the emitter does not write.
+func emitDocument(buf []byte, n *yaml.Node) ([]byte, bool) {
 	e := emitter{buf: buf, indent: -1, whitespace: true, indention: true}
 	return e.document(n)
 }
 
-// AppendCopy appends the document that yamlnode.NormalizedCopy(n) would encode to,
-// without making the copy: as the copy, it follows aliases and leaves out
-// comments, anchors and styles but literal blocks (folded ones become
-// literal), counting every node it visits against budget and every level
-// against maxDepth as NormalizedCopy does (with NormalizedCopy's limits, it may give up a little
-// earlier, never later). It returns false, and buf as it was, wherever Copy
-// would refuse the tree (nodes past the limits, merge keys, keys that are not
-// scalars) or AppendDocument would; the caller then copies and encodes the
-// tree the slow way, which reports NormalizedCopy's error with its path.
-func AppendCopy(buf []byte, n *yaml.Node, budget, maxDepth int) ([]byte, bool) {
+// emitNormalized appends the document that yamlnode.NormalizedCopy(n) would
+// encode to, without making the copy: as the copy, it follows aliases and
+// leaves out comments, anchors and styles but literal blocks (folded ones
+// become literal), counting every node it visits against budget and every
+// level against maxDepth as NormalizedCopy does (with NormalizedCopy's
+// limits, it may give up a little earlier, never later). It returns false,
+// and buf as it was, wherever NormalizedCopy would refuse the tree (nodes
+// past the limits, merge keys, keys that are not scalars) or emitDocument
+// would; the caller then copies and encodes the tree the slow way, which
+// reports NormalizedCopy's error with its path.
+func emitNormalized(buf []byte, n *yaml.Node, budget, maxDepth int) ([]byte, bool) {
 	e := emitter{buf: buf, indent: -1, whitespace: true, indention: true, normalize: true, budget: budget, maxDepth: maxDepth}
 	return e.document(n)
 }
@@ -71,7 +72,7 @@ type emitter struct {
 	mapping, simpleKey bool
 
 	// normalize writes the tree as yamlnode.NormalizedCopy would copy it, within the
-	// budget of visited nodes and maxDepth (AppendCopy).
+	// budget of visited nodes and maxDepth (emitNormalized).
 	normalize        bool
 	budget, maxDepth int
 }

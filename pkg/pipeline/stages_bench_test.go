@@ -1,4 +1,4 @@
-package bench_test
+package pipeline
 
 import (
 	"io"
@@ -13,10 +13,13 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
 	"github.com/computeplane-dev/computeplane-fn/pkg/order"
 	"github.com/computeplane-dev/computeplane-fn/pkg/output"
-	"github.com/computeplane-dev/computeplane-fn/pkg/pipeline"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 )
 
+// The stage benchmarks time the steps of one standalone run on a generated
+// mid-size fleet: go test -run '^$' -bench . -benchmem ./pkg/pipeline/
+// (make bench runs them; docs/performance.md).
+//
 // The benchmark fleet: 300 tenants (3,000 apps) unless BENCH_TENANTS says
 // otherwise. It is generated once per process into a temporary folder.
 var (
@@ -57,7 +60,7 @@ func TestMain(m *testing.M) {
 
 func readFleet(b *testing.B, dir string) (*api.Config, []api.Object) {
 	b.Helper()
-	cfg, objs, problems := pipeline.Read(pipeline.Options{Dir: dir, ConfigFile: filepath.Join(dir, fleetgen.ConfigFile), Lazy: true})
+	cfg, objs, problems := read(Options{Dir: dir, ConfigFile: filepath.Join(dir, fleetgen.ConfigFile), Lazy: true})
 	if len(problems) > 0 {
 		b.Fatal(problems)
 	}
@@ -95,8 +98,9 @@ func BenchmarkIndex(b *testing.B) {
 	}
 }
 
-// BenchmarkRender renders every output object (each release's node, as the
-// writer does one by one) and puts them in order.
+// BenchmarkRender renders every output object and puts them in order. The
+// releases of apps whose values were encoded while reading are only
+// planned here: the writer renders them (BenchmarkSerialize).
 func BenchmarkRender(b *testing.B) {
 	cfg, objs := readFleet(b, benchFleet(b))
 	f, problems := fleet.Build(cfg, objs)
@@ -115,7 +119,8 @@ func BenchmarkRender(b *testing.B) {
 	}
 }
 
-// BenchmarkSerialize encodes the rendered objects as one YAML stream.
+// BenchmarkSerialize encodes the rendered objects as one YAML stream,
+// rendering the releases put off until they are written.
 func BenchmarkSerialize(b *testing.B) {
 	cfg, objs := readFleet(b, benchFleet(b))
 	f, problems := fleet.Build(cfg, objs)
@@ -150,7 +155,7 @@ func BenchmarkStandalone(b *testing.B) {
 	b.SetBytes(inputBytes(b, dir))
 	b.ReportAllocs()
 	for b.Loop() {
-		run, problems := pipeline.Run(pipeline.Options{Dir: dir, ConfigFile: filepath.Join(dir, fleetgen.ConfigFile), Lazy: true})
+		run, problems := Run(Options{Dir: dir, ConfigFile: filepath.Join(dir, fleetgen.ConfigFile), Lazy: true})
 		if len(problems) > 0 {
 			b.Fatal(problems)
 		}

@@ -1,4 +1,4 @@
-package yamlemit_test
+package yamltext_test
 
 import (
 	"bytes"
@@ -7,8 +7,8 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/computeplane-dev/computeplane-fn/internal/yamlemit"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
+	"github.com/computeplane-dev/computeplane-fn/pkg/yamltext"
 )
 
 // benchDocs are the documents of a rendered fleet, when BENCH_YAML names
@@ -48,7 +48,7 @@ func BenchmarkAppendDocument(b *testing.B) {
 		for _, d := range docs {
 			buf = buf[:0]
 			var ok bool
-			if buf, ok = yamlemit.AppendDocument(buf, d); !ok {
+			if buf, ok = yamltext.EmitDocument(buf, d); !ok {
 				b.Fatal("not written")
 			}
 		}

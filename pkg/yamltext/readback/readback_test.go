@@ -6,7 +6,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/computeplane-dev/computeplane-fn/internal/readback"
+	"github.com/computeplane-dev/computeplane-fn/pkg/yamltext/readback"
 )
 
 func TestAgree(t *testing.T) {

@@ -1,4 +1,4 @@
-package yamlemit_test
+package yamltext_test
 
 import (
 	"bytes"
@@ -9,8 +9,8 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/computeplane-dev/computeplane-fn/internal/yamlemit"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
+	"github.com/computeplane-dev/computeplane-fn/pkg/yamltext"
 )
 
 // library encodes n the way the project's output does without this package.
@@ -39,7 +39,7 @@ func library(t testing.TB, n *yaml.Node) (out string, ok bool) {
 func compare(t testing.TB, n *yaml.Node) bool {
 	t.Helper()
 	prefix := []byte("prefix")
-	got, ok := yamlemit.AppendDocument(prefix, n)
+	got, ok := yamltext.EmitDocument(prefix, n)
 	if !bytes.HasPrefix(got, []byte("prefix")) {
 		t.Fatalf("the buffer's content was changed")
 	}
@@ -56,7 +56,7 @@ func compare(t testing.TB, n *yaml.Node) bool {
 	if string(got[len(prefix):]) != want {
 		var in bytes.Buffer
 		dump(&in, n, "")
-		t.Fatalf("output differs from the library's\ntree:\n%s\nlibrary:\n%q\nyamlemit:\n%q", in.String(), want, got[len(prefix):])
+		t.Fatalf("output differs from the library's\ntree:\n%s\nlibrary:\n%q\nemitter:\n%q", in.String(), want, got[len(prefix):])
 	}
 	return true
 }
@@ -259,7 +259,7 @@ func TestResolvedTag(t *testing.T) {
 		}}
 		// Tagged with what the library reads it as, the value is written
 		// with no tag; a wrong shortcut would refuse or quote it.
-		got, ok := yamlemit.AppendDocument(nil, n)
+		got, ok := yamltext.EmitDocument(nil, n)
 		lib, _ := library(t, n)
 		if !ok || string(got) != lib {
 			t.Fatalf("value %q (library: %s): wrote %q, ok %v; library %q", v, want, got, ok, lib)
@@ -280,7 +280,7 @@ func TestResolvedTag(t *testing.T) {
 	}
 }
 
-// copyThenLibrary is what AppendCopy stands for: yamlnode.NormalizedCopy, then the
+// copyThenLibrary is what EmitNormalized stands for: yamlnode.NormalizedCopy, then the
 // library's encoder.
 func copyThenLibrary(t testing.TB, n *yaml.Node, budget int) (string, bool) {
 	c, err := yamlnode.NormalizedCopy(n, budget)
@@ -292,16 +292,16 @@ func copyThenLibrary(t testing.TB, n *yaml.Node, budget int) (string, bool) {
 
 func compareCopy(t testing.TB, n *yaml.Node, budget int) bool {
 	t.Helper()
-	got, ok := yamlemit.AppendCopy(nil, n, budget, yamlnode.MaxDepth)
+	got, ok := yamltext.EmitNormalized(nil, n, budget, yamlnode.MaxDepth)
 	want, wantOK := copyThenLibrary(t, n, budget)
 	if !ok {
 		return false
 	}
 	if !wantOK {
-		t.Fatalf("AppendCopy wrote a tree that NormalizedCopy refuses or the library cannot write:\n%s", got)
+		t.Fatalf("EmitNormalized wrote a tree that NormalizedCopy refuses or the library cannot write:\n%s", got)
 	}
 	if string(got) != want {
-		t.Fatalf("AppendCopy differs from NormalizedCopy and the library\nlibrary:\n%q\nyamlemit:\n%q", want, got)
+		t.Fatalf("emitNormalized differs from NormalizedCopy and the library\nlibrary:\n%q\nemitter:\n%q", want, got)
 	}
 	return true
 }
@@ -318,10 +318,10 @@ var copySeeds = []string{
 	"a: &a [1, 2]\nb: &b [*a, *a]\nc: &c [*b, *b]\nd: [*c, *c]\n",
 }
 
-// TestAppendCopyMatchesCopy compares AppendCopy with NormalizedCopy and the library on
+// TestEmitNormalizedMatchesCopy compares EmitNormalized with NormalizedCopy and the library on
 // documents with what NormalizedCopy normalises away: comments, anchors and aliases,
 // flow and quoted styles, folded blocks, tags, merge keys.
-func TestAppendCopyMatchesCopy(t *testing.T) {
+func TestEmitNormalizedMatchesCopy(t *testing.T) {
 	written := 0
 	for _, seed := range copySeeds {
 		var doc yaml.Node
@@ -331,7 +331,7 @@ func TestAppendCopyMatchesCopy(t *testing.T) {
 		if compareCopy(t, doc.Content[0], yamlnode.DefaultBudget) {
 			written++
 		}
-		// A small budget: AppendCopy must give up no later than Copy.
+		// A small budget: EmitNormalized must give up no later than Copy.
 		for budget := 0; budget < 30; budget++ {
 			compareCopy(t, doc.Content[0], budget)
 		}
@@ -345,14 +345,14 @@ func TestAppendCopyMatchesCopy(t *testing.T) {
 	if err := yaml.Unmarshal([]byte(deep), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := yamlemit.AppendCopy(nil, doc.Content[0], yamlnode.DefaultBudget, yamlnode.MaxDepth); ok {
+	if _, ok := yamltext.EmitNormalized(nil, doc.Content[0], yamlnode.DefaultBudget, yamlnode.MaxDepth); ok {
 		t.Fatal("a document deeper than MaxDepth was written")
 	}
 }
 
-// FuzzAppendCopy compares AppendCopy with NormalizedCopy and the library on arbitrary
+// FuzzEmitNormalized compares EmitNormalized with NormalizedCopy and the library on arbitrary
 // YAML.
-func FuzzAppendCopy(f *testing.F) {
+func FuzzEmitNormalized(f *testing.F) {
 	for _, seed := range copySeeds {
 		f.Add(seed, uint16(1000))
 	}
