@@ -547,27 +547,15 @@ func analyze(value string) analysis {
 		}
 		switch {
 		case value[i] == ' ':
-			if i == 0 {
-				leadingSpace = true
-			}
-			if i+w == len(value) {
-				trailingSpace = true
-			}
-			if previousBreak {
-				breakSpace = true
-			}
+			leadingSpace = leadingSpace || i == 0
+			trailingSpace = trailingSpace || i+w == len(value)
+			breakSpace = breakSpace || previousBreak
 			previousSpace, previousBreak = true, false
 		case isBreak(value, i):
 			lineBreaks = true
-			if i == 0 {
-				leadingBreak = true
-			}
-			if i+w == len(value) {
-				trailingBreak = true
-			}
-			if previousSpace {
-				spaceBreak = true
-			}
+			leadingBreak = leadingBreak || i == 0
+			trailingBreak = trailingBreak || i+w == len(value)
+			spaceBreak = spaceBreak || previousSpace
 			previousSpace, previousBreak = false, true
 		default:
 			previousSpace, previousBreak = false, false
