@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -88,16 +89,17 @@ func (b *baseline) verdict(r *result) (string, bool) {
 func reportComparison(results []*result, bases []*baseline) bool {
 	fmt.Println("\nbaseline vs current (ratio current/baseline, below 1× is better):")
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "tenants\tbaseline wall\twall\tratio\tbaseline cpu\tcpu\tratio\tbaseline peak RSS\tpeak RSS\tratio\t")
+	fmt.Fprintln(tw, "tenants\tbaseline wall\twall\tratio\tpaired\tbaseline cpu\tcpu\tratio\tpaired\tbaseline peak RSS\tpeak RSS\tratio\t")
 	for i, r := range results {
 		b := bases[i]
 		failed := r.failure != "" || b.failure != ""
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.tenants,
-			dur(b.wall, b.failure != ""), dur(r.wall, r.failure != ""), versus(r.wall.Seconds(), b.wall.Seconds(), failed),
-			dur(b.cpu, b.failure != ""), dur(r.cpu, r.failure != ""), versus(r.cpu.Seconds(), b.cpu.Seconds(), failed),
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.tenants,
+			dur(b.wall, b.failure != ""), dur(r.wall, r.failure != ""), versus(r.wall.Seconds(), b.wall.Seconds(), failed), paired(r.walls, b.walls, failed),
+			dur(b.cpu, b.failure != ""), dur(r.cpu, r.failure != ""), versus(r.cpu.Seconds(), b.cpu.Seconds(), failed), paired(r.cpus, b.cpus, failed),
 			mib(b.rss), mib(r.rss), versus(float64(r.rss), float64(b.rss), failed))
 	}
 	tw.Flush()
+	fmt.Println("(ratio: of the best times; paired: the median over the reps of each rep's ratio, which one\n outlying render moves less)")
 	same := true
 	for i, r := range results {
 		b := bases[i]
@@ -119,6 +121,29 @@ func versus(cur, base float64, failed bool) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.2f×", cur/base)
+}
+
+// paired is the median, over the reps, of the ratio of the two renders of
+// one rep (which ran back to back, under the same load): a best time taken
+// in a lull of the machine moves the ratio of the best times, not this.
+func paired(cur, base []time.Duration, failed bool) string {
+	n := min(len(cur), len(base))
+	if failed || n == 0 {
+		return "-"
+	}
+	ratios := make([]float64, 0, n)
+	for i := range n {
+		if cur[i] <= 0 || base[i] <= 0 {
+			return "-"
+		}
+		ratios = append(ratios, cur[i].Seconds()/base[i].Seconds())
+	}
+	slices.Sort(ratios)
+	median := ratios[n/2]
+	if n%2 == 0 {
+		median = (ratios[n/2-1] + ratios[n/2]) / 2
+	}
+	return fmt.Sprintf("%.2f×", median)
 }
 
 // difference is where two outputs first differ; line is 0 when they are
