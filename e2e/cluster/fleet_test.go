@@ -50,10 +50,11 @@ func (f *fleetRepo) publish(t *testing.T) {
 	}
 	sum := sha1.Sum(tar)
 	f.revision = "main@sha1:" + hex.EncodeToString(sum[:])
-	repo := obj(sourceV1, "GitRepository", harness.FluxNamespace, "fleet", map[string]any{
+	ns := f.e.mode.fleetNamespace
+	repo := obj(sourceV1, "GitRepository", ns, "fleet", map[string]any{
 		"spec": map[string]any{"url": "https://127.0.0.1/fleet.git", "interval": "10m", "ref": map[string]any{"branch": "main"}},
 	})
-	f.e.setArtifact(t, repo, f.e.artifacts.Publish("gitrepository", harness.FluxNamespace, "fleet", f.revision, tar))
+	f.e.setArtifact(t, repo, f.e.artifacts.Publish("gitrepository", ns, "fleet", f.revision, tar))
 	f.index(t, out)
 }
 
@@ -96,6 +97,15 @@ func (f *fleetRepo) index(t *testing.T, out string) {
 	}
 }
 
+// all lists the objects of the folder.
+func (f *fleetRepo) all() []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, o := range f.objs {
+		out = append(out, o)
+	}
+	return out
+}
+
 // kustomizations lists the Kustomizations of the wiring (by name).
 func (f *fleetRepo) kustomizations() []string {
 	var out []string
@@ -126,9 +136,9 @@ func (f *fleetRepo) waitReconciled(t *testing.T) map[string]string {
 		}
 		return atRevision(u)
 	}
-	e.waitFor(t, e.admin, kustomizeV1, "Kustomization", harness.FluxNamespace, fleetRoot, 3*time.Minute, check)
+	e.waitFor(t, e.admin, kustomizeV1, "Kustomization", e.mode.fleetNamespace, fleetRoot, 3*time.Minute, check)
 	for _, name := range f.kustomizations() {
-		e.waitFor(t, e.admin, kustomizeV1, "Kustomization", harness.FluxNamespace, name, 3*time.Minute, check)
+		e.waitFor(t, e.admin, kustomizeV1, "Kustomization", e.mode.fleetNamespace, name, 3*time.Minute, check)
 	}
 	uids := map[string]string{}
 	var problems []string
@@ -208,7 +218,7 @@ func (f *fleetRepo) extraApps(t *testing.T, n int) {
 func (e *env) testFleet(t *testing.T) {
 	e.ensureFlux(t)
 	e.ensurePlatform(t)
-	f := &fleetRepo{e: e, work: fleetDir(t, "fleet"), repo: filepath.Join(t.TempDir(), "repo")}
+	f := &fleetRepo{e: e, work: e.fleetDir(t, "fleet"), repo: filepath.Join(t.TempDir(), "repo")}
 	// extra.yaml is an input from the start (empty until growth).
 	f.extraApps(t, 0)
 	cfgPath := filepath.Join(f.work, "config.yaml")
@@ -219,16 +229,26 @@ func (e *env) testFleet(t *testing.T) {
 		e.writeCozystackValues(t, ns)
 	}
 	f.publish(t)
-	root := obj(kustomizeV1, "Kustomization", harness.FluxNamespace, fleetRoot, map[string]any{
+	// The bootstrap (docs/flux-wiring.md): the fleet's account and its
+	// RBAC by hand, then the root, which applies as that account too.
+	e.bootstrapFleet(t, f.all())
+	root := obj(kustomizeV1, "Kustomization", e.mode.fleetNamespace, fleetRoot, map[string]any{
 		"spec": map[string]any{
-			"interval":       "10m",
-			"sourceRef":      map[string]any{"kind": "GitRepository", "name": "fleet"},
-			"path":           "./fleet/_flux",
-			"prune":          true,
-			"deletionPolicy": "Orphan",
+			"interval":           "10m",
+			"sourceRef":          map[string]any{"kind": "GitRepository", "name": "fleet"},
+			"path":               "./fleet/_flux",
+			"prune":              true,
+			"deletionPolicy":     "Orphan",
+			"serviceAccountName": fleetAccount,
 		},
 	})
 	e.applyAll(t, e.admin, []*unstructured.Unstructured{root}, false)
+	for _, name := range f.kustomizations() {
+		ks := f.objs[harness.ObjectKey(obj(kustomizeV1, "Kustomization", e.mode.fleetNamespace, name, nil))]
+		if sa, _, _ := unstructured.NestedString(ks.Object, "spec", "serviceAccountName"); sa != fleetAccount {
+			t.Errorf("Kustomization %s/%s: serviceAccountName %q, want %q (the fleet applies as its own account)", e.mode.fleetNamespace, name, sa, fleetAccount)
+		}
+	}
 	uids := f.waitReconciled(t)
 	t.Logf("fleet reconciled: %d objects in %d Kustomizations", len(uids), len(f.kustomizations()))
 
@@ -260,11 +280,8 @@ func (e *env) testFleet(t *testing.T) {
 	// Sharding: two kustomize-controller shards take the labelled
 	// Kustomizations, as Flux documents it.
 	for _, shard := range []string{"shard1", "shard2"} {
-		e.procs = append(e.procs, harness.StartController(cleanupWith{TB: t, owner: e.t}, e.mgmt, e.dir, harness.ControllerOptions{
-			Name: "kustomize-controller-" + shard, Bin: e.bins.kustomizeController, Identity: kustomizeControllerSA,
-			Args: []string{"--watch-label-selector=sharding.fluxcd.io/key in (" + shard + ")", "--requeue-dependency=2s",
-				"--min-retry-delay=500ms", "--max-retry-delay=5s", "--no-remote-bases=true"},
-		}))
+		e.procs = append(e.procs, e.startKustomizeController(cleanupWith{TB: t, owner: e.t},
+			"kustomize-controller-"+shard, "sharding.fluxcd.io/key in ("+shard+")"))
 	}
 	step("shards 1 to 2", func() { f.setFleet(t, map[string]any{"shards": 2}) })
 	step("wiringGroups 4 to 2", func() { f.setFleet(t, map[string]any{"wiringGroups": 2}) })
@@ -298,7 +315,7 @@ func (e *env) testFleet(t *testing.T) {
 	f.publish(t)
 	after := f.waitReconciled(t)
 	sameUIDs(t, "remove tenant gamma", uids, after)
-	e.waitFor(t, e.admin, kustomizeV1, "Kustomization", harness.FluxNamespace, "computeplane-tenant-gamma", 2*time.Minute, harness.Gone)
+	e.waitFor(t, e.admin, kustomizeV1, "Kustomization", e.mode.fleetNamespace, "computeplane-tenant-gamma", 2*time.Minute, harness.Gone)
 	for k, o := range before {
 		if o.GetNamespace() != "tenant-gamma" {
 			continue

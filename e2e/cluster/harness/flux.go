@@ -11,10 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// FluxNamespace is where the fleet's Flux runs (flux bootstrap's
-// namespace), and its sources and root Kustomization live.
-const FluxNamespace = "flux-system"
-
 // ServiceAccount is the user name of a service account.
 func ServiceAccount(namespace, name string) string {
 	return "system:serviceaccount:" + namespace + ":" + name
@@ -32,7 +28,7 @@ func ServiceAccountUsers(names ...string) []User {
 }
 
 // GrantClusterAdmin binds cluster-admin to users, as Flux's install binds it
-// to kustomize-controller and helm-controller.
+// to its controllers (and Cozystack's to cozy-fluxcd/flux).
 func GrantClusterAdmin(ctx context.Context, c *Client, users ...string) error {
 	for _, u := range users {
 		crb := &unstructured.Unstructured{Object: map[string]any{
@@ -65,7 +61,9 @@ type ControllerOptions struct {
 	Bin  string
 	// Identity is the user name it runs as (a service account's).
 	Identity string
-	Args     []string
+	// Namespace is the controller's own (RUNTIME_NAMESPACE).
+	Namespace string
+	Args      []string
 }
 
 // StartController runs a Flux controller as its service account, with its
@@ -85,13 +83,13 @@ func StartController(t testing.TB, s *APIServer, dir string, o ControllerOptions
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
 		t.Fatalf("failed to create %s: %v", tmp, err)
 	}
-	return Start(t, dir, o.Name, o.Bin, args, "KUBECONFIG="+kubeconfig, "RUNTIME_NAMESPACE="+FluxNamespace, "TMPDIR="+tmp)
+	return Start(t, dir, o.Name, o.Bin, args, "KUBECONFIG="+kubeconfig, "RUNTIME_NAMESPACE="+o.Namespace, "TMPDIR="+tmp)
 }
 
 // StartSourceWatcher runs source-watcher with its artifact storage in dir
 // and served on 127.0.0.1, advertised there so that helm-controller fetches
 // from it directly.
-func StartSourceWatcher(t testing.TB, s *APIServer, dir, bin, identity string) *Process {
+func StartSourceWatcher(t testing.TB, s *APIServer, dir, bin, identity, namespace string) *Process {
 	t.Helper()
 	storage := filepath.Join(dir, "source-watcher-storage")
 	if err := os.MkdirAll(storage, 0o755); err != nil {
@@ -99,7 +97,7 @@ func StartSourceWatcher(t testing.TB, s *APIServer, dir, bin, identity string) *
 	}
 	addr := LoopbackAddr(t)
 	return StartController(t, s, dir, ControllerOptions{
-		Name: "source-watcher", Bin: bin, Identity: identity,
+		Name: "source-watcher", Bin: bin, Identity: identity, Namespace: namespace,
 		Args: []string{"--storage-path=" + storage, "--storage-addr=" + addr, "--storage-adv-addr=" + addr},
 	})
 }
