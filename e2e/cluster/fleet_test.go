@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 
 	"github.com/computeplane-dev/computeplane-fn/e2e/cluster/harness"
 )
@@ -185,24 +184,12 @@ func sameUIDs(t *testing.T, step string, before, after map[string]string) {
 // setFleet changes spec.fleet settings of the config.
 func (f *fleetRepo) setFleet(t *testing.T, settings map[string]any) {
 	t.Helper()
-	path := filepath.Join(f.work, "config.yaml")
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cfg map[string]any
-	if err := yaml.Unmarshal(data, &cfg); err != nil {
-		t.Fatal(err)
-	}
-	fleet := cfg["spec"].(map[string]any)["fleet"].(map[string]any)
-	for k, v := range settings {
-		fleet[k] = v
-	}
-	out, err := yaml.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	harness.WriteFile(t, path, out)
+	editSpec(t, filepath.Join(f.work, "config.yaml"), func(spec map[string]any) {
+		fleet := spec["fleet"].(map[string]any)
+		for k, v := range settings {
+			fleet[k] = v
+		}
+	})
 }
 
 // extraApps writes n more Postgres apps of tenant-gamma (extra.yaml).
@@ -221,9 +208,9 @@ func (e *env) testFleet(t *testing.T) {
 	f := &fleetRepo{e: e, work: e.fleetDir(t, "fleet"), repo: filepath.Join(t.TempDir(), "repo")}
 	// extra.yaml is an input from the start (empty until growth).
 	f.extraApps(t, 0)
-	cfgPath := filepath.Join(f.work, "config.yaml")
-	data, _ := os.ReadFile(cfgPath)
-	harness.WriteFile(t, cfgPath, []byte(strings.Replace(string(data), "apps.yaml]", "apps.yaml, extra.yaml]", 1)))
+	editSpec(t, filepath.Join(f.work, "config.yaml"), func(spec map[string]any) {
+		spec["inputs"] = append(spec["inputs"].([]any), "extra.yaml")
+	})
 	for _, ns := range []string{"tenant-gamma", "tenant-delta", "tenant-epsilon"} {
 		e.namespaces(ns)
 		e.writeCozystackValues(t, ns)
@@ -294,7 +281,7 @@ func (e *env) testFleet(t *testing.T) {
 		before[k] = o
 	}
 	tenants := filepath.Join(f.work, "tenants.yaml")
-	data, _ = os.ReadFile(tenants)
+	data, _ := os.ReadFile(tenants)
 	docs := strings.Split(string(data), "---\n")
 	var kept []string
 	for _, d := range docs {

@@ -46,7 +46,23 @@ func (e *env) fleetDir(t *testing.T, name string) string {
 	if ns == "flux-system" {
 		return dir
 	}
-	path := filepath.Join(dir, "config.yaml")
+	editSpec(t, filepath.Join(dir, "config.yaml"), func(spec map[string]any) {
+		fleet, ok := spec["fleet"].(map[string]any)
+		if !ok {
+			fleet = map[string]any{"sourceRef": map[string]any{"kind": "GitRepository", "name": "fleet"}, "path": "./fleet"}
+			spec["fleet"] = fleet
+		}
+		fleet["wiringNamespace"] = ns
+		if ref, ok := fleet["sourceRef"].(map[string]any); ok && ref["namespace"] != nil {
+			ref["namespace"] = ns
+		}
+	})
+	return dir
+}
+
+// editSpec changes the spec of the config file at path.
+func editSpec(t *testing.T, path string, edit func(spec map[string]any)) {
+	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -55,22 +71,12 @@ func (e *env) fleetDir(t *testing.T, name string) string {
 	if err := yaml.Unmarshal(data, &cfg); err != nil {
 		t.Fatal(err)
 	}
-	spec := cfg["spec"].(map[string]any)
-	fleet, ok := spec["fleet"].(map[string]any)
-	if !ok {
-		fleet = map[string]any{"sourceRef": map[string]any{"kind": "GitRepository", "name": "fleet"}, "path": "./fleet"}
-		spec["fleet"] = fleet
-	}
-	fleet["wiringNamespace"] = ns
-	if ref, ok := fleet["sourceRef"].(map[string]any); ok && ref["namespace"] != nil {
-		ref["namespace"] = ns
-	}
+	edit(cfg["spec"].(map[string]any))
 	out, err := yaml.Marshal(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	harness.WriteFile(t, path, out)
-	return dir
 }
 
 // fleetIdentity picks the fleet's account and its RBAC from a render: the
