@@ -50,10 +50,13 @@ request.resource.resource == 'helmreleases'`
   request.resource.resource == 'kustomizations')`
 	celIsVirtualMachine = `request.resource.group == 'kubevirt.io' &&
 request.resource.resource == 'virtualmachines'`
-	celIsPod          = `request.resource.group == '' && request.resource.resource == 'pods' && request.?subResource.orValue('') == ''`
-	celIsTokenRequest = `request.resource.group == '' && request.resource.resource == 'serviceaccounts' && request.?subResource.orValue('') == 'token'`
-	celIsSecret       = `request.resource.group == '' && request.resource.resource == 'secrets'`
-	celIsBinding      = `request.resource.group == 'rbac.authorization.k8s.io' &&
+	celIsPod = `request.resource.group == '' && request.resource.resource == 'pods' &&
+request.?subResource.orValue('') == ''`
+	celIsTokenRequest = `request.resource.group == '' &&
+request.resource.resource == 'serviceaccounts' &&
+request.?subResource.orValue('') == 'token'`
+	celIsSecret  = `request.resource.group == '' && request.resource.resource == 'secrets'`
+	celIsBinding = `request.resource.group == 'rbac.authorization.k8s.io' &&
 request.resource.resource in ['rolebindings', 'clusterrolebindings']`
 	celIsDiskCopy = `(request.resource.group == 'cdi.kubevirt.io' && request.resource.resource == 'datavolumes') ||
 (request.resource.group == '' && request.resource.resource == 'persistentvolumeclaims') ||
@@ -68,7 +71,8 @@ request.resource.resource in ['rolebindings', 'clusterrolebindings']`
 request.userInfo.username == 'system:serviceaccount:' + request.namespace + ':' + variables.installerAccount`
 	// fromAdmin: a cluster administrator, who applies the bootstrap's root
 	// Kustomization and the fleet's account by hand.
-	celFromAdmin = `has(request.userInfo.groups) && request.userInfo.groups.exists(g, g == 'system:masters')`
+	celFromAdmin = `has(request.userInfo.groups) &&
+request.userInfo.groups.exists(g, g == 'system:masters')`
 
 	// routedKinds: the kinds placed on the ComputePlane that the kind
 	// labels of the object, or of the object before the update (so that
@@ -406,13 +410,13 @@ func guardValidations() []admissionv1.Validation {
 		{Expression: celG3Label, MessageExpression: msgG3Label, Reason: &forbidden,
 			Message: "the cluster name of a ComputePlane worker cannot change"},
 		{Expression: celG3Disks, MessageExpression: msgG3Disks, Reason: &forbidden,
-			Message: "only the platform may make a VM of a ComputePlane worker's labels or disks, or copy its disks"},
+			Message: "only the platform may use a ComputePlane worker's labels or disks"},
 		{Expression: celG4Account, MessageExpression: msgG4Account, Reason: &forbidden,
-			Message: "only the fleet may run anything as the fleet's or an installer's account"},
+			Message: "only the fleet may run as the fleet's or an installer's account"},
 		{Expression: celG4Credentials, MessageExpression: msgG4Credentials, Reason: &forbidden,
-			Message: "no pod runs as, and no token is issued for, the fleet's or an installer's account"},
+			Message: "no pod or token of the fleet's or an installer's account"},
 		{Expression: celG4Binding, MessageExpression: msgG4Binding, Reason: &forbidden,
-			Message: "only the fleet binds the fleet's or an installer's account or role"},
+			Message: "only the fleet binds the fleet's or an installer's account"},
 	}
 }
 
