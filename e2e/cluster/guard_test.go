@@ -56,7 +56,17 @@ type guardCase struct {
 	says    []string
 }
 
-func refuse(words ...string) []string { return words }
+// What each rule's refusal says (its messageExpression, in part).
+var (
+	sayG1            = []string{"on the tenant's ComputePlane"}
+	sayG2            = []string{"may set or change spec.kubeConfig"}
+	sayG3Owner       = []string{"is a worker of the tenant's ComputePlane"}
+	sayG3Label       = []string{"cannot be added, changed or removed"}
+	sayG3Disks       = []string{"a worker's disks hold"}
+	sayG4Account     = []string{"spec.serviceAccountName"}
+	sayG4Credentials = []string{"no token of it is issued"}
+	sayG4Binding     = []string{"installer's account or role"}
+)
 
 // testGuard: the management-plane guard the function renders, applied by
 // the fleet's account and evaluated by the real API server, refuses every
@@ -75,7 +85,8 @@ func (e *env) testGuard(t *testing.T) {
 		t.Skip("the function renders no management-plane guard (ValidatingAdmissionPolicy computeplane-guard) yet")
 	}
 	e.namespaces(tenantNamespaces(objs)...)
-	if err := harness.ApplyCRDs(e.ctx, e.admin, "testdata/crds/virtualmachines.kubevirt.io.yaml"); err != nil {
+	if err := harness.ApplyCRDs(e.ctx, e.admin, "testdata/crds/virtualmachines.kubevirt.io.yaml",
+		"testdata/crds/datavolumes.cdi.kubevirt.io.yaml", "testdata/crds/volumesnapshots.snapshot.storage.k8s.io.yaml"); err != nil {
 		t.Fatal(err)
 	}
 	// The fleet applies the render (the guard first): its account, the
@@ -169,13 +180,13 @@ func (e *env) grantAttackers(t *testing.T) {
 	role := obj("rbac.authorization.k8s.io/v1", "ClusterRole", "", "e2e-tenant-writer", map[string]any{
 		"rules": []any{
 			map[string]any{
-				"apiGroups": []any{"helm.toolkit.fluxcd.io", "kustomize.toolkit.fluxcd.io", "kubevirt.io"},
-				"resources": []any{"helmreleases", "kustomizations", "virtualmachines"},
+				"apiGroups": []any{"helm.toolkit.fluxcd.io", "kustomize.toolkit.fluxcd.io", "kubevirt.io", "cdi.kubevirt.io", "snapshot.storage.k8s.io"},
+				"resources": []any{"helmreleases", "kustomizations", "virtualmachines", "datavolumes", "volumesnapshots"},
 				"verbs":     []any{"*"},
 			},
 			map[string]any{
 				"apiGroups": []any{""},
-				"resources": []any{"pods", "secrets", "serviceaccounts", "serviceaccounts/token"},
+				"resources": []any{"pods", "secrets", "serviceaccounts", "serviceaccounts/token", "persistentvolumeclaims"},
 				"verbs":     []any{"*"},
 			},
 			map[string]any{
@@ -312,6 +323,14 @@ func roleBinding(kind, ns, name string, subject map[string]any) *unstructured.Un
 	return o
 }
 
+func pvc(name string, dataSource map[string]any) *unstructured.Unstructured {
+	return obj("v1", "PersistentVolumeClaim", guardNS, name, map[string]any{"spec": map[string]any{
+		"accessModes": []any{"ReadWriteOnce"},
+		"resources":   map[string]any{"requests": map[string]any{"storage": "1Gi"}},
+		"dataSource":  dataSource,
+	}})
+}
+
 func saSubject(ns, name string) map[string]any {
 	return map[string]any{"kind": "ServiceAccount", "name": name, "namespace": ns}
 }
@@ -393,96 +412,107 @@ func (e *env) guardCases(t *testing.T, objs []*unstructured.Unstructured) []guar
 	return []guardCase{
 		// G1: an app of a ComputePlane kind runs on the ComputePlane, known
 		// by its labels or by its chart.
-		{name: "G1/JupyterHub labelled, no route, cozystack-api", as: cozystackAPI, obj: forgedJupyter, refused: true, says: refuse("JupyterHub")},
-		{name: "G1/JupyterHub labelled, no route, tenant", as: tenantUser, obj: forgedJupyter, refused: true},
-		{name: "G1/JupyterHub labelled, no route, the fleet", as: asFleet, obj: forgedJupyter, refused: true},
-		{name: "G1/JupyterHub's chartRef without kind labels", as: tenantUser, obj: unlabelledJupyter, refused: true},
-		{name: "G1/JupyterHub's chartRef without kind labels, cozystack-api", as: cozystackAPI, obj: unlabelledJupyter, refused: true},
-		{name: "G1/kind label in lower case", as: cozystackAPI, obj: lowerJupyter, refused: true},
-		{name: "G1/computeplane.dev kind label in upper case, another chart", as: tenantUser, obj: upperJupyter, refused: true},
-		{name: "G1/JupyterHub's chartRef, namespace defaulting to the release's", as: asKustomize, obj: platformJupyter, refused: true},
+		{name: "G1/JupyterHub labelled, no route, cozystack-api", as: cozystackAPI, obj: forgedJupyter, refused: true, says: append([]string{"JupyterHub apps run"}, sayG1...)},
+		{name: "G1/JupyterHub labelled, no route, tenant", as: tenantUser, obj: forgedJupyter, refused: true, says: sayG1},
+		{name: "G1/JupyterHub labelled, no route, the fleet", as: asFleet, obj: forgedJupyter, refused: true, says: sayG1},
+		{name: "G1/JupyterHub's chartRef without kind labels", as: tenantUser, obj: unlabelledJupyter, refused: true, says: sayG1},
+		{name: "G1/JupyterHub's chartRef without kind labels, cozystack-api", as: cozystackAPI, obj: unlabelledJupyter, refused: true, says: sayG1},
+		{name: "G1/kind label in lower case", as: cozystackAPI, obj: lowerJupyter, refused: true, says: sayG1},
+		{name: "G1/computeplane.dev kind label in upper case, another chart", as: tenantUser, obj: upperJupyter, refused: true, says: sayG1},
+		{name: "G1/JupyterHub's chartRef, namespace defaulting to the release's", as: asKustomize, obj: platformJupyter, refused: true, says: sayG1},
 		{name: "G1/Postgres from cozystack-api", as: cozystackAPI, obj: helmRelease(guardNS, "postgres-forged", labelled("Postgres"), nil)},
 
 		// G2: who may name a ComputePlane's credentials.
-		{name: "G2/pwn: origin labels, the cluster's Secret, any chart, Cozystack's Flux", as: cozystackFluxSA, obj: pwnRelease(guardNS, "pwn"), refused: true},
-		{name: "G2/pwn as a Kustomization, Cozystack's Flux", as: cozystackFluxSA, obj: e.kustomization(guardNS, "pwn", originLabels, map[string]any{"kubeConfig": route}), refused: true},
-		{name: "G2/pwn, tenant", as: tenantUser, obj: pwnRelease(guardNS, "pwn"), refused: true},
-		{name: "G2/kubeConfig computeplane-kubeconfig (value), Cozystack's Flux", as: cozystackFluxSA, obj: helmRelease(guardNS, "admin-conf", nil, map[string]any{"kubeConfig": secretRef("computeplane-kubeconfig", "value")}), refused: true},
-		{name: "G2/Kustomization kubeConfig computeplane-kubeconfig, Cozystack's Flux", as: cozystackFluxSA, obj: e.kustomization(guardNS, "admin-conf", nil, map[string]any{"kubeConfig": secretRef("computeplane-kubeconfig", "value")}), refused: true},
-		{name: "G2/kubeConfig computeplane-ca, Cozystack's Flux", as: cozystackFluxSA, obj: helmRelease(guardNS, "ca", nil, map[string]any{"kubeConfig": secretRef("computeplane-ca", "ca.crt")}), refused: true},
-		{name: "G2/routed release copy, tenant", as: tenantUser, obj: routedCopy, refused: true},
-		{name: "G2/routed release copy, cozystack-api", as: cozystackAPI, obj: routedCopy, refused: true},
-		{name: "G2/routed release copy, Cozystack's Flux", as: cozystackFluxSA, obj: routedCopy, refused: true},
-		{name: "G2/routed release copy, kustomize-controller (not the fleet)", as: asKustomize, obj: routedCopy, refused: true},
+		{name: "G2/pwn: origin labels, the cluster's Secret, any chart, Cozystack's Flux", as: cozystackFluxSA, obj: pwnRelease(guardNS, "pwn"), refused: true, says: sayG2},
+		{name: "G2/pwn as a Kustomization, Cozystack's Flux", as: cozystackFluxSA, obj: e.kustomization(guardNS, "pwn", originLabels, map[string]any{"kubeConfig": route}), refused: true, says: sayG2},
+		{name: "G2/pwn, tenant", as: tenantUser, obj: pwnRelease(guardNS, "pwn"), refused: true, says: sayG2},
+		{name: "G2/kubeConfig computeplane-kubeconfig (value), Cozystack's Flux", as: cozystackFluxSA, obj: helmRelease(guardNS, "admin-conf", nil, map[string]any{"kubeConfig": secretRef("computeplane-kubeconfig", "value")}), refused: true, says: sayG2},
+		{name: "G2/Kustomization kubeConfig computeplane-kubeconfig, Cozystack's Flux", as: cozystackFluxSA, obj: e.kustomization(guardNS, "admin-conf", nil, map[string]any{"kubeConfig": secretRef("computeplane-kubeconfig", "value")}), refused: true, says: sayG2},
+		{name: "G2/kubeConfig computeplane-ca, Cozystack's Flux", as: cozystackFluxSA, obj: helmRelease(guardNS, "ca", nil, map[string]any{"kubeConfig": secretRef("computeplane-ca", "ca.crt")}), refused: true, says: sayG2},
+		{name: "G2/routed release copy, tenant", as: tenantUser, obj: routedCopy, refused: true, says: sayG2},
+		{name: "G2/routed release copy, cozystack-api", as: cozystackAPI, obj: routedCopy, refused: true, says: sayG2},
+		{name: "G2/routed release copy, Cozystack's Flux", as: cozystackFluxSA, obj: routedCopy, refused: true, says: sayG2},
+		{name: "G2/routed release copy, kustomize-controller (not the fleet)", as: asKustomize, obj: routedCopy, refused: true, says: sayG2},
 		{name: "G2/routed release copy, the fleet", as: asFleet, obj: routedCopy},
-		{name: "G2/management release given the route, tenant", as: tenantUser, obj: rerouted, refused: true},
-		{name: "G2/Kustomization with the route, tenant", as: tenantUser, obj: e.kustomization(guardNS, "reach", nil, map[string]any{"kubeConfig": route}), refused: true},
-		{name: "G2/Kustomization with the route, cozystack-api", as: cozystackAPI, obj: e.kustomization(guardNS, "reach", nil, map[string]any{"kubeConfig": route}), refused: true},
+		{name: "G2/management release given the route, tenant", as: tenantUser, obj: rerouted, refused: true, says: sayG2},
+		{name: "G2/Kustomization with the route, tenant", as: tenantUser, obj: e.kustomization(guardNS, "reach", nil, map[string]any{"kubeConfig": route}), refused: true, says: sayG2},
+		{name: "G2/Kustomization with the route, cozystack-api", as: cozystackAPI, obj: e.kustomization(guardNS, "reach", nil, map[string]any{"kubeConfig": route}), refused: true, says: sayG2},
 		{name: "G2/Kustomization with the route, the fleet", as: asFleet, obj: e.kustomization(guardNS, "reach", nil, map[string]any{"kubeConfig": route})},
-		{name: "G2/valuesFrom the admin kubeconfig, tenant", as: tenantUser, obj: valuesFrom("steal-values", "computeplane-admin-kubeconfig", "super-admin.svc"), refused: true},
-		{name: "G2/valuesFrom the admin kubeconfig, Cozystack's Flux", as: cozystackFluxSA, obj: valuesFrom("steal-values", "computeplane-admin-kubeconfig", "super-admin.svc"), refused: true},
-		{name: "G2/valuesFrom computeplane-kubeconfig, tenant", as: tenantUser, obj: valuesFrom("steal-conf", "computeplane-kubeconfig", "value"), refused: true},
+		{name: "G2/valuesFrom the admin kubeconfig, tenant", as: tenantUser, obj: valuesFrom("steal-values", "computeplane-admin-kubeconfig", "super-admin.svc"), refused: true, says: sayG2},
+		{name: "G2/valuesFrom the admin kubeconfig, Cozystack's Flux", as: cozystackFluxSA, obj: valuesFrom("steal-values", "computeplane-admin-kubeconfig", "super-admin.svc"), refused: true, says: sayG2},
+		{name: "G2/valuesFrom computeplane-kubeconfig, tenant", as: tenantUser, obj: valuesFrom("steal-conf", "computeplane-kubeconfig", "value"), refused: true, says: sayG2},
 		{name: "G2/valuesFrom cozystack-values, tenant", as: tenantUser, obj: valuesFrom("plain-values", "cozystack-values", "values.yaml")},
-		{name: "G2/substituteFrom the admin kubeconfig, tenant", as: tenantUser, obj: substitute("steal-subst", "computeplane-admin-kubeconfig"), refused: true},
-		{name: "G2/substituteFrom computeplane-ca, tenant", as: tenantUser, obj: substitute("steal-ca", "computeplane-ca"), refused: true},
+		{name: "G2/substituteFrom the admin kubeconfig, tenant", as: tenantUser, obj: substitute("steal-subst", "computeplane-admin-kubeconfig"), refused: true, says: sayG2},
+		{name: "G2/substituteFrom computeplane-ca, tenant", as: tenantUser, obj: substitute("steal-ca", "computeplane-ca"), refused: true, says: sayG2},
 		{name: "G2/the installer's own addon", as: installer, obj: addon},
-		{name: "G2/the installer's addon, Cozystack's Flux", as: cozystackFluxSA, obj: addon, refused: true},
-		{name: "G2/the cluster's addon with origin labels, Cozystack's Flux", as: cozystackFluxSA, obj: withLabels(addon, originLabels), refused: true},
-		{name: "G2/the installer's addon, tenant", as: tenantUser, obj: addon, refused: true},
+		{name: "G2/the installer's addon, Cozystack's Flux", as: cozystackFluxSA, obj: addon, refused: true, says: sayG2},
+		{name: "G2/the cluster's addon with origin labels, Cozystack's Flux", as: cozystackFluxSA, obj: withLabels(addon, originLabels), refused: true, says: sayG2},
+		{name: "G2/the installer's addon, tenant", as: tenantUser, obj: addon, refused: true, says: sayG2},
 		{name: "G2/Cozystack's tenant Kubernetes addon, Cozystack's Flux", as: cozystackFluxSA, obj: cozyAddon},
-		{name: "G2/Cozystack's tenant Kubernetes addon, tenant", as: tenantUser, obj: cozyAddon, refused: true},
+		{name: "G2/Cozystack's tenant Kubernetes addon, tenant", as: tenantUser, obj: cozyAddon, refused: true, says: sayG2},
 
 		// G-identity: the installer's and the fleet's accounts are theirs.
-		{name: "identity/HelmRelease as the installer, tenant", as: tenantUser, obj: withSA(helmRelease(guardNS, "as-installer", nil, nil), installerAccount), refused: true},
-		{name: "identity/HelmRelease as the installer, Cozystack's Flux", as: cozystackFluxSA, obj: withSA(helmRelease(guardNS, "as-installer", nil, nil), installerAccount), refused: true},
-		{name: "identity/HelmRelease as the installer, kustomize-controller (not the fleet)", as: asKustomize, obj: withSA(helmRelease(guardNS, "as-installer", nil, nil), installerAccount), refused: true},
-		{name: "identity/Kustomization as the installer, tenant", as: tenantUser, obj: withSA(e.kustomization(guardNS, "as-installer", nil, nil), installerAccount), refused: true},
-		{name: "identity/Kustomization as the installer, Cozystack's Flux", as: cozystackFluxSA, obj: withSA(e.kustomization(guardNS, "as-installer", nil, nil), installerAccount), refused: true},
-		{name: "identity/HelmRelease as the fleet, Cozystack's Flux", as: cozystackFluxSA, obj: withSA(helmRelease(fleetNS, "as-fleet", nil, nil), fleetAccount), refused: true},
-		{name: "identity/Kustomization as the fleet, Cozystack's Flux", as: cozystackFluxSA, obj: withSA(e.kustomization(fleetNS, "as-fleet", nil, nil), fleetAccount), refused: true},
-		{name: "identity/Kustomization as the fleet, kustomize-controller (not the fleet)", as: asKustomize, obj: withSA(e.kustomization(fleetNS, "as-fleet", nil, nil), fleetAccount), refused: true},
+		{name: "identity/HelmRelease as the installer, tenant", as: tenantUser, obj: withSA(helmRelease(guardNS, "as-installer", nil, nil), installerAccount), refused: true, says: sayG4Account},
+		{name: "identity/HelmRelease as the installer, Cozystack's Flux", as: cozystackFluxSA, obj: withSA(helmRelease(guardNS, "as-installer", nil, nil), installerAccount), refused: true, says: sayG4Account},
+		{name: "identity/HelmRelease as the installer, kustomize-controller (not the fleet)", as: asKustomize, obj: withSA(helmRelease(guardNS, "as-installer", nil, nil), installerAccount), refused: true, says: sayG4Account},
+		{name: "identity/Kustomization as the installer, tenant", as: tenantUser, obj: withSA(e.kustomization(guardNS, "as-installer", nil, nil), installerAccount), refused: true, says: sayG4Account},
+		{name: "identity/Kustomization as the installer, Cozystack's Flux", as: cozystackFluxSA, obj: withSA(e.kustomization(guardNS, "as-installer", nil, nil), installerAccount), refused: true, says: sayG4Account},
+		{name: "identity/HelmRelease as the fleet, Cozystack's Flux", as: cozystackFluxSA, obj: withSA(helmRelease(fleetNS, "as-fleet", nil, nil), fleetAccount), refused: true, says: sayG4Account},
+		{name: "identity/Kustomization as the fleet, Cozystack's Flux", as: cozystackFluxSA, obj: withSA(e.kustomization(fleetNS, "as-fleet", nil, nil), fleetAccount), refused: true, says: sayG4Account},
+		{name: "identity/Kustomization as the fleet, kustomize-controller (not the fleet)", as: asKustomize, obj: withSA(e.kustomization(fleetNS, "as-fleet", nil, nil), fleetAccount), refused: true, says: sayG4Account},
 		{name: "identity/the bootstrap root, system:masters", as: asAdmin, obj: withSA(e.kustomization(fleetNS, "computeplane-fleet-root", nil, nil), fleetAccount)},
 		{name: "identity/a Kustomization as the fleet, the fleet", as: asFleet, obj: withSA(e.kustomization(fleetNS, "as-fleet", nil, nil), fleetAccount)},
-		{name: "identity/Pod as the installer, tenant", as: tenantUser, obj: podOf(guardNS, "as-installer", map[string]any{"serviceAccountName": installerAccount}), refused: true},
-		{name: "identity/Pod as the installer by the deprecated serviceAccount field, tenant", as: tenantUser, obj: podOf(guardNS, "as-installer-old", map[string]any{"serviceAccount": installerAccount}), refused: true},
-		{name: "identity/Pod as the installer, a chart of Cozystack's Flux", as: cozystackFluxSA, obj: podOf(guardNS, "as-installer", map[string]any{"serviceAccountName": installerAccount}), refused: true},
-		{name: "identity/Pod as the installer, a Deployment's replicaset controller", as: replicaSets, obj: podOf(guardNS, "as-installer-rs", map[string]any{"serviceAccountName": installerAccount}), refused: true},
-		{name: "identity/Pod as the fleet, Cozystack's Flux", as: cozystackFluxSA, obj: podOf(fleetNS, "as-fleet", map[string]any{"serviceAccountName": fleetAccount}), refused: true},
+		{name: "identity/Pod as the installer, tenant", as: tenantUser, obj: podOf(guardNS, "as-installer", map[string]any{"serviceAccountName": installerAccount}), refused: true, says: sayG4Credentials},
+		{name: "identity/Pod as the installer by the deprecated serviceAccount field, tenant", as: tenantUser, obj: podOf(guardNS, "as-installer-old", map[string]any{"serviceAccount": installerAccount}), refused: true, says: sayG4Credentials},
+		{name: "identity/Pod as the installer, a chart of Cozystack's Flux", as: cozystackFluxSA, obj: podOf(guardNS, "as-installer", map[string]any{"serviceAccountName": installerAccount}), refused: true, says: sayG4Credentials},
+		{name: "identity/Pod as the installer, a Deployment's replicaset controller", as: replicaSets, obj: podOf(guardNS, "as-installer-rs", map[string]any{"serviceAccountName": installerAccount}), refused: true, says: sayG4Credentials},
+		{name: "identity/Pod as the fleet, Cozystack's Flux", as: cozystackFluxSA, obj: podOf(fleetNS, "as-fleet", map[string]any{"serviceAccountName": fleetAccount}), refused: true, says: sayG4Credentials},
 		{name: "identity/Pod as default, tenant", as: tenantUser, obj: podOf(guardNS, "plain", nil)},
-		{name: "identity/TokenRequest for the installer, tenant", as: tenantUser, op: "token", obj: installerSA, refused: true},
-		{name: "identity/TokenRequest for the fleet, kustomize-controller (not the fleet)", as: asKustomize, op: "token", obj: fleetSA, refused: e.mode.kustomizeController != cozystackFluxSA},
-		{name: "identity/service-account-token Secret for the installer, tenant", as: tenantUser, obj: saToken(guardNS, "installer-token", installerAccount), refused: true},
-		{name: "identity/service-account-token Secret for the installer, a chart of Cozystack's Flux", as: cozystackFluxSA, obj: saToken(guardNS, "installer-token", installerAccount), refused: true},
-		{name: "identity/service-account-token Secret for the fleet, Cozystack's Flux", as: cozystackFluxSA, obj: saToken(fleetNS, "fleet-token", fleetAccount), refused: true},
+		{name: "identity/TokenRequest for the installer, tenant", as: tenantUser, op: "token", obj: installerSA, refused: true, says: sayG4Credentials},
+		{name: "identity/TokenRequest for the fleet, kustomize-controller (not the fleet)", as: asKustomize, op: "token", obj: fleetSA, refused: true, says: sayG4Credentials},
+		{name: "identity/TokenRequest for default, tenant", as: tenantUser, op: "token", obj: obj("v1", "ServiceAccount", guardNS, "default", nil)},
+		{name: "identity/service-account-token Secret for the installer, tenant", as: tenantUser, obj: saToken(guardNS, "installer-token", installerAccount), refused: true, says: sayG4Credentials},
+		{name: "identity/service-account-token Secret for the installer, a chart of Cozystack's Flux", as: cozystackFluxSA, obj: saToken(guardNS, "installer-token", installerAccount), refused: true, says: sayG4Credentials},
+		{name: "identity/service-account-token Secret for the fleet, Cozystack's Flux", as: cozystackFluxSA, obj: saToken(fleetNS, "fleet-token", fleetAccount), refused: true, says: sayG4Credentials},
 		{name: "identity/service-account-token Secret for default, tenant", as: tenantUser, obj: saToken(guardNS, "default-token", "default")},
-		{name: "identity/RoleBinding to the installer, tenant", as: tenantUser, obj: roleBinding("RoleBinding", guardNS, "to-installer", saSubject(guardNS, installerAccount)), refused: true},
+		{name: "identity/RoleBinding to the installer, tenant", as: tenantUser, obj: roleBinding("RoleBinding", guardNS, "to-installer", saSubject(guardNS, installerAccount)), refused: true, says: sayG4Binding},
 		{name: "identity/RoleBinding to the installer by user name, tenant", as: tenantUser, obj: roleBinding("RoleBinding", guardNS, "to-installer-user",
-			map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": installer}), refused: true},
-		{name: "identity/RoleBinding to the installer, a chart of Cozystack's Flux", as: cozystackFluxSA, obj: roleBinding("RoleBinding", guardNS, "to-installer", saSubject(guardNS, installerAccount)), refused: true},
-		{name: "identity/ClusterRoleBinding to the installer, Cozystack's Flux", as: cozystackFluxSA, obj: roleBinding("ClusterRoleBinding", "", "to-installer", saSubject(guardNS, installerAccount)), refused: true},
-		{name: "identity/ClusterRoleBinding to the fleet, Cozystack's Flux", as: cozystackFluxSA, obj: roleBinding("ClusterRoleBinding", "", "to-fleet", saSubject(fleetNS, fleetAccount)), refused: true},
+			map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": installer}), refused: true, says: sayG4Binding},
+		{name: "identity/RoleBinding to the installer, a chart of Cozystack's Flux", as: cozystackFluxSA, obj: roleBinding("RoleBinding", guardNS, "to-installer", saSubject(guardNS, installerAccount)), refused: true, says: sayG4Binding},
+		{name: "identity/ClusterRoleBinding to the installer, Cozystack's Flux", as: cozystackFluxSA, obj: roleBinding("ClusterRoleBinding", "", "to-installer", saSubject(guardNS, installerAccount)), refused: true, says: sayG4Binding},
+		{name: "identity/ClusterRoleBinding to the fleet, Cozystack's Flux", as: cozystackFluxSA, obj: roleBinding("ClusterRoleBinding", "", "to-fleet", saSubject(fleetNS, fleetAccount)), refused: true, says: sayG4Binding},
 		{name: "identity/RoleBinding to default, tenant", as: tenantUser, obj: roleBinding("RoleBinding", guardNS, "to-default", saSubject(guardNS, "default"))},
 
 		// G3: what a worker is made of is the platform's.
 		{name: "G3/template labelled cluster-name, tenant", as: tenantUser, obj: vm(guardNS, "template-labelled", nil,
-			map[string]any{"cluster.x-k8s.io/cluster-name": "computeplane"}, nil, nil), refused: true},
+			map[string]any{"cluster.x-k8s.io/cluster-name": "computeplane"}, nil, nil), refused: true, says: sayG3Disks},
 		{name: "G3/template labelled kamaji.clastix.io/name, tenant", as: tenantUser, obj: vm(guardNS, "template-kamaji", nil,
-			map[string]any{"kamaji.clastix.io/name": "computeplane"}, nil, nil), refused: true},
-		{name: "G3/a worker's disk PVC, tenant", as: tenantUser, obj: vm(guardNS, "boot-worker-pvc", nil, nil, pvcVolume(workerDisk), nil), refused: true},
+			map[string]any{"kamaji.clastix.io/name": "computeplane"}, nil, nil), refused: true, says: sayG3Disks},
+		{name: "G3/a worker's disk PVC, tenant", as: tenantUser, obj: vm(guardNS, "boot-worker-pvc", nil, nil, pvcVolume(workerDisk), nil), refused: true, says: sayG3Disks},
 		{name: "G3/a worker's DataVolume, tenant", as: tenantUser, obj: vm(guardNS, "boot-worker-dv", nil, nil,
-			[]any{map[string]any{"name": "system", "dataVolume": map[string]any{"name": workerDisk}}}, nil), refused: true},
+			[]any{map[string]any{"name": "system", "dataVolume": map[string]any{"name": workerDisk}}}, nil), refused: true, says: sayG3Disks},
 		{name: "G3/a dataVolumeTemplate named like a worker's disk, tenant", as: tenantUser, obj: vm(guardNS, "boot-worker-dvt", nil, nil,
 			[]any{map[string]any{"name": "system", "dataVolume": map[string]any{"name": workerDisk}}},
-			[]any{map[string]any{"metadata": map[string]any{"name": workerDisk}, "spec": map[string]any{"storage": map[string]any{}}}}), refused: true},
-		{name: "G3/a worker's disk, cozystack-api", as: cozystackAPI, obj: vm(guardNS, "boot-worker-pvc", nil, nil, pvcVolume(workerDisk), nil), refused: true},
+			[]any{map[string]any{"metadata": map[string]any{"name": workerDisk}, "spec": map[string]any{"storage": map[string]any{}}}}), refused: true, says: sayG3Disks},
+		{name: "G3/a dataVolumeTemplate cloning a worker's disk, tenant", as: tenantUser, obj: vm(guardNS, "clone-worker-dvt", nil, nil,
+			[]any{map[string]any{"name": "system", "dataVolume": map[string]any{"name": "clone-worker-dvt-disk"}}},
+			[]any{map[string]any{"metadata": map[string]any{"name": "clone-worker-dvt-disk"}, "spec": map[string]any{
+				"source": map[string]any{"pvc": map[string]any{"namespace": guardNS, "name": workerDisk}}, "storage": map[string]any{}}}}), refused: true, says: sayG3Disks},
+		{name: "G3/a DataVolume cloning a worker's disk, tenant", as: tenantUser, obj: obj("cdi.kubevirt.io/v1beta1", "DataVolume", guardNS, "clone-worker", map[string]any{
+			"spec": map[string]any{"source": map[string]any{"pvc": map[string]any{"namespace": guardNS, "name": workerDisk}}, "storage": map[string]any{}}}), refused: true, says: sayG3Disks},
+		{name: "G3/a PVC cloning a worker's disk, tenant", as: tenantUser, obj: pvc("clone-worker-pvc", map[string]any{"kind": "PersistentVolumeClaim", "name": workerDisk}), refused: true, says: sayG3Disks},
+		{name: "G3/a VolumeSnapshot of a worker's disk, tenant", as: tenantUser, obj: obj("snapshot.storage.k8s.io/v1", "VolumeSnapshot", guardNS, "snap-worker", map[string]any{
+			"spec": map[string]any{"source": map[string]any{"persistentVolumeClaimName": workerDisk}}}), refused: true, says: sayG3Disks},
+		{name: "G3/a PVC cloning the tenant's own disk, tenant", as: tenantUser, obj: pvc("clone-own-pvc", map[string]any{"kind": "PersistentVolumeClaim", "name": "own-disk"})},
+		{name: "G3/a worker's disk, cozystack-api", as: cozystackAPI, obj: vm(guardNS, "boot-worker-pvc", nil, nil, pvcVolume(workerDisk), nil), refused: true, says: sayG3Disks},
 		{name: "G3/the tenant's own VM and disk", as: tenantUser, obj: vm(guardNS, "own", nil, map[string]any{"kubevirt.io/vm": "own"}, pvcVolume("own-disk"), nil)},
 		{name: "G3/another cluster's worker, tenant", as: tenantUser, obj: otherCluster},
-		{name: "G3/worker labelled cluster-name, tenant", as: tenantUser, obj: worker, refused: true},
+		{name: "G3/worker labelled cluster-name, tenant", as: tenantUser, obj: worker, refused: true, says: sayG3Owner},
 		{name: "G3/CAPK creates the worker", as: capkManager, op: "create", obj: worker},
-		{name: "G3/worker opened to the API server, tenant", as: tenantUser, obj: opened, refused: true},
-		{name: "G3/worker opened to the API server, cozystack-api", as: cozystackAPI, obj: opened, refused: true},
-		{name: "G3/worker relabelled, CAPK", as: capkManager, obj: relabelled, refused: true, says: refuse("cluster.x-k8s.io/cluster-name")},
-		{name: "G3/worker deleted, tenant", as: tenantUser, op: "delete", obj: worker, refused: true},
+		{name: "G3/worker opened to the API server, tenant", as: tenantUser, obj: opened, refused: true, says: sayG3Owner},
+		{name: "G3/worker opened to the API server, cozystack-api", as: cozystackAPI, obj: opened, refused: true, says: sayG3Owner},
+		{name: "G3/worker relabelled, CAPK", as: capkManager, obj: relabelled, refused: true, says: sayG3Label},
+		{name: "G3/worker deleted, tenant", as: tenantUser, op: "delete", obj: worker, refused: true, says: sayG3Owner},
 		{name: "G3/worker deleted, CAPK", as: capkManager, op: "delete", obj: worker},
 	}
 }
