@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -59,7 +60,19 @@ func (e *env) writeCozystackValues(t *testing.T, ns string) {
 }
 
 func (e *env) releases(t *testing.T, s releaseScenario) {
-	objs := e.render(t, e.fleetDir(t, s.fleet))
+	dir := e.fleetDir(t, s.fleet)
+	if s.platformCluster && e.mode.helmController != cozystackFluxSA {
+		// Under delivery: Platform the module's cluster is installed by the
+		// platform's helm-controller, which guard.helmIdentities names
+		// (default: Cozystack's, cozy-fluxcd/flux). Its chart's addons name
+		// the cluster's Secret; a stock Flux's helm-controller passes only
+		// once it is listed. The one setting off the default in the suite.
+		editSpec(t, filepath.Join(dir, "config.yaml"), func(spec map[string]any) {
+			spec["guard"] = map[string]any{"helmIdentities": []any{e.mode.helmController}}
+		})
+		t.Logf("delivery: Platform under %s: guard.helmIdentities set to [%s]", e.mode.name, e.mode.helmController)
+	}
+	objs := e.render(t, dir)
 	nss := tenantNamespaces(objs)
 	e.namespaces(nss...)
 	for _, ns := range nss {
