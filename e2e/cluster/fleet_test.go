@@ -274,6 +274,14 @@ func (e *env) testFleet(t *testing.T) {
 	step("wiringGroups 4 to 2", func() { f.setFleet(t, map[string]any{"wiringGroups": 2}) })
 	step("shards 2 to 1", func() { f.setFleet(t, map[string]any{"shards": 1}) })
 
+	// The fleet's clusters install from the platform unit's chart, as each
+	// tenant's installer.
+	for _, ns := range []string{"tenant-gamma", "tenant-delta"} {
+		if find(f.all(), "HelmRelease", ns, "computeplane") != nil {
+			e.waitReady(t, e.admin, helmV2, "HelmRelease", ns, "computeplane", 3*time.Minute)
+		}
+	}
+
 	// Removing tenant gamma prunes its apps and keeps its cluster and the
 	// hardening that fences it.
 	before := map[string]*unstructured.Unstructured{}
@@ -333,6 +341,30 @@ func (e *env) testFleet(t *testing.T) {
 			t.Errorf("tenant gamma's %s is not rendered with kustomize.toolkit.fluxcd.io/prune: disabled", want)
 		}
 	}
+	// The kept cluster is still helm-controller's to manage: a forced
+	// upgrade (what a changed chart or a config drift does) runs as the
+	// installer, whose account and rights must have stayed with it.
+	e.forceUpgrade(t, "tenant-gamma", "computeplane")
+}
+
+// forceUpgrade asks helm-controller to upgrade a release now
+// (reconcile.fluxcd.io/forceAt) and waits until it has, Ready.
+func (e *env) forceUpgrade(t *testing.T, ns, name string) {
+	t.Helper()
+	token := time.Now().UTC().Format(time.RFC3339Nano)
+	patch := obj(helmV2, "HelmRelease", ns, name, map[string]any{"metadata": map[string]any{"name": name, "namespace": ns,
+		"annotations": map[string]any{"reconcile.fluxcd.io/requestedAt": token, "reconcile.fluxcd.io/forceAt": token}}})
+	if _, _, err := e.admin.Apply(e.ctx, patch, harness.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor(t, e.admin, helmV2, "HelmRelease", ns, name, 2*time.Minute, func(u *unstructured.Unstructured) (bool, string) {
+		if u == nil {
+			return false, "not found"
+		}
+		handled, _, _ := unstructured.NestedString(u.Object, "status", "lastHandledForceAt")
+		ok, seen := harness.Ready(u)
+		return handled == token && ok, fmt.Sprintf("lastHandledForceAt %q (want %q), %s", handled, token, seen)
+	})
 }
 
 func hasPart(f *fleetRepo) bool {

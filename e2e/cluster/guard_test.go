@@ -315,12 +315,16 @@ func podOf(ns, name string, spec map[string]any) *unstructured.Unstructured {
 	return obj("v1", "Pod", ns, name, map[string]any{"spec": s})
 }
 
+// roleBinding binds ClusterRole edit to subject.
 func roleBinding(kind, ns, name string, subject map[string]any) *unstructured.Unstructured {
-	o := obj("rbac.authorization.k8s.io/v1", kind, ns, name, map[string]any{
-		"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "edit"},
+	return roleBindingTo(kind, ns, name, "edit", subject)
+}
+
+func roleBindingTo(kind, ns, name, clusterRole string, subject map[string]any) *unstructured.Unstructured {
+	return obj("rbac.authorization.k8s.io/v1", kind, ns, name, map[string]any{
+		"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": clusterRole},
 		"subjects": []any{subject},
 	})
-	return o
 }
 
 func pvc(name string, dataSource map[string]any) *unstructured.Unstructured {
@@ -481,6 +485,10 @@ func (e *env) guardCases(t *testing.T, objs []*unstructured.Unstructured) []guar
 		{name: "identity/RoleBinding to the installer, a chart of Cozystack's Flux", as: cozystackFluxSA, obj: roleBinding("RoleBinding", guardNS, "to-installer", saSubject(guardNS, installerAccount)), refused: true, says: sayG4Binding},
 		{name: "identity/ClusterRoleBinding to the installer, Cozystack's Flux", as: cozystackFluxSA, obj: roleBinding("ClusterRoleBinding", "", "to-installer", saSubject(guardNS, installerAccount)), refused: true, says: sayG4Binding},
 		{name: "identity/ClusterRoleBinding to the fleet, Cozystack's Flux", as: cozystackFluxSA, obj: roleBinding("ClusterRoleBinding", "", "to-fleet", saSubject(fleetNS, fleetAccount)), refused: true, says: sayG4Binding},
+		{name: "identity/RoleBinding of the installer's role to the tenant", as: tenantUser, obj: roleBindingTo("RoleBinding", guardNS, "installer-role", installerAccount,
+			map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": tenantUser}), refused: true, says: sayG4Binding},
+		{name: "identity/ClusterRoleBinding of the fleet's role, Cozystack's Flux", as: cozystackFluxSA, obj: roleBindingTo("ClusterRoleBinding", "", "fleet-role", fleetAccount,
+			saSubject(guardNS, "default")), refused: true, says: sayG4Binding},
 		{name: "identity/RoleBinding to default, tenant", as: tenantUser, obj: roleBinding("RoleBinding", guardNS, "to-default", saSubject(guardNS, "default"))},
 
 		// G3: what a worker is made of is the platform's.
