@@ -42,7 +42,7 @@ var (
 	// fill their lines, over several lines too; inlineAction any other.
 	wholeLineActions = regexp.MustCompile(`(?ms)^[ \t]*\{\{.*?\}\}[ \t]*\n`)
 	inlineAction     = regexp.MustCompile(`\{\{.*?\}\}`)
-	lookupCall     = regexp.MustCompile(`lookup "([^"]*)" "([^"]*)" ([^ ]+) `)
+	lookupCall       = regexp.MustCompile(`lookup "([^"]*)" "([^"]*)" ([^ ]+) `)
 )
 
 // templated stands for a template action in what readChart reads: upper
