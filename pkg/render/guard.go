@@ -60,7 +60,9 @@ request.?subResource.orValue('') == 'token'`
 request.resource.resource in ['rolebindings', 'clusterrolebindings']`
 	celIsDiskCopy = `(request.resource.group == 'cdi.kubevirt.io' && request.resource.resource == 'datavolumes') ||
 (request.resource.group == '' && request.resource.resource == 'persistentvolumeclaims') ||
-(request.resource.group == 'snapshot.storage.k8s.io' && request.resource.resource == 'volumesnapshots')`
+(request.resource.group == 'snapshot.storage.k8s.io' && request.resource.resource == 'volumesnapshots') ||
+(request.resource.group == 'snapshot.kubevirt.io' && request.resource.resource == 'virtualmachinesnapshots') ||
+(request.resource.group == 'export.kubevirt.io' && request.resource.resource == 'virtualmachineexports')`
 
 	celFromFlux     = `request.userInfo.username in variables.fluxIdentities`
 	celFromHelm     = `request.userInfo.username in variables.helmIdentities`
@@ -179,9 +181,12 @@ object.metadata.?labels[?'` + ClusterNameLabel + `'].orValue('') : ''`
   object.?spec.?dataVolumeTemplates.orValue([]).exists(d,
     d.?spec.?source.?pvc.?name.orValue('').startsWith(variables.clusterRelease + '-')))`
 	// copiesDisk: a DataVolume, PersistentVolumeClaim or VolumeSnapshot
-	// made from a disk of the cluster (a clone, a restore, a snapshot).
+	// made from a disk of the cluster (a clone, a restore, a snapshot), or
+	// a KubeVirt snapshot or export of a worker or its disks (every one is
+	// named <cluster release>-...).
 	celCopiesDisk = `variables.isDiskCopy && object != null &&
 [object.?spec.?source.?pvc.?name.orValue(''),
+  object.?spec.?source.?name.orValue(''),
   object.?spec.?dataSource.?name.orValue(''),
   object.?spec.?dataSourceRef.?name.orValue(''),
   object.?spec.?source.?persistentVolumeClaimName.orValue('')].exists(n,
@@ -443,6 +448,8 @@ func guardRules() []admissionv1.NamedRuleWithOperations {
 		rule("rbac.authorization.k8s.io", "clusterrolebindings", create, update),
 		rule("cdi.kubevirt.io", "datavolumes", create),
 		rule("snapshot.storage.k8s.io", "volumesnapshots", create),
+		rule("snapshot.kubevirt.io", "virtualmachinesnapshots", create),
+		rule("export.kubevirt.io", "virtualmachineexports", create),
 	}
 }
 
