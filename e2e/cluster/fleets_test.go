@@ -35,10 +35,10 @@ func fleetDir(t *testing.T, name string) string {
 }
 
 // fleetDir is fleetDir for the mode: outside flux-system, the config puts
-// the fleet's wiring (and so its account) in the mode's fleet namespace,
-// as docs/flux-wiring.md says to for Cozystack; the fleets that have no
-// spec.fleet get one for that alone (it changes nothing else of a
-// standalone render).
+// the fleet's wiring (and so its account) in the mode's fleet namespace
+// (spec.fleet.wiringNamespace, docs/flux-wiring.md "On Cozystack"); the
+// fleets that have no spec.fleet get one for that alone (it changes
+// nothing else of a standalone render).
 func (e *env) fleetDir(t *testing.T, name string) string {
 	t.Helper()
 	dir := fleetDir(t, name)

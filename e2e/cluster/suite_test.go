@@ -94,20 +94,22 @@ func (m fluxMode) identities() []string {
 	return out
 }
 
-// The two layouts the suite runs the whole path under:
+// The layouts the suite runs the whole path under:
 //
 //   - FluxInstall: as `flux install` (and `flux bootstrap`) runs Flux, each
 //     controller with its own service account in flux-system, the fleet's
 //     wiring there too (the default wiringNamespace);
 //   - Cozystack: as Cozystack runs it (internal/fluxinstall/manifests/
 //     fluxcd.yaml), one Deployment in cozy-fluxcd whose controllers share
-//     the service account cozy-fluxcd/flux, bound to cluster-admin, and the
-//     fleet's wiring in the namespace docs/flux-wiring.md names for
-//     Cozystack.
+//     the service account cozy-fluxcd/flux, bound to cluster-admin; the
+//     fleet's wiring in flux-system, where docs/flux-wiring.md ("On
+//     Cozystack") keeps it with the default config;
+//   - CozystackWiring: the same Flux, the fleet's wiring beside it
+//     (spec.fleet.wiringNamespace: cozy-fluxcd, the docs' other way).
 //
-// The function's config is the default in both (no guard.fluxIdentities):
-// the fleet applies as its own account, computeplane-fleet, which the
-// guard admits by default.
+// The guard's config is the default in all three (no guard.fluxIdentities):
+// the fleet applies as its own account, computeplane-fleet in the wiring
+// namespace, which the guard admits by default.
 var (
 	cozystackFluxSA = harness.ServiceAccount("cozy-fluxcd", "flux")
 	fluxModes       = []fluxMode{
@@ -118,15 +120,15 @@ var (
 			sourceWatcher:       harness.ServiceAccount("flux-system", "source-watcher"),
 		},
 		{
-			name: "Cozystack", namespace: "cozy-fluxcd", fleetNamespace: cozystackFleetNamespace,
+			name: "Cozystack", namespace: "cozy-fluxcd", fleetNamespace: "flux-system",
+			kustomizeController: cozystackFluxSA, helmController: cozystackFluxSA, sourceWatcher: cozystackFluxSA,
+		},
+		{
+			name: "CozystackWiring", namespace: "cozy-fluxcd", fleetNamespace: "cozy-fluxcd",
 			kustomizeController: cozystackFluxSA, helmController: cozystackFluxSA, sourceWatcher: cozystackFluxSA,
 		},
 	}
 )
-
-// cozystackFleetNamespace is the wiring namespace docs/flux-wiring.md names
-// for a fleet applied by Cozystack's Flux.
-const cozystackFleetNamespace = "cozy-fluxcd"
 
 // fleetAccount is the fleet's service account (spec.fleet.serviceAccountName
 // by default).
