@@ -373,7 +373,13 @@ func (e *env) guardCases(t *testing.T, objs []*unstructured.Unstructured) []guar
 	localRef := map[string]any{"kind": "ExternalArtifact", "name": jupyterhubChart["name"]}
 	platformJupyter := helmRelease(cozySystem, "jupyterhub-local-ref", nil, map[string]any{"chartRef": localRef})
 
-	addon := helmRelease(guardNS, "computeplane-cilium", nil, map[string]any{
+	// Another addon of the chart than the stand-in's computeplane-cilium,
+	// which Releases installed: the cases create it (dry-run), and the same
+	// object applied again unchanged changes nothing the guard judges.
+	addon := helmRelease(guardNS, "computeplane-coredns", nil, map[string]any{
+		"releaseName": "coredns", "targetNamespace": "kube-system", "storageNamespace": "kube-system",
+		"chartRef": map[string]any{"kind": "ExternalArtifact", "name": ciliumArtifact, "namespace": cozySystem}, "kubeConfig": route})
+	ciliumAddon := helmRelease(guardNS, "computeplane-cilium", nil, map[string]any{
 		"releaseName": "cilium", "targetNamespace": "cozy-cilium", "storageNamespace": "cozy-cilium",
 		"chartRef": map[string]any{"kind": "ExternalArtifact", "name": ciliumArtifact, "namespace": cozySystem}, "kubeConfig": route})
 	cozyAddon := helmRelease(guardNS, "kubernetes-foo-cilium", nil, map[string]any{
@@ -449,6 +455,7 @@ func (e *env) guardCases(t *testing.T, objs []*unstructured.Unstructured) []guar
 		{name: "G2/substituteFrom the admin kubeconfig, tenant", as: tenantUser, obj: substitute("steal-subst", "computeplane-admin-kubeconfig"), refused: true, says: sayG2},
 		{name: "G2/substituteFrom computeplane-ca, tenant", as: tenantUser, obj: substitute("steal-ca", "computeplane-ca"), refused: true, says: sayG2},
 		{name: "G2/the installer's own addon", as: installer, obj: addon},
+		{name: "G2/the installer's own cilium addon", as: installer, obj: ciliumAddon},
 		{name: "G2/the installer's addon, Cozystack's Flux", as: cozystackFluxSA, obj: addon, refused: true, says: sayG2},
 		{name: "G2/the cluster's addon with origin labels, Cozystack's Flux", as: cozystackFluxSA, obj: withLabels(addon, originLabels), refused: true, says: sayG2},
 		{name: "G2/the installer's addon, tenant", as: tenantUser, obj: addon, refused: true, says: sayG2},
