@@ -2,6 +2,8 @@ package render_test
 
 import (
 	"fmt"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -522,6 +524,26 @@ spec: {computeplane: true}
 	} {
 		if v := ciliumeval.Egress([]*ciliumeval.Policy{root}, src, dst, ciliumeval.Port(ciliumeval.TCP, 5432)); v.Allowed {
 			t.Errorf("root ComputePlane -> %v: %s; every tenant is a descendant of root and root's own pods are not exposed", dst, v.Reason)
+		}
+	}
+}
+
+// TestDocsListTheBaselineNamespaces keeps the README's table of what the
+// tenant baseline opens in step with BaselineNamespaces: each platform
+// namespace has its row, with the baseline policy and the verdict.
+func TestDocsListTheBaselineNamespaces(t *testing.T) {
+	doc, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range render.BaselineNamespaces {
+		verdict := "open"
+		if b.Deny {
+			verdict = "deny"
+		}
+		row := regexp.MustCompile("(?m)^\\| `" + regexp.QuoteMeta(b.Namespace) + "` \\(`" + regexp.QuoteMeta(b.Policy) + "`\\) \\| [^|]* \\| " + verdict + " \\|")
+		if !row.Match(doc) {
+			t.Errorf("the README has no row `%s` (`%s`) with verdict %s", b.Namespace, b.Policy, verdict)
 		}
 	}
 }

@@ -175,3 +175,26 @@ func TestSecurityDocsListTheAddonsReach(t *testing.T) {
 		}
 	}
 }
+
+// TestDocsListTheOperatorOnlyPaths keeps the README's table of
+// operator-only knob paths in step with the code: one row per path, and no
+// other.
+func TestDocsListTheOperatorOnlyPaths(t *testing.T) {
+	doc, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(doc), "### Operator-only knob paths\n")
+	section, _, _ = strings.Cut(section, "\n### ")
+	var got []string
+	for _, m := range regexp.MustCompile("(?m)^\\| `([^`]+)` \\|").FindAllStringSubmatch(section, -1) {
+		got = append(got, m[1])
+	}
+	var want []string
+	for _, p := range render.OperatorOnlyPaths() {
+		want = append(want, strings.Join(p.Path, "."))
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("the README's operator-only paths are %v; the code's %v", got, want)
+	}
+}
