@@ -65,9 +65,11 @@ var clusterCredentialSuffixes = []string{
 	"oidc-authn-config",
 }
 
-// machineCredentialSuffixes end the per-machine Secrets of a cluster's
-// workers (see clusterCredentialSuffixes).
-var machineCredentialSuffixes = []string{"-bootstrap-data", "-bootstrap-data-userdata"}
+// MachineCredentialSuffixes end the per-machine Secrets of a cluster's
+// workers, <release>-<machine>-bootstrap-data and its -userdata copy (see
+// clusterCredentialSuffixes): names with hashes, matched by the release's
+// prefix and one of these suffixes (IsClusterCredential).
+var MachineCredentialSuffixes = []string{"-bootstrap-data", "-bootstrap-data-userdata"}
 
 // ClusterReleases are the release names of a ComputePlane cluster under
 // either delivery. Render-time refusals look for both whatever the
@@ -104,7 +106,7 @@ func IsClusterCredential(release, name string) bool {
 			return true
 		}
 	}
-	for _, s := range machineCredentialSuffixes {
+	for _, s := range MachineCredentialSuffixes {
 		if strings.HasSuffix(rest, s) && len(rest) > len(s) {
 			return true
 		}
