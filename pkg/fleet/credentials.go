@@ -6,40 +6,40 @@ import "strings"
 // apps/kubernetes with release name R, each as R-<suffix>: the cluster's
 // TenantControlPlane, Cluster, KamajiControlPlane and KubevirtCluster are all
 // named R, so every controller's prefix is the release name. Read from the
-// sources (Cozystack 3c780acd; Kamaji, cluster-api-control-plane-provider-kamaji,
-// cluster-api-bootstrap-provider-talos and cluster-api-provider-kubevirt at
-// their main branches of 2026):
+// sources (Cozystack 3c780acd; Kamaji, cluster-api-control-plane-provider-
+// kamaji, cluster-api-bootstrap-provider-talos and
+// cluster-api-provider-kubevirt at their main branches of 2026):
 //
-//	suffix                                 written by                 holds
-//	admin-kubeconfig                       Kamaji (controllers/resources.go, kubeconfig.go)          admin.conf, super-admin.conf (and .svc): cluster-admin
-//	controller-manager-kubeconfig          Kamaji (controllers/resources.go)                         kube-controller-manager's client certificate
-//	scheduler-kubeconfig                   Kamaji (controllers/resources.go)                         kube-scheduler's client certificate
-//	konnectivity-kubeconfig                Kamaji (konnectivity/kubeconfig_resource.go)              konnectivity-server's client certificate
-//	ca                                     Kamaji (ca_certificate.go); the CAPI provider (kamajicontrolplane_controller_resources.go) copies it under the same name; CABPT reads it   the cluster CA, key included
-//	front-proxy-ca-certificate             Kamaji (front_proxy_ca_certificate.go)                    the front-proxy CA, key included
-//	front-proxy-client-certificate         Kamaji (front-proxy-client-certificate.go)                the aggregator's client certificate
-//	sa-certificate                         Kamaji (sa_certificate.go)                                the service-account signing key
-//	api-server-certificate                 Kamaji (api_server_certificate.go)                        the API server's serving key
-//	api-server-kubelet-client-certificate  Kamaji (api_server_kubelet_client_certificate.go)         the API server's client certificate to every kubelet
-//	konnectivity-certificate               Kamaji (konnectivity/certificate_resource.go)             konnectivity-server's serving key
-//	datastore-certificate                  Kamaji (datastore/datastore_certificate.go)               the client certificate of the datastore (the tenant's etcd)
-//	datastore-config                       Kamaji (datastore/datastore_storage_config.go)            the datastore's connection string and credentials
-//	kubeconfig                             cluster-api-control-plane-provider-kamaji                 CAPI's copy of the admin kubeconfig (key value)
-//	talos                                  cluster-api-bootstrap-provider-talos (controllers/secrets.go)   the Talos secrets bundle of the cluster
-//	talosconfig                            cluster-api-bootstrap-provider-talos (controllers/secrets.go)   talosctl's admin client configuration
-//	ssh-keys                               cluster-api-provider-kubevirt (pkg/ssh/cluster_node_ssh_keys.go) the nodes' SSH key pair
-//	talos-secrets                          apps/kubernetes templates/talos/talos-secrets.yaml        the trustd token, cluster secret and bootstrap token of the workers
-//	talos-ca                               apps/kubernetes templates/talos/talos-pki.yaml (cert-manager)   the Talos machine CA, key included
-//	talos-tls-cert                         apps/kubernetes templates/talos/talos-pki.yaml (cert-manager)   talos-csr-signer's serving key
-//	oidc-kubeconfig                        apps/kubernetes templates/oidc-kubeconfig-secret.yaml     the OIDC kubeconfig handed to users (the cluster CA and issuer)
-//	oidc-authn-config                      apps/kubernetes templates/oidc-authn-config.yaml          the API server's AuthenticationConfiguration
+//	suffix                                 written by (file)                       holds
+//	admin-kubeconfig                       Kamaji (controllers/resources.go)       admin.conf, super-admin.conf (+ .svc)
+//	controller-manager-kubeconfig          Kamaji (controllers/resources.go)       kube-controller-manager's client cert
+//	scheduler-kubeconfig                   Kamaji (controllers/resources.go)       kube-scheduler's client cert
+//	konnectivity-kubeconfig                Kamaji (konnectivity/kubeconfig_...)    konnectivity-server's client cert
+//	ca                                     Kamaji (ca_certificate.go); the CAPI    the cluster CA, key included
+//	                                       provider copies it under this name
+//	front-proxy-ca-certificate             Kamaji (front_proxy_ca_certificate.go)  the front-proxy CA, key included
+//	front-proxy-client-certificate         Kamaji                                  the aggregator's client cert
+//	sa-certificate                         Kamaji (sa_certificate.go)              the service-account signing key
+//	api-server-certificate                 Kamaji                                  the API server's serving key
+//	api-server-kubelet-client-certificate  Kamaji                                  the API server's cert to every kubelet
+//	konnectivity-certificate               Kamaji (konnectivity/certificate_...)   konnectivity-server's serving key
+//	datastore-certificate                  Kamaji (datastore/)                     the datastore's client cert
+//	datastore-config                       Kamaji (datastore/)                     the datastore's credentials
+//	kubeconfig                             CAPI Kamaji control-plane provider      CAPI's admin kubeconfig (key value)
+//	talos                                  CAPI Talos bootstrap provider           the Talos secrets bundle
+//	talosconfig                            CAPI Talos bootstrap provider           talosctl's admin configuration
+//	ssh-keys                               CAPI KubeVirt provider (pkg/ssh)        the nodes' SSH key pair
+//	talos-secrets                          chart, talos/talos-secrets.yaml         trustd and bootstrap tokens
+//	talos-ca                               chart, talos/talos-pki.yaml             the Talos machine CA, key included
+//	talos-tls-cert                         chart, talos/talos-pki.yaml             talos-csr-signer's serving key
+//	oidc-kubeconfig                        chart, oidc-kubeconfig-secret.yaml      the users' OIDC kubeconfig
+//	oidc-authn-config                      chart, oidc-authn-config.yaml           the AuthenticationConfiguration
 //
-// Per machine, cluster-api-bootstrap-provider-talos writes
-// <machine>-bootstrap-data (the worker's Talos machine config, with the
-// cluster's secrets) and cluster-api-provider-kubevirt copies it to
-// <machine>-bootstrap-data-userdata; machines are named R-<node group>-...
-// (MachineDeployment R-<group>), so those names are matched by prefix and
-// suffix (IsClusterCredential).
+// Per machine, the Talos bootstrap provider writes <machine>-bootstrap-data
+// (the worker's Talos machine config, with the cluster's secrets) and the
+// KubeVirt provider copies it to <machine>-bootstrap-data-userdata;
+// machines are named R-<node group>-... (MachineDeployment R-<group>), so
+// those names are matched by prefix and suffix (IsClusterCredential).
 var clusterCredentialSuffixes = []string{
 	"admin-kubeconfig",
 	"controller-manager-kubeconfig",
