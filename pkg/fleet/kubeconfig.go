@@ -29,9 +29,10 @@ const AdminKubeconfigSuffix = "-admin-kubeconfig"
 // (secretRef.name, secretName, valuesFrom, substituteFrom, env, a Secret's
 // own metadata.name, ...), and each is split into the words a name can be
 // made of, so that a name inside a longer text is found too (a
-// post-renderer's patch, a script). A string that holds a YAML or JSON
-// document (a patch, an annotation) is also read as one and its strings
-// looked at the same way, so that an escape (\x61) hides nothing.
+// post-renderer's patch, a script). A string with escapes or tags (\x61,
+// !!binary) is also read as the YAML or JSON document it may be (a patch,
+// an annotation) and its strings looked at the same way, and a !!binary
+// scalar as the string it stands for, so that neither hides a name.
 func CheckKubeconfigReferences(o api.Object) api.Problems {
 	if o.Node == nil {
 		return nil
@@ -46,7 +47,7 @@ func CheckKubeconfigReferences(o api.Object) api.Problems {
 		if path == "spec.kubeConfig.secretRef.name" || reported[path] {
 			return
 		}
-		if name, why := credentialIn(value); name != "" && !reported[path] {
+		if name, why := credentialIn(value); name != "" {
 			reported[path] = true
 			problems = append(problems, api.Errorf(o.Ref(), o.Origin, path,
 				"names %s, %s: an object that reaches the output as it is (it passes through, or is kept with keepInputs) must not read, mount or replace it; remove the reference", quoteName(name), why))
