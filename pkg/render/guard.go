@@ -116,20 +116,27 @@ oldObject.spec.kubeConfig : null`
 	celSetsKubeConfig = `variables.specChanged &&
 (variables.newKubeConfig != null || variables.oldKubeConfig != null)`
 
+	// celIsCredential: the Secret named n is one of the cluster's
+	// credentials (fleet.ClusterCredentials), or a worker's machine
+	// configuration (<release>-<machine><suffix>, fleet.MachineCredentialSuffixes).
+	celIsCredential = `(n in variables.credentials ||
+    (n.startsWith(variables.clusterRelease + '-') &&
+      variables.machineCredentialSuffixes.exists(s, n.endsWith(s))))`
+
 	// namesCredential / oldNamesCredential: the kubeConfig after / before
 	// the request reads one of a ComputePlane's credentials.
 	celNamesCredential = `variables.newKubeConfig != null &&
-variables.newKubeConfig.?secretRef.?name.orValue('') in variables.credentials`
+[variables.newKubeConfig.?secretRef.?name.orValue('')].exists(n, ` + celIsCredential + `)`
 	celOldNamesCredential = `variables.oldKubeConfig != null &&
-variables.oldKubeConfig.?secretRef.?name.orValue('') in variables.credentials`
+[variables.oldKubeConfig.?secretRef.?name.orValue('')].exists(n, ` + celIsCredential + `)`
 	// readsCredentials: the object hands one of a ComputePlane's
 	// credentials to what it runs, through a HelmRelease's valuesFrom or a
 	// Kustomization's postBuild.substituteFrom.
 	celReadsCredentials = `variables.specChanged &&
-(object.?spec.?valuesFrom.orValue([]).exists(v,
-    v.?kind.orValue('') == 'Secret' && v.?name.orValue('') in variables.credentials) ||
-  object.?spec.?postBuild.?substituteFrom.orValue([]).exists(v,
-    v.?kind.orValue('') == 'Secret' && v.?name.orValue('') in variables.credentials))`
+(object.?spec.?valuesFrom.orValue([]) +
+  object.?spec.?postBuild.?substituteFrom.orValue([])).exists(v,
+  v.?kind.orValue('') == 'Secret' &&
+  [v.?name.orValue('')].exists(n, ` + celIsCredential + `))`
 
 	// usesAccount: a HelmRelease or Kustomization whose spec names the
 	// fleet's account (in the fleet's namespace) or a cluster installer:
@@ -228,7 +235,8 @@ has(object.metadata.deletionTimestamp) ||
   ` + celTarget + ` +
   ": only the fleet (" + variables.fluxIdentities.join(", ") +
   ") may set or change spec.kubeConfig, change the spec of a release that has one, or read a ComputePlane's credentials (" +
-  variables.credentials.join(", ") + ") through valuesFrom or postBuild.substituteFrom" +
+  variables.kubeconfigSecret + ", " + variables.clusterRelease + "-kubeconfig, " + variables.clusterRelease +
+  "-ca and every other Secret Kamaji and the chart write for it) through valuesFrom or postBuild.substituteFrom" +
   (variables.directDelivery ? ", and a namespace's cluster installer (" + variables.installerAccount + ") the kubeConfig of its own cluster" : "") +
   "; " + request.userInfo.username +
   " is neither; a release that reaches another cluster belongs in the fleet repository"`
@@ -349,6 +357,7 @@ func guardVariables(v guardValues) ([]admissionv1.Variable, error) {
 		{"kubeconfigSecret", fleet.KubeconfigSecret(v.ClusterRelease)},
 		{"kubeconfigKey", fleet.KubeconfigKey},
 		{"credentials", sortedUnique(fleet.ClusterCredentials(v.ClusterRelease))},
+		{"machineCredentialSuffixes", sortedUnique(fleet.MachineCredentialSuffixes)},
 		{"directDelivery", v.DirectDelivery},
 		{"installerAccount", fleet.InstallerAccount},
 		{"fleetNamespace", v.FleetNamespace},

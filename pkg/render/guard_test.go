@@ -533,6 +533,8 @@ subjects:
 		{"G2 valuesFrom another Secret", create(tenantUser, edit(t, valuesFromKubeconfig, "name: computeplane-admin-kubeconfig", "name: my-values")), ""},
 		{"G2 substituteFrom the CA, by a tenant user", create(tenantUser, substituteFromCA), g2},
 		{"G2 substituteFrom the CA, by the fleet", create(fleetAccount, substituteFromCA), ""},
+		{"G2 valuesFrom a worker's machine configuration", create(tenantUser, edit(t, valuesFromKubeconfig, "name: computeplane-admin-kubeconfig", "name: computeplane-md0-abcde-fghij-bootstrap-data")), g2},
+		{"G2 valuesFrom Kamaji's datastore config", create(cozyFlux, edit(t, valuesFromKubeconfig, "name: computeplane-admin-kubeconfig", "name: computeplane-datastore-config")), g2},
 
 		// G3: a ComputePlane's worker VMs and their disks are the platform's.
 		{"G3 a tenant user opens a worker to the API server", update(tenantUser, worker, workerOpened), g3Owner},
