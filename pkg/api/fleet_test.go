@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -184,5 +185,30 @@ func TestConfigAllProblemsAtOnce(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestConfigListItems: every item of the wrong kind is reported at its
+// index, and the list keeps its default.
+func TestConfigListItems(t *testing.T) {
+	n, err := yaml.Parse("apiVersion: fn.computeplane.dev/v1alpha1\nkind: ComputePlaneGenerator\nmetadata: {name: fleet}\nspec:\n  inputs: [a, 3, {b: c}]\n  guard: {fluxIdentities: [x, [y]]}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, problems := api.DecodeConfig(api.NewObject(n.YNode(), api.Origin{File: "config.yaml"}))
+	var got []string
+	for _, p := range problems {
+		got = append(got, p.Field+": "+p.Message)
+	}
+	want := []string{
+		"spec.guard.fluxIdentities[1]: must be a string, not a list",
+		"spec.inputs[1]: must be a string, not the number 3",
+		"spec.inputs[2]: must be a string, not a map",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if c.Inputs != nil || !slices.Equal(c.Guard.FluxIdentities, api.DefaultFluxIdentities()) {
+		t.Errorf("inputs %q, flux identities %q: want the defaults", c.Inputs, c.Guard.FluxIdentities)
 	}
 }

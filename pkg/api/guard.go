@@ -28,6 +28,9 @@ type GuardConfig struct {
 // request.userInfo.username.
 type Identities []string
 
+// yamlWords says what a list of identities holds, for [decoder.strict].
+func (Identities) yamlWords() string { return "a list of user names" }
+
 // DefaultFluxIdentities is guard.fluxIdentities when the config sets none:
 // kustomize-controller of a Flux installed by `flux bootstrap` or `flux
 // install`. On a Cozystack cluster whose own Flux (flux-aio, namespace
