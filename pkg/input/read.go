@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -488,24 +489,43 @@ func (b *Budget) hold(objs []api.Object, what, advice string) error {
 // ReadFile reads one YAML file, charging it to the budget.
 func (b *Budget) ReadFile(path string) ([]api.Object, error) {
 	name := filepath.ToSlash(path)
-	data, err := b.readBytes(path, name)
+	data, err := b.readBytes(anywhere{}, path, name)
 	if err != nil {
 		return nil, err
 	}
 	return b.Decode(data, name)
 }
 
-// readBytes reads a file, charging it to the budget. Only regular files
-// are read: a FIFO or a device would block or never end, and a file larger
-// than what the run may still read is refused from its size.
-func (b *Budget) readBytes(path, name string) ([]byte, error) {
+// A tree is where inputs are found and read: a folder confined by an
+// os.Root (root.FS(), for the inputs of a function config), or the whole
+// file system (anywhere, for those named on the command line).
+type tree interface {
+	fs.StatFS
+	fs.ReadDirFS
+}
+
+// anywhere is the whole file system as a tree: names are the operating
+// system's paths, as given.
+type anywhere struct{}
+
+func (anywhere) Open(name string) (fs.File, error)          { return os.Open(name) }
+func (anywhere) Stat(name string) (fs.FileInfo, error)      { return os.Stat(name) }
+func (anywhere) ReadDir(name string) ([]fs.DirEntry, error) { return os.ReadDir(name) }
+func (anywhere) Glob(pattern string) ([]string, error)      { return filepath.Glob(pattern) }
+
+// readBytes reads the file path of t, charging it to the budget. Only
+// regular files are read: a FIFO or a device would block or never end, and
+// a file larger than what the run may still read is refused from its size.
+func (b *Budget) readBytes(t tree, path, name string) ([]byte, error) {
 	fail := func(format string, args ...any) error {
 		return api.Problems{{File: name, Message: fmt.Sprintf(format, args...)}}
 	}
 	fatal := func(format string, args ...any) error {
 		return overBudget{api.Problems{{File: name, Message: fmt.Sprintf(format, args...)}}}
 	}
-	info, err := os.Stat(path)
+	// Looked at before it is opened, since opening a FIFO blocks; and
+	// again once open, in case it was swapped in between.
+	info, err := t.Stat(path)
 	if err != nil {
 		return nil, fail("failed to read input: %v", unwrapPathError(err))
 	}
@@ -515,15 +535,18 @@ func (b *Budget) readBytes(path, name string) ([]byte, error) {
 	if err := b.chargeFiles(1); err != nil {
 		return nil, fatal("%v", err)
 	}
-	remaining := b.RemainingBytes()
-	if info.Size() > remaining {
-		return nil, fatal("the file is %d MiB; the inputs of one run may hold at most %d MiB together", info.Size()>>20, MaxInputBytes>>20)
-	}
-	f, err := os.Open(path)
+	f, err := t.Open(path)
 	if err != nil {
 		return nil, fail("failed to read input: %v", unwrapPathError(err))
 	}
 	defer f.Close()
+	if info, err = f.Stat(); err != nil || !info.Mode().IsRegular() {
+		return nil, fail("failed to read input: not a regular file")
+	}
+	remaining := b.RemainingBytes()
+	if info.Size() > remaining {
+		return nil, fatal("the file is %d MiB; the inputs of one run may hold at most %d MiB together", info.Size()>>20, MaxInputBytes>>20)
+	}
 	// Sized by the file, as os.ReadFile does, rather than grown while
 	// reading; the limit still holds for files that grow or lie.
 	data := make([]byte, 0, info.Size()+1)
@@ -560,7 +583,7 @@ func unwrapPathError(err error) error {
 // symbolic links to folders. A pattern that names nothing is an error, so
 // that a typo never silently renders an empty fleet.
 func Expand(dir string, patterns []string) ([]string, error) {
-	return expand(dir, patterns, false)
+	return expand(anywhere{}, dir, patterns)
 }
 
 // ExpandInside is Expand for patterns that must stay inside dir, as those of
@@ -568,29 +591,69 @@ func Expand(dir string, patterns []string) ([]string, error) {
 // the same way): no absolute paths, no "..", and no symbolic link that
 // leads out of dir. A config from a pull request can then not read, and
 // copy into the rendered fleet, files such as a kubeconfig elsewhere on the
-// CI machine.
+// CI machine. Read opens every file of such patterns through an os.Root of
+// dir, so a link swapped in after the expansion cannot lead out either.
 func ExpandInside(dir string, patterns []string) ([]string, error) {
-	return expand(dir, patterns, true)
+	root, err := openRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	files, err := expand(newInside(root, dir), "", patterns)
+	for i, f := range files {
+		files[i] = filepath.Join(dir, filepath.FromSlash(f))
+	}
+	return files, err
 }
 
-func expand(dir string, patterns []string, inside bool) ([]string, error) {
-	var root string
-	if inside {
-		var err error
-		if root, err = realPath(cmp.Or(dir, ".")); err != nil {
-			return nil, fmt.Errorf("failed to resolve the working directory: %w", err)
-		}
+// openRoot opens the folder that the inputs of a function config stay in.
+func openRoot(dir string) (*os.Root, error) {
+	root, err := os.OpenRoot(cmp.Or(dir, "."))
+	if err != nil {
+		return nil, fmt.Errorf("failed to open the working directory: %w", err)
 	}
+	return root, nil
+}
+
+// inside is the tree of an os.Root of dir: names are slash-separated and
+// relative to dir, and no open leaves it.
+type inside struct {
+	tree
+	dir string
+}
+
+// newInside is the tree of root, an os.Root of dir (whose file system is
+// documented to be a StatFS and a ReadDirFS).
+func newInside(root *os.Root, dir string) inside { return inside{root.FS().(tree), dir} }
+
+// leadsOut returns the error of a name of t that leads out of its
+// os.Root: one that the root refuses and the operating system, asked by
+// path, finds. nil for any other name. (The os.Root refuses; this only
+// words the message.)
+func leadsOut(t tree, name, shown string) error {
+	in, ok := t.(inside)
+	if !ok {
+		return nil
+	}
+	if _, err := t.Stat(name); err == nil {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(in.dir, filepath.FromSlash(name))); err != nil {
+		return nil
+	}
+	return fmt.Errorf("%s leads outside the working directory (a symbolic link?)", shown)
+}
+
+func expand(t tree, dir string, patterns []string) ([]string, error) {
+	_, confined := t.(inside)
 	seen := map[string]bool{}
 	var files []string
-	add := func(p string) error {
+	add := func(p, shown string) error {
 		if seen[p] {
 			return nil
 		}
-		if inside {
-			if err := within(root, p); err != nil {
-				return err
-			}
+		if err := leadsOut(t, p, shown); err != nil {
+			return err
 		}
 		seen[p] = true
 		files = append(files, p)
@@ -600,47 +663,51 @@ func expand(dir string, patterns []string, inside bool) ([]string, error) {
 		return nil
 	}
 	for _, pattern := range patterns {
-		if inside {
+		full := pattern
+		if confined {
 			if err := relativeInside(pattern); err != nil {
 				return nil, fmt.Errorf("input %q: %w", pattern, err)
 			}
-		}
-		full := pattern
-		if !filepath.IsAbs(full) && dir != "" {
+			full = path.Clean(filepath.ToSlash(pattern))
+		} else if !filepath.IsAbs(full) && dir != "" {
 			full = filepath.Join(dir, pattern)
 		}
-		matches, err := filepath.Glob(full)
+		matches, err := fs.Glob(t, full)
 		if err != nil {
 			return nil, fmt.Errorf("input %q: bad pattern: %w", pattern, err)
 		}
 		if len(matches) == 0 {
+			if err := leadsOut(t, full, filepath.ToSlash(pattern)); err != nil {
+				return nil, fmt.Errorf("input %q: %w", pattern, err)
+			}
 			return nil, fmt.Errorf("input %q: no such file or folder", pattern)
 		}
 		for _, m := range matches {
-			info, err := os.Stat(m)
+			// Messages name a match as the pattern spells it, when the
+			// pattern is the match ("link/", not "link").
+			shown := m
+			if confined && len(matches) == 1 && m == full {
+				shown = filepath.ToSlash(pattern)
+			}
+			info, err := t.Stat(m)
 			if err != nil {
-				return nil, fmt.Errorf("input %q: %w", pattern, unwrapPathError(err))
+				return nil, fmt.Errorf("input %q: %w", pattern, cmp.Or(leadsOut(t, m, shown), unwrapPathError(err)))
 			}
 			if !info.IsDir() {
-				if err := add(m); err != nil {
+				if err := add(m, shown); err != nil {
 					return nil, fmt.Errorf("input %q: %w", pattern, err)
 				}
 				continue
 			}
-			if inside {
-				if err := within(root, m); err != nil {
-					return nil, fmt.Errorf("input %q: %w", pattern, err)
-				}
-			}
-			err = filepath.WalkDir(m, func(p string, e fs.DirEntry, err error) error {
+			err = fs.WalkDir(t, m, func(p string, e fs.DirEntry, err error) error {
 				if err != nil {
 					return err
 				}
 				if e.IsDir() && p != m && strings.HasPrefix(e.Name(), ".") {
-					return filepath.SkipDir
+					return fs.SkipDir
 				}
 				if !e.IsDir() && isYAML(e.Name()) {
-					return add(p)
+					return add(p, p)
 				}
 				return nil
 			})
@@ -662,28 +729,6 @@ func relativeInside(pattern string) error {
 	clean := filepath.ToSlash(filepath.Clean(pattern))
 	if clean == ".." || strings.HasPrefix(clean, "../") {
 		return errors.New("must stay inside the working directory (no ..)")
-	}
-	return nil
-}
-
-func realPath(p string) (string, error) {
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return "", err
-	}
-	return filepath.EvalSymlinks(abs)
-}
-
-// within refuses a path whose real location, symbolic links followed, is
-// outside root.
-func within(root, p string) error {
-	real, err := realPath(p)
-	if err != nil {
-		return unwrapPathError(err)
-	}
-	rel, err := filepath.Rel(root, real)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
-		return fmt.Errorf("%s leads outside the working directory (a symbolic link?)", filepath.ToSlash(p))
 	}
 	return nil
 }
@@ -727,14 +772,26 @@ func Read(patterns []string, opts Options) ([]api.Object, error) {
 	if b == nil {
 		b = new(Budget)
 	}
-	files, err := expand(opts.Dir, patterns, opts.Inside)
+	var t tree = anywhere{}
+	dir := opts.Dir
+	if opts.Inside {
+		root, err := openRoot(opts.Dir)
+		if err != nil {
+			return nil, err
+		}
+		defer root.Close()
+		t, dir = newInside(root, opts.Dir), ""
+	}
+	files, err := expand(t, dir, patterns)
 	if err != nil {
 		return nil, err
 	}
-	return b.readFiles(opts.Dir, files, opts.Prepare)
+	return b.readFiles(t, dir, files, opts.Prepare)
 }
 
-func (b *Budget) readFiles(dir string, files []string, prepare func(*api.Object)) ([]api.Object, error) {
+// readFiles reads files of t; dir is what the names of files of the whole
+// file system are relative to.
+func (b *Budget) readFiles(t tree, dir string, files []string, prepare func(*api.Object)) ([]api.Object, error) {
 	type read struct {
 		objs     []api.Object
 		problems api.Problems
@@ -750,7 +807,7 @@ func (b *Budget) readFiles(dir string, files []string, prepare func(*api.Object)
 					name = filepath.ToSlash(rel)
 				}
 			}
-			data, err := b.readBytes(f, name)
+			data, err := b.readBytes(t, f, name)
 			if err == nil {
 				var objs []api.Object
 				if objs, err = b.decodeFile(data, name, pieceBytes, prepare); err == nil {
