@@ -157,6 +157,7 @@ func CheckDirReading(dir string, files []File, read Reader) (Changes, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer p.close()
 	return p.changes, nil
 }
 
@@ -164,14 +165,15 @@ func CheckDirReading(dir string, files []File, read Reader) (Changes, error) {
 // differ and removes the files computeplane-fn wrote before (see IsManaged)
 // that files no longer holds, then the folders that pruning left empty. It
 // never touches any other file, nor anything whose name starts with a dot,
-// and never follows a symbolic link inside dir. It returns what it changed;
+// and refuses a symbolic link where a file or folder of its own goes; every
+// look and change goes through an os.Root of dir, so none leaves it, even
+// through a link swapped in during the run. It returns what it changed;
 // when nothing differs it writes nothing at all.
 //
 // The change is all or nothing as far as the process can ensure it: files
 // are checked and dir is scanned first, everything new is written to a
-// staging folder next to dir (inside dir, as a dot folder, when the parent
-// is not writable or on another file system), and only then moved into
-// place, with each replaced or removed file kept in the staging folder until
+// staging folder inside dir (a dot folder, which the writer never takes for
+// its own), and only then moved into place, with each replaced or removed file kept in the staging folder until
 // the end. A failure at any step undoes the steps before it, so that dir is
 // left as it was. What it cannot undo is being killed (SIGKILL, a power cut)
 // while files are being moved: dir then holds a mix of old and new files and
@@ -195,6 +197,7 @@ func WriteDirReading(ctx context.Context, dir string, files []File, read Reader)
 	if err != nil {
 		return nil, err
 	}
+	defer p.close()
 	if len(p.changes) == 0 {
 		return nil, nil
 	}
@@ -206,10 +209,11 @@ func WriteDirReading(ctx context.Context, dir string, files []File, read Reader)
 
 // folderPlan is what a run will do to dir, worked out before any change.
 type folderPlan struct {
-	// root is dir with symbolic links resolved (or as given, when it does
-	// not exist yet); exists says whether it does.
-	root    string
-	exists  bool
+	// dir is the output folder as given, for messages; root confines every
+	// look and change to it (nil until the run creates it, when it does
+	// not exist yet).
+	dir     string
+	root    *os.Root
 	changes Changes
 	// modes of the files to replace, by path, so that a replaced file
 	// keeps its permissions.
@@ -246,7 +250,7 @@ func plan(dir string, files []File, read Reader) (*folderPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &folderPlan{root: dir, modes: map[string]fs.FileMode{}}
+	p := &folderPlan{dir: dir, modes: map[string]fs.FileMode{}}
 	info, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -256,16 +260,16 @@ func plan(dir string, files []File, read Reader) (*folderPlan, error) {
 	case !info.IsDir():
 		return nil, fmt.Errorf("output folder %s is not a folder", dir)
 	default:
-		// dir itself may be a link (to a checkout elsewhere); links inside it
-		// are never followed.
-		if p.root, err = filepath.EvalSymlinks(dir); err != nil {
-			return nil, fmt.Errorf("failed to resolve output folder %s: %w", dir, err)
+		// dir itself may be a link (to a checkout elsewhere); nothing below
+		// it is reached but through its os.Root.
+		if p.root, err = os.OpenRoot(dir); err != nil {
+			return nil, fmt.Errorf("failed to open output folder %s: %w", dir, err)
 		}
-		p.exists = true
 	}
 	kinds := map[string]entryKind{}
-	if p.exists {
+	if p.root != nil {
 		if err := p.scan(want, kinds, read); err != nil {
+			p.close()
 			return nil, err
 		}
 	}
@@ -291,15 +295,24 @@ func plan(dir string, files []File, read Reader) (*folderPlan, error) {
 		p.changes = append(p.changes, Change{Op: Added, Path: f.Path, New: f.Data})
 	}
 	if len(conflicts) > 0 {
+		p.close()
 		slices.Sort(conflicts)
 		conflicts = slices.Compact(conflicts)
 		return nil, fmt.Errorf("refusing to write output folder %s:\n  %s", dir, strings.Join(capLines(conflicts, 20), "\n  "))
 	}
 	slices.SortFunc(p.changes, func(a, b Change) int { return cmp.Compare(a.Path, b.Path) })
 	if err := checkManaged(p.changes, read); err != nil {
+		p.close()
 		return nil, err
 	}
 	return p, nil
+}
+
+// close closes the plan's root, when there is one.
+func (p *folderPlan) close() {
+	if p.root != nil {
+		p.root.Close()
+	}
 }
 
 // checkManaged refuses to write a file that a later run could not tell from
@@ -400,22 +413,17 @@ func checkPath(p string) error {
 // scan walks dir without following links, records what every non-dot entry
 // is, compares the files that files holds and collects the stale ones.
 func (p *folderPlan) scan(want map[string][]byte, kinds map[string]entryKind, read Reader) error {
-	return filepath.WalkDir(p.root, func(full string, d fs.DirEntry, err error) error {
+	return fs.WalkDir(p.root.FS(), ".", func(rel string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return fmt.Errorf("failed to scan output folder: %w", err)
 		}
-		if full == p.root {
+		if rel == "." {
 			return nil
 		}
-		rel, err := filepath.Rel(p.root, full)
-		if err != nil {
-			return fmt.Errorf("failed to scan output folder: %w", err)
-		}
-		rel = filepath.ToSlash(rel)
 		if strings.HasPrefix(d.Name(), ".") {
 			// .git, .github, editor files, a staging folder: never ours.
 			if d.IsDir() {
-				return filepath.SkipDir
+				return fs.SkipDir
 			}
 			return nil
 		}
@@ -442,7 +450,7 @@ func (p *folderPlan) scan(want map[string][]byte, kinds map[string]entryKind, re
 		if info.Size() > MaxManagedFileBytes {
 			return nil // foreign by size; a conflict if a generated file goes there
 		}
-		old, err := os.ReadFile(full)
+		old, err := p.root.ReadFile(rel)
 		if err != nil {
 			return fmt.Errorf("failed to read %s: %w", rel, err)
 		}
