@@ -126,7 +126,7 @@ func identityProblem(s string) string {
 	}
 	if rest, ok := strings.CutPrefix(s, serviceAccountPrefix); ok {
 		ns, name, ok := strings.Cut(rest, ":")
-		if !ok || !ValidDNSLabel(ns) || name == "" || !dns1123SubdomainRE.MatchString(name) || len(name) > 253 {
+		if !ok || !ValidDNSLabel(ns) || !validDNSSubdomain(name) {
 			return "is not a service account's user name: system:serviceaccount:<namespace>:<name>"
 		}
 	}
