@@ -298,7 +298,7 @@ func runFolder(dir string, check bool, r *pipeline.Result, read output.Reader, s
 		fmt.Fprintf(stderr, "computeplane-fn: note: %d objects that are not generated (kept inputs, objects passing through) are not written to %s; they stay in their own files\n", notWritten, dir)
 	}
 	if check {
-		changes, err := output.CheckDirReading(dir, files, read)
+		changes, err := output.WriteDir(context.Background(), dir, files, output.DirOptions{Check: true, Read: read})
 		if err != nil {
 			return nil, err
 		}
@@ -308,7 +308,7 @@ func runFolder(dir string, check bool, r *pipeline.Result, read output.Reader, s
 	// way: the writer finishes or undoes, then the process exits.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	changes, err := output.WriteDirReading(ctx, dir, files, read)
+	changes, err := output.WriteDir(ctx, dir, files, output.DirOptions{Read: read})
 	if errors.Is(err, context.Canceled) {
 		return nil, fmt.Errorf("interrupted; %s was left as it was", dir)
 	}

@@ -131,17 +131,6 @@ func (cs Changes) WriteDiff(w io.Writer) error {
 	return nil
 }
 
-// CheckDir compares dir with files, the complete desired content of the
-// generated part of dir, and returns what WriteDir would change: files to
-// add, files whose content differs, and files computeplane-fn wrote before
-// (see IsManaged) that files no longer holds. It writes nothing. Files
-// computeplane-fn did not write are ignored, unless one sits where a file of
-// files must go, which is an error (WriteDir would refuse it too). A missing
-// dir counts as empty.
-func CheckDir(dir string, files []File) (Changes, error) {
-	return CheckDirReading(dir, files, nil)
-}
-
 // Reader is shown the documents of both versions of every file that changes
 // (the committed one, old, and the one the run writes), as the writer parses
 // them anyway to tell its own files from foreign ones, so that a report can
@@ -150,56 +139,51 @@ func CheckDir(dir string, files []File) (Changes, error) {
 // concurrently: it must be safe for that. It must not modify the documents.
 type Reader func(path string, old bool, docs []*yaml.Node)
 
-// CheckDirReading is CheckDir that also shows read (when not nil) the
-// documents of the files that change.
-func CheckDirReading(dir string, files []File, read Reader) (Changes, error) {
-	p, err := plan(dir, files, read)
-	if err != nil {
-		return nil, err
-	}
-	defer p.close()
-	return p.changes, nil
+// DirOptions say what WriteDir does besides writing.
+type DirOptions struct {
+	// Check compares dir with files and writes nothing: WriteDir returns
+	// what it would change. Files computeplane-fn did not write are
+	// ignored, unless one sits where a file of files must go, which is an
+	// error (a write would refuse it too). A missing dir counts as empty.
+	Check bool
+	// Read, when not nil, is shown the documents of the files that change,
+	// before anything is written.
+	Read Reader
 }
 
-// WriteDir makes dir hold files: it writes the files that are missing or
-// differ and removes the files computeplane-fn wrote before (see IsManaged)
-// that files no longer holds, then the folders that pruning left empty. It
-// never touches any other file, nor anything whose name starts with a dot,
-// and refuses a symbolic link where a file or folder of its own goes; every
+// WriteDir makes dir hold files, the complete desired content of the
+// generated part of dir: it writes the files that are missing or differ and
+// removes the files computeplane-fn wrote before (see IsManaged) that files
+// no longer holds, then the folders that pruning left empty. It never
+// touches any other file, nor anything whose name starts with a dot, and
+// refuses a symbolic link where a file or folder of its own goes; every
 // look and change goes through an os.Root of dir, so none leaves it, even
 // through a link swapped in during the run. It returns what it changed;
-// when nothing differs it writes nothing at all.
+// when nothing differs it writes nothing at all. With opts.Check it only
+// compares.
 //
 // The change is all or nothing as far as the process can ensure it: files
 // are checked and dir is scanned first, everything new is written to a
 // staging folder inside dir (a dot folder, which the writer never takes for
-// its own), and only then moved into place, with each replaced or removed file kept in the staging folder until
-// the end. A failure at any step undoes the steps before it, so that dir is
-// left as it was. What it cannot undo is being killed (SIGKILL, a power cut)
-// while files are being moved: dir then holds a mix of old and new files and
-// the staging folder the previous versions; running again converges, and the
-// fleet folder is in Git.
-func WriteDir(dir string, files []File) (Changes, error) {
-	return WriteDirContext(context.Background(), dir, files)
-}
-
-// WriteDirContext is WriteDir with a context: cancelling it before the files
-// are moved into place leaves dir untouched; once moving has begun it runs to
-// the end, since stopping half way is what the staging is there to avoid.
-func WriteDirContext(ctx context.Context, dir string, files []File) (Changes, error) {
-	return WriteDirReading(ctx, dir, files, nil)
-}
-
-// WriteDirReading is WriteDirContext that also shows read (when not nil)
-// the documents of the files that change, before anything is written.
-func WriteDirReading(ctx context.Context, dir string, files []File, read Reader) (Changes, error) {
-	p, err := plan(dir, files, read)
+// its own), and only then moved into place, with each replaced or removed
+// file kept in the staging folder until the end. A failure at any step
+// undoes the steps before it, so that dir is left as it was. What it cannot
+// undo is being killed (SIGKILL, a power cut) while files are being moved:
+// dir then holds a mix of old and new files and the staging folder the
+// previous versions; running again converges, and the fleet folder is in
+// Git.
+//
+// Cancelling ctx before the files are moved into place leaves dir
+// untouched; once moving has begun the run goes to the end, since stopping
+// half way is what the staging is there to avoid.
+func WriteDir(ctx context.Context, dir string, files []File, opts DirOptions) (Changes, error) {
+	p, err := plan(dir, files, opts.Read)
 	if err != nil {
 		return nil, err
 	}
 	defer p.close()
-	if len(p.changes) == 0 {
-		return nil, nil
+	if opts.Check || len(p.changes) == 0 {
+		return p.changes, nil
 	}
 	if err := p.commit(ctx); err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package posture_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,7 +82,7 @@ func review(t *testing.T, before, after []edit) *posture.Result {
 	apply(t, dir, before)
 	_, files := render(t, dir)
 	out := filepath.Join(dir, "rendered")
-	if _, err := output.WriteDir(out, files); err != nil {
+	if _, err := output.WriteDir(context.Background(), out, files, output.DirOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.RemoveAll(filepath.Join(dir, "fleet")); err != nil {
@@ -91,7 +92,7 @@ func review(t *testing.T, before, after []edit) *posture.Result {
 	apply(t, dir, after)
 	r, files := render(t, dir)
 	c := posture.NewCollector()
-	if _, err := output.CheckDirReading(out, files, c.Read); err != nil {
+	if _, err := output.WriteDir(context.Background(), out, files, output.DirOptions{Check: true, Read: c.Read}); err != nil {
 		t.Fatal(err)
 	}
 	checked, err := posture.Review(r.Objects, c)
@@ -100,7 +101,7 @@ func review(t *testing.T, before, after []edit) *posture.Result {
 	}
 	// Writing reads the same.
 	c = posture.NewCollector()
-	if _, err := output.WriteDirReading(t.Context(), out, files, c.Read); err != nil {
+	if _, err := output.WriteDir(t.Context(), out, files, output.DirOptions{Read: c.Read}); err != nil {
 		t.Fatal(err)
 	}
 	written, err := posture.Review(r.Objects, c)
