@@ -25,7 +25,7 @@ import (
 // origin file of every object. Empty documents are skipped; a v1 List is
 // unwrapped into its items. It counts against a budget of its own; use
 // Budget.Decode to share one across the inputs of a run.
-func Decode(data []byte, name string) ([]api.Object, error) {
+func Decode(data []byte, name string) ([]api.Object, api.Problems) {
 	return new(Budget).Decode(data, name)
 }
 
@@ -39,11 +39,15 @@ func CheckBytes(data []byte) error {
 	return nil
 }
 
-// Decode splits YAML bytes into objects, charging them to the budget. The
-// error is an api.Problems: every object that cannot be read safely is
-// reported, with its field, before the first problem of another kind ends
-// the file.
-func (b *Budget) Decode(data []byte, name string) ([]api.Object, error) {
+// Decode splits YAML bytes into objects, charging them to the budget. Every
+// object that cannot be read safely is reported, with its field, before the
+// first problem of another kind ends the file.
+func (b *Budget) Decode(data []byte, name string) ([]api.Object, api.Problems) {
+	objs, err := b.decode(data, name)
+	return objs, b.problems(err)
+}
+
+func (b *Budget) decode(data []byte, name string) ([]api.Object, error) {
 	if err := b.chargeFile(data, name); err != nil {
 		return nil, err
 	}
@@ -51,7 +55,7 @@ func (b *Budget) Decode(data []byte, name string) ([]api.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := b.Hold(objs); err != nil {
+	if err := b.hold(objs); err != nil {
 		return nil, err
 	}
 	return objs, nil
@@ -196,7 +200,7 @@ func (b *Budget) decodeFile(data []byte, name string, pieceSize int, prepare fun
 			return nil, err
 		}
 		prepareAll(objs, prepare)
-		if err := b.Hold(objs); err != nil {
+		if err := b.hold(objs); err != nil {
 			return nil, err
 		}
 		return objs, nil
@@ -218,7 +222,7 @@ func (b *Budget) decodeFile(data []byte, name string, pieceSize int, prepare fun
 				return decoded{}, err
 			}
 			prepareAll(objs, prepare)
-			if err := b.Hold(objs); err != nil {
+			if err := b.hold(objs); err != nil {
 				return decoded{}, err
 			}
 			return decoded{objs, docs}, nil
@@ -233,7 +237,7 @@ func (b *Budget) decodeFile(data []byte, name string, pieceSize int, prepare fun
 			return nil
 		})
 	switch {
-	case IsOverBudget(err):
+	case isOverBudget(err):
 		return nil, err
 	case err != nil:
 		// Whatever else went wrong, the file in one piece says it the way
@@ -267,7 +271,7 @@ func decodeOne(dec *yaml.Decoder, doc *yaml.Node) (err error) {
 
 // Unwrap returns the object, or the items of a v1 List, after checking
 // each with yamlnode.Check; it counts against a budget of its own.
-func Unwrap(n *yaml.Node, origin api.Origin) ([]api.Object, error) {
+func Unwrap(n *yaml.Node, origin api.Origin) ([]api.Object, api.Problems) {
 	return new(Budget).Unwrap(n, origin)
 }
 
@@ -278,12 +282,30 @@ type overBudget struct{ api.Problems }
 // Unwrap lets errors.As find the problems.
 func (o overBudget) Unwrap() error { return o.Problems }
 
-// IsOverBudget reports whether err says that a limit of the whole run was
+// isOverBudget reports whether err says that a limit of the whole run was
 // hit, after which reading more is pointless.
-func IsOverBudget(err error) bool {
+func isOverBudget(err error) bool {
 	var ob overBudget
 	return errors.As(err, &ob)
 }
+
+// problems turns an error of this package's readers into the problems the
+// exported functions return, and notes a limit of the whole run (see
+// Exhausted).
+func (b *Budget) problems(err error) api.Problems {
+	if err == nil {
+		return nil
+	}
+	ps, fatal := asProblems(err)
+	if fatal {
+		b.exhausted.Store(true)
+	}
+	return ps
+}
+
+// Exhausted reports whether a limit of the whole run was hit: the problems
+// returned last say which, and reading more is pointless.
+func (b *Budget) Exhausted() bool { return b.exhausted.Load() }
 
 func asProblems(err error) (api.Problems, bool) {
 	var ob overBudget
@@ -298,15 +320,20 @@ func asProblems(err error) (api.Problems, bool) {
 }
 
 // Unwrap returns the object, or the items of a v1 List, each checked with
-// yamlnode.Check and charged to the budget. The error is an api.Problems
-// naming every object that cannot be read safely.
-func (b *Budget) Unwrap(n *yaml.Node, origin api.Origin) ([]api.Object, error) {
+// yamlnode.Check and charged to the budget. The problems name every object
+// that cannot be read safely.
+func (b *Budget) Unwrap(n *yaml.Node, origin api.Origin) ([]api.Object, api.Problems) {
+	objs, err := b.unwrap(n, origin)
+	return objs, b.problems(err)
+}
+
+func (b *Budget) unwrap(n *yaml.Node, origin api.Origin) ([]api.Object, error) {
 	if n == nil || n.Kind != yaml.MappingNode {
 		return nil, api.Problems{{File: origin.File, Message: fmt.Sprintf("expected an object (a YAML map), found %s", describeItem(n))}}
 	}
 	o := api.NewObject(n, origin)
 	if o.APIVersion != "v1" || o.Kind != "List" {
-		obj, err := b.Object(n, origin)
+		obj, err := b.object(n, origin)
 		if err != nil {
 			return nil, err
 		}
@@ -329,7 +356,7 @@ func (b *Budget) Unwrap(n *yaml.Node, origin api.Origin) ([]api.Object, error) {
 			problems = append(problems, api.Errorf(o.Ref(), origin, fmt.Sprintf("items[%d]", i), "must be an object (a YAML map), not %s", describeItem(item)))
 			continue
 		}
-		obj, err := b.Object(item, origin)
+		obj, err := b.object(item, origin)
 		if err != nil {
 			ps, fatal := asProblems(err)
 			problems = append(problems, ps...)
@@ -394,7 +421,12 @@ var metadataFields = []string{"name", "namespace", "labels", "annotations"}
 // Object checks one object with yamlnode.Check, refuses aliases in its
 // identity and metadata, and charges it to the budget. The error is an
 // api.Problems.
-func (b *Budget) Object(n *yaml.Node, origin api.Origin) (api.Object, error) {
+func (b *Budget) Object(n *yaml.Node, origin api.Origin) (api.Object, api.Problems) {
+	o, err := b.object(n, origin)
+	return o, b.problems(err)
+}
+
+func (b *Budget) object(n *yaml.Node, origin api.Origin) (api.Object, error) {
 	o := api.NewObject(n, origin)
 	nodes, err := yamlnode.Check(n, MaxObjectNodes)
 	if err != nil {
@@ -461,20 +493,28 @@ func (b *Budget) Object(n *yaml.Node, origin api.Origin) (api.Object, error) {
 // written (those that pass through or are kept, the function config, and
 // every item of a ResourceList) to the budget; the readers of this package
 // call it for what their prepare step leaves a node.
-func (b *Budget) Hold(objs []api.Object) error {
-	if b.ForResourceList {
-		return b.HoldItems(objs)
-	}
-	return b.hold(objs, "the objects that pass through this function or are kept (keepInputs)", "pass fewer or smaller objects through (for a large fleet, keepInputs: false)")
+func (b *Budget) Hold(objs []api.Object) api.Problems {
+	return b.problems(b.hold(objs))
 }
 
 // HoldItems is Hold for the items of a ResourceList and the inputs the KRM
 // function reads, all of which it holds.
-func (b *Budget) HoldItems(objs []api.Object) error {
-	return b.hold(objs, "the inputs of the KRM function (items and spec.inputs)", "render a fleet this large with the standalone CLI")
+func (b *Budget) HoldItems(objs []api.Object) api.Problems {
+	return b.problems(b.holdItems(objs))
 }
 
-func (b *Budget) hold(objs []api.Object, what, advice string) error {
+func (b *Budget) hold(objs []api.Object) error {
+	if b.ForResourceList {
+		return b.holdItems(objs)
+	}
+	return b.holdAs(objs, "the objects that pass through this function or are kept (keepInputs)", "pass fewer or smaller objects through (for a large fleet, keepInputs: false)")
+}
+
+func (b *Budget) holdItems(objs []api.Object) error {
+	return b.holdAs(objs, "the inputs of the KRM function (items and spec.inputs)", "render a fleet this large with the standalone CLI")
+}
+
+func (b *Budget) holdAs(objs []api.Object, what, advice string) error {
 	for _, o := range objs {
 		if o.Node == nil {
 			continue
@@ -487,11 +527,11 @@ func (b *Budget) hold(objs []api.Object, what, advice string) error {
 }
 
 // ReadFile reads one YAML file, charging it to the budget.
-func (b *Budget) ReadFile(path string) ([]api.Object, error) {
+func (b *Budget) ReadFile(path string) ([]api.Object, api.Problems) {
 	name := filepath.ToSlash(path)
 	data, err := b.readBytes(anywhere{}, path, name)
 	if err != nil {
-		return nil, err
+		return nil, b.problems(err)
 	}
 	return b.Decode(data, name)
 }
@@ -743,10 +783,11 @@ type Options struct {
 	// Dir is the folder the patterns are relative to; empty means the
 	// working directory.
 	Dir string
-	// Inside keeps the patterns inside Dir, as those of a function config
-	// must be (see ExpandInside); the inputs a person names on the command
-	// line may be anywhere.
-	Inside bool
+	// Config, when set, is the function config whose spec.inputs the
+	// patterns are: they must then stay inside Dir (see ExpandInside), and
+	// a pattern's problem is reported at that field. The inputs a person
+	// names on the command line may be anywhere.
+	Config *api.Config
 	// Prepare, when set, runs on every object of a file right after the file
 	// is decoded and its objects checked, on the goroutine that decoded
 	// them. The standalone pipeline uses it to boil app objects down to what
@@ -764,29 +805,38 @@ type Options struct {
 // in the order of the files and documents.
 //
 // Origins name files relative to Dir where possible, so that messages
-// match what the user wrote. The error is an api.Problems for what is wrong
-// inside files, every file's problems together, and a plain error for a
-// pattern that names nothing.
-func Read(patterns []string, opts Options) ([]api.Object, error) {
+// match what the user wrote. The problems are those inside files, every
+// file's together, or the one of a pattern that names nothing.
+func Read(patterns []string, opts Options) ([]api.Object, api.Problems) {
 	b := opts.Budget
 	if b == nil {
 		b = new(Budget)
 	}
 	var t tree = anywhere{}
 	dir := opts.Dir
-	if opts.Inside {
+	if opts.Config != nil {
 		root, err := openRoot(opts.Dir)
 		if err != nil {
-			return nil, err
+			return nil, patternProblem(opts.Config, err)
 		}
 		defer root.Close()
 		t, dir = newInside(root, opts.Dir), ""
 	}
 	files, err := expand(t, dir, patterns)
 	if err != nil {
-		return nil, err
+		return nil, patternProblem(opts.Config, err)
 	}
-	return b.readFiles(t, dir, files, opts.Prepare)
+	objs, err := b.readFiles(t, dir, files, opts.Prepare)
+	return objs, b.problems(err)
+}
+
+// patternProblem is the problem of the patterns: at cfg's spec.inputs, or,
+// for those of the command line (cfg nil), of the run.
+func patternProblem(cfg *api.Config, err error) api.Problems {
+	if cfg == nil {
+		return api.Problems{{Message: err.Error()}}
+	}
+	return api.Problems{api.Errorf(cfg.Ref, cfg.Origin, "spec.inputs", "%v", err)}
 }
 
 // readFiles reads files of t; dir is what the names of files of the whole
@@ -826,8 +876,9 @@ func (b *Budget) readFiles(t tree, dir string, files []string, prepare func(*api
 			return nil
 		})
 	if err != nil {
+		// A limit of the whole run, after the problems of the files before.
 		ps, _ := asProblems(err)
-		return nil, append(problems, ps...)
+		return nil, overBudget{append(problems, ps...)}
 	}
 	if len(problems) > 0 {
 		return nil, problems
