@@ -47,7 +47,7 @@ const (
 // RenderRelease builds the HelmRelease of one app, field for field what
 // cozystack-api makes from it; with placement ComputePlane it is routed onto
 // the tenant's cluster through the cluster's admin kubeconfig.
-func RenderRelease(f *fleet.Fleet, app *fleet.App) (Object, error) {
+func RenderRelease(f *fleet.Fleet, app *fleet.App) (Object, api.Problems) {
 	return newReleases(f, false).render(app)
 }
 
@@ -212,12 +212,12 @@ func (r *releases) template(key templateKey) (*yaml.Node, error) {
 // (releaseBody), since rendering it then can fail on nothing the user wrote;
 // the problem of values that could not be encoded is returned here, where
 // the release is planned. Any other release is rendered now.
-func (r *releases) render(app *fleet.App) (Object, error) {
+func (r *releases) render(app *fleet.App) (Object, api.Problems) {
 	o := releaseObject(app)
 	values := app.Values()
 	if values.Encoded() {
 		if err := values.Err(); err != nil {
-			return Object{}, valuesProblem(app.App, err)
+			return Object{}, api.Problems{valuesProblem(app.App, err)}
 		}
 		o.Body = releaseBody{releases: r, app: app}
 		return o, nil
@@ -226,12 +226,12 @@ func (r *releases) render(app *fleet.App) (Object, error) {
 	if !values.IsZero() {
 		var err error
 		if n, err = values.Node(); err != nil {
-			return Object{}, valuesProblem(app.App, err)
+			return Object{}, api.Problems{valuesProblem(app.App, err)}
 		}
 	}
 	n, err := r.node(app, n)
 	if err != nil {
-		return Object{}, err
+		return Object{}, api.Problems{internalProblem(err)}
 	}
 	o.Body = NodeBody(n)
 	return o, nil
