@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamltext"
 )
@@ -330,11 +331,6 @@ func validName(s string) bool {
 	return true
 }
 
-// ReleaseKeyPrefix is what cozystack-api glues onto every key of an app's
-// labels and annotations when it copies them to the app's HelmRelease
-// (render.AppLabelPrefix).
-const ReleaseKeyPrefix = "apps.cozystack.io-"
-
 // MaxAnnotationBytes is the API server's limit on all annotations of one
 // object together.
 const MaxAnnotationBytes = 256 << 10
@@ -558,7 +554,7 @@ func DecodeApp(o Object) (*App, Problems) {
 	// leave them valid keys there.
 	for field, m := range map[string]map[string]string{"metadata.labels": a.Labels, "metadata.annotations": a.Annotations} {
 		for k := range m {
-			if key := ReleaseKeyPrefix + k; !ValidLabelKey(key) {
+			if key := wire.ReleaseKeyPrefix + k; !ValidLabelKey(key) {
 				d.fail(joinField(field, k), "becomes %q on the app's release, which is not a valid key there: %s; shorten the key", clip(key), content.IsLabelKey(key)[0])
 			}
 		}

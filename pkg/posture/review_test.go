@@ -14,6 +14,7 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/pipeline"
 	"github.com/computeplane-dev/computeplane-fn/pkg/posture"
 	"github.com/computeplane-dev/computeplane-fn/pkg/units"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
 
 // fleetDir copies the CI example's inputs (three tenants: acme with a
@@ -235,7 +236,7 @@ func TestReview(t *testing.T) {
 	}, {
 		name:  "a Flux identity is added to the guard",
 		after: []edit{guardConfig("    fluxIdentities: [system:serviceaccount:flux-system:kustomize-controller, system:serviceaccount:ci:deployer]\n")},
-		want:  []posture.Change{{Change: posture.ChangeGuard, Subject: "system:serviceaccount:ci:deployer", From: "absent", To: "present", Weakens: true, Role: posture.FluxIdentitiesVariable}},
+		want:  []posture.Change{{Change: posture.ChangeGuard, Subject: "system:serviceaccount:ci:deployer", From: "absent", To: "present", Weakens: true, Role: wire.GuardFluxIdentitiesVariable}},
 	}, {
 		name:   "the guard is turned on again",
 		before: []edit{guardConfig("    enabled: false\n")},

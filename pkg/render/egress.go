@@ -8,6 +8,7 @@ import (
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
 
 // Names and labels of the egress policy of a ComputePlane's VMs.
@@ -255,15 +256,15 @@ func ownNamespaceSelectors(t *fleet.Tenant, release string) []metav1.LabelSelect
 	}
 	if len(kinds) > 0 {
 		otherKinds.MatchExpressions = append(otherKinds.MatchExpressions, metav1.LabelSelectorRequirement{
-			Key: ApplicationKindLabel, Operator: metav1.LabelSelectorOpNotIn, Values: kinds,
+			Key: wire.ApplicationKindLabel, Operator: metav1.LabelSelectorOpNotIn, Values: kinds,
 		})
 	}
 	out := []metav1.LabelSelector{otherKinds}
 	for _, kind := range kinds {
 		out = append(out, metav1.LabelSelector{
-			MatchLabels: map[string]string{PodNamespaceKey: t.Namespace, ApplicationKindLabel: kind},
+			MatchLabels: map[string]string{PodNamespaceKey: t.Namespace, wire.ApplicationKindLabel: kind},
 			MatchExpressions: append(slices.Clone(notCluster), metav1.LabelSelectorRequirement{
-				Key: ApplicationNameLabel, Operator: metav1.LabelSelectorOpNotIn, Values: exposed[kind],
+				Key: wire.ApplicationNameLabel, Operator: metav1.LabelSelectorOpNotIn, Values: exposed[kind],
 			}),
 		})
 	}

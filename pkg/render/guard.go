@@ -10,27 +10,7 @@ import (
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
-)
-
-// GuardName names the ValidatingAdmissionPolicy of the management-plane
-// guard and its binding.
-const GuardName = "computeplane-guard"
-
-// Names of the guard's variables that hold the fleet's values; every rule
-// reads them, so that the expressions are the same text for every fleet.
-// The pull-request summary reads the two identity lists back from a
-// committed policy: each is a CEL list literal in JSON syntax, the sorted
-// list without duplicates as encoding/json writes it.
-const (
-	GuardFluxIdentitiesVariable     = "fluxIdentities"
-	GuardPlatformIdentitiesVariable = "platformIdentities"
-)
-
-// Origin labels helm-controller stamps, last, on every object it applies
-// from a release's chart: the HelmRelease it comes from.
-const (
-	HelmOriginNameLabel      = "helm.toolkit.fluxcd.io/name"
-	HelmOriginNamespaceLabel = "helm.toolkit.fluxcd.io/namespace"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
 
 // The guard's CEL. The values of the fleet come in as variables (see
@@ -58,7 +38,7 @@ request.resource.resource == 'virtualmachines'`
 	celRoutedKinds = `!variables.isHelmRelease ? [] :
 variables.computePlaneKinds.filter(k, [object, oldObject].exists(o,
   o != null && has(o.metadata.labels) &&
-  ['` + ApplicationKindLabel + `', '` + RoutedKindLabel + `'].exists(l,
+  ['` + wire.ApplicationKindLabel + `', '` + wire.RoutedKindLabel + `'].exists(l,
     l in o.metadata.labels && o.metadata.labels[l] == k)))`
 
 	// kubeConfig as it is before and after the request; null when unset.
@@ -91,10 +71,10 @@ variables.newKubeConfig.secretRef.name == variables.kubeconfigSecret`
 	// fromClusterChart: the object carries helm-controller's origin labels
 	// of the ComputePlane's own release in its namespace (its addons).
 	celFromClusterChart = `object != null && has(object.metadata.labels) &&
-'` + HelmOriginNameLabel + `' in object.metadata.labels &&
-object.metadata.labels['` + HelmOriginNameLabel + `'] == variables.clusterRelease &&
-'` + HelmOriginNamespaceLabel + `' in object.metadata.labels &&
-object.metadata.labels['` + HelmOriginNamespaceLabel + `'] == object.metadata.namespace`
+'` + wire.HelmOriginNameLabel + `' in object.metadata.labels &&
+object.metadata.labels['` + wire.HelmOriginNameLabel + `'] == variables.clusterRelease &&
+'` + wire.HelmOriginNamespaceLabel + `' in object.metadata.labels &&
+object.metadata.labels['` + wire.HelmOriginNamespaceLabel + `'] == object.metadata.namespace`
 
 	// The VM's cluster name before and after the request; "" when unset.
 	celOldVMCluster = `oldObject != null && has(oldObject.metadata.labels) &&
@@ -196,8 +176,8 @@ func guardVariables(v guardValues) ([]admissionv1.Variable, error) {
 		name  string
 		value any
 	}{
-		{GuardFluxIdentitiesVariable, sortedUnique(v.FluxIdentities)},
-		{GuardPlatformIdentitiesVariable, sortedUnique(v.PlatformIdentities)},
+		{wire.GuardFluxIdentitiesVariable, sortedUnique(v.FluxIdentities)},
+		{wire.GuardPlatformIdentitiesVariable, sortedUnique(v.PlatformIdentities)},
 		{"computePlaneKinds", sortedUnique(v.ComputePlaneKinds)},
 		{"clusterRelease", v.ClusterRelease},
 		{"kubeconfigSecret", fleet.KubeconfigSecret(v.ClusterRelease)},
@@ -337,7 +317,7 @@ func RenderGuard(f *fleet.Fleet) ([]Object, error) {
 	equivalent := admissionv1.Equivalent
 	policy := admissionv1.ValidatingAdmissionPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicy"},
-		ObjectMeta: metav1.ObjectMeta{Name: GuardName, Labels: managedLabels(nil)},
+		ObjectMeta: metav1.ObjectMeta{Name: wire.GuardName, Labels: managedLabels(nil)},
 		Spec: admissionv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy: &fail,
 			MatchConstraints: &admissionv1.MatchResources{
@@ -350,9 +330,9 @@ func RenderGuard(f *fleet.Fleet) ([]Object, error) {
 	}
 	binding := admissionv1.ValidatingAdmissionPolicyBinding{
 		TypeMeta:   metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicyBinding"},
-		ObjectMeta: metav1.ObjectMeta{Name: GuardName, Labels: managedLabels(nil)},
+		ObjectMeta: metav1.ObjectMeta{Name: wire.GuardName, Labels: managedLabels(nil)},
 		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{
-			PolicyName:        GuardName,
+			PolicyName:        wire.GuardName,
 			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
 		},
 	}
