@@ -12,16 +12,11 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 )
 
-func decodeFleet(t *testing.T, fleet string) (*api.FleetConfig, []string) {
+// decodeSpec decodes a ComputePlaneGenerator of the given spec and returns
+// it with its problems as "field: message".
+func decodeSpec(t *testing.T, spec string) (*api.Config, []string) {
 	t.Helper()
-	text := "apiVersion: fn.computeplane.dev/v1alpha1\nkind: ComputePlaneGenerator\nmetadata:\n  name: fleet\nspec:\n"
-	if fleet != "" {
-		text += "  fleet:\n"
-		for _, line := range strings.Split(strings.TrimSpace(fleet), "\n") {
-			text += "    " + line + "\n"
-		}
-	}
-	n, err := yaml.Parse(text)
+	n, err := yaml.Parse("apiVersion: fn.computeplane.dev/v1alpha1\nkind: ComputePlaneGenerator\nmetadata: {name: fleet}\nspec: " + spec + "\n")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,6 +25,19 @@ func decodeFleet(t *testing.T, fleet string) (*api.FleetConfig, []string) {
 	for _, p := range problems {
 		msgs = append(msgs, p.Field+": "+p.Message)
 	}
+	return cfg, msgs
+}
+
+func decodeFleet(t *testing.T, fleet string) (*api.FleetConfig, []string) {
+	t.Helper()
+	spec := ""
+	if fleet != "" {
+		spec = "\n  fleet:"
+		for _, line := range strings.Split(strings.TrimSpace(fleet), "\n") {
+			spec += "\n    " + line
+		}
+	}
+	cfg, msgs := decodeSpec(t, spec)
 	if cfg == nil {
 		return nil, msgs
 	}
@@ -166,15 +174,7 @@ func TestConfigTypeErrors(t *testing.T) {
 // TestConfigAllProblemsAtOnce: unknown fields, every value of the wrong
 // type and the checks of what decoded are reported in one run.
 func TestConfigAllProblemsAtOnce(t *testing.T) {
-	n, err := yaml.Parse("apiVersion: fn.computeplane.dev/v1alpha1\nkind: ComputePlaneGenerator\nmetadata: {name: fleet}\nspec:\n  keepInputs: \"yes\"\n  delivery: Somewhere\n  source: {generate: 1, colour: red}\n  guard: {enabled: \"no\"}\n")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, problems := api.DecodeConfig(api.NewObject(n.YNode(), api.Origin{File: "config.yaml"}))
-	var got []string
-	for _, p := range problems {
-		got = append(got, p.Field+": "+p.Message)
-	}
+	_, got := decodeSpec(t, "\n  keepInputs: \"yes\"\n  delivery: Somewhere\n  source: {generate: 1, colour: red}\n  guard: {enabled: \"no\"}")
 	want := []string{
 		"spec.source.colour: unknown field; known fields here: generate, kind, name, namespace, path",
 		// In the order of the keys, which the decoder meets sorted.
@@ -191,15 +191,7 @@ func TestConfigAllProblemsAtOnce(t *testing.T) {
 // TestConfigListItems: every item of the wrong kind is reported at its
 // index, and the list keeps its default.
 func TestConfigListItems(t *testing.T) {
-	n, err := yaml.Parse("apiVersion: fn.computeplane.dev/v1alpha1\nkind: ComputePlaneGenerator\nmetadata: {name: fleet}\nspec:\n  inputs: [a, 3, {b: c}]\n  guard: {fluxIdentities: [x, [y]]}\n")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, problems := api.DecodeConfig(api.NewObject(n.YNode(), api.Origin{File: "config.yaml"}))
-	var got []string
-	for _, p := range problems {
-		got = append(got, p.Field+": "+p.Message)
-	}
+	c, got := decodeSpec(t, "{inputs: [a, 3, {b: c}], guard: {fluxIdentities: [x, [y]]}}")
 	want := []string{
 		"spec.guard.fluxIdentities[1]: must be a string, not a list",
 		"spec.inputs[1]: must be a string, not the number 3",
