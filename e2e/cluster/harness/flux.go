@@ -3,10 +3,12 @@ package harness
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -67,13 +69,25 @@ type ControllerOptions struct {
 }
 
 // StartController runs a Flux controller as its service account, with its
-// probes on free loopback ports and no leader election.
+// probes on free loopback ports and no leader election, and waits until its
+// health probe answers. A port found free can be taken by another process
+// before the controller binds it (other suites share the machine): a
+// controller that exits with "address already in use" is started again on
+// other ports.
 func StartController(t testing.TB, s *APIServer, dir string, o ControllerOptions) *Process {
+	t.Helper()
+	return startRetrying(t, o.Name, func() (*Process, string) {
+		health := LoopbackAddr(t)
+		return startController(t, s, dir, o, health), health
+	})
+}
+
+func startController(t testing.TB, s *APIServer, dir string, o ControllerOptions, health string) *Process {
 	t.Helper()
 	kubeconfig := s.KubeconfigFile(t, o.Identity)
 	args := append([]string{
 		"--metrics-addr=" + LoopbackAddr(t),
-		"--health-addr=" + LoopbackAddr(t),
+		"--health-addr=" + health,
 		"--enable-leader-election=false",
 		"--log-level=debug",
 	}, o.Args...)
@@ -86,6 +100,35 @@ func StartController(t testing.TB, s *APIServer, dir string, o ControllerOptions
 	return Start(t, dir, o.Name, o.Bin, args, "KUBECONFIG="+kubeconfig, "RUNTIME_NAMESPACE="+o.Namespace, "TMPDIR="+tmp)
 }
 
+// startRetrying starts a controller (start returns it and its health
+// address) until its health probe answers, again when it lost a port race,
+// at most three times.
+func startRetrying(t testing.TB, name string, start func() (*Process, string)) *Process {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		p, health := start()
+		err := Poll(context.Background(), 60*time.Second, 200*time.Millisecond, func() (bool, string) {
+			if exited, err := p.Exited(); exited {
+				return false, fmt.Sprintf("exited: %v", err)
+			}
+			resp, err := http.Get("http://" + health + "/healthz")
+			if err != nil {
+				return false, err.Error()
+			}
+			resp.Body.Close()
+			return resp.StatusCode == http.StatusOK, resp.Status
+		})
+		if err == nil {
+			return p
+		}
+		if exited, _ := p.Exited(); exited && attempt < 3 && strings.Contains(p.Tail(5), "address already in use") {
+			t.Logf("%s lost a port to another process; starting it again", name)
+			continue
+		}
+		t.Fatalf("%s did not become healthy: %v\n%s", name, err, p.Tail(20))
+	}
+}
+
 // StartSourceWatcher runs source-watcher with its artifact storage in dir
 // and served on 127.0.0.1, advertised there so that helm-controller fetches
 // from it directly.
@@ -95,10 +138,12 @@ func StartSourceWatcher(t testing.TB, s *APIServer, dir, bin, identity, namespac
 	if err := os.MkdirAll(storage, 0o755); err != nil {
 		t.Fatalf("failed to create %s: %v", storage, err)
 	}
-	addr := LoopbackAddr(t)
-	return StartController(t, s, dir, ControllerOptions{
-		Name: "source-watcher", Bin: bin, Identity: identity, Namespace: namespace,
-		Args: []string{"--storage-path=" + storage, "--storage-addr=" + addr, "--storage-adv-addr=" + addr},
+	return startRetrying(t, "source-watcher", func() (*Process, string) {
+		addr, health := LoopbackAddr(t), LoopbackAddr(t)
+		return startController(t, s, dir, ControllerOptions{
+			Name: "source-watcher", Bin: bin, Identity: identity, Namespace: namespace,
+			Args: []string{"--storage-path=" + storage, "--storage-addr=" + addr, "--storage-adv-addr=" + addr},
+		}, health), health
 	})
 }
 
