@@ -12,12 +12,14 @@ import (
 // ComputePlane runs without Pod Security, because the platform's
 // computeplane module passes only addons and nodeGroups to its cluster and
 // offers no way to load an admission configuration into the cluster's API
-// server. Each names the tenant's Tenant object; none changes the output or
+// server; and, without spec.fleet, one per tenant whose routed apps would
+// wait for an in-cluster baseline that only the fleet folder carries. Each
+// names the tenant's Tenant object; none changes the output or
 // the exit status. The KRM function reports them as results of severity
 // warning, the standalone CLI on stderr, and the pull-request summary in
 // its text.
 func Warnings(f *fleet.Fleet) api.Problems {
-	if f == nil || f.Config.Delivery != api.Platform {
+	if f == nil {
 		return nil
 	}
 	var out api.Problems
@@ -25,13 +27,34 @@ func Warnings(f *fleet.Fleet) api.Problems {
 		if !t.ComputePlane {
 			continue
 		}
-		w := api.Problem{Message: fmt.Sprintf(
-			"the ComputePlane of tenant %s (%s) runs without Pod Security: under delivery: Platform the platform's computeplane module provisions the cluster %s and cannot load an admission configuration into its API server, so its pods are not held to restricted or baseline; only the egress policy %s is enforced. Use delivery: Direct for Pod Security",
-			t.Name, t.Namespace, f.ClusterRelease(), EgressPolicyName)}
-		if t.Object != nil {
-			w.Object, w.File = t.Object.Ref, t.Object.Origin.File
+		if f.Config.Delivery == api.Platform {
+			out = append(out, tenantWarning(t, fmt.Sprintf(
+				"the ComputePlane of tenant %s (%s) runs without Pod Security: under delivery: Platform the platform's computeplane module provisions the cluster %s and cannot load an admission configuration into its API server, so its pods are not held to restricted or baseline; only the egress policy %s is enforced. Use delivery: Direct for Pod Security",
+				t.Name, t.Namespace, f.ClusterRelease(), EgressPolicyName)))
 		}
-		out = append(out, w)
+		if f.Config.Fleet == nil && routesApps(t) {
+			out = append(out, tenantWarning(t, fmt.Sprintf(
+				"the routed apps of tenant %s (%s) install inside its ComputePlane as their own accounts (spec.serviceAccountName), which the in-cluster baseline creates; the baseline is the Kustomization %s, read from the fleet folder, and only spec.fleet renders it: without it those releases fail with Forbidden until the accounts, their namespaces and RoleBindings exist in the cluster. Set spec.fleet and write the folder with --output-dir (docs/incluster.md)",
+				t.Name, t.Namespace, fleet.BaselineKustomization)))
+		}
 	}
 	return out
+}
+
+func tenantWarning(t *fleet.Tenant, msg string) api.Problem {
+	w := api.Problem{Message: msg}
+	if t.Object != nil {
+		w.Object, w.File = t.Object.Ref, t.Object.Origin.File
+	}
+	return w
+}
+
+// routesApps reports whether a tenant has an app placed on its ComputePlane.
+func routesApps(t *fleet.Tenant) bool {
+	for _, app := range t.Apps {
+		if app.Placement == api.PlacementComputePlane {
+			return true
+		}
+	}
+	return false
 }
