@@ -119,7 +119,7 @@ func TestFleetConfigProblems(t *testing.T) {
 		{"sourceRef: {kind: Bucket, name: fleet}\npath: fleet\nwiringPath: _a/b", []string{"spec.fleet.wiringPath: \"_a/b\" must be a single folder name that starts with '_' (a namespace's folder never does), made of letters, digits, '-', '_' and '.'"}},
 		{"sourceRef: {kind: Bucket, name: fleet}\npath: fleet\nwiringPath: _platform", []string{"spec.fleet.wiringPath: \"_platform\" is the folder of the platform unit; choose another name"}},
 		{"sourceRef: {kind: Bucket, name: fleet}\npath: fleet\nwiringNamespace: Flux_System", []string{"spec.fleet.wiringNamespace: \"Flux_System\" is not a valid namespace name"}},
-		{"sourceRef: {kind: Bucket, name: fleet}\npath: fleet\nshard: 2", []string{"spec.fleet.shard: unknown field; known fields here: sourceRef, path, interval, maxObjectsPerUnit, shards, wiringNamespace, wiringPath, wiringGroups"}},
+		{"sourceRef: {kind: Bucket, name: fleet}\npath: fleet\nshard: 2", []string{"spec.fleet.shard: unknown field; known fields here: sourceRef, path, interval, maxObjectsPerUnit, shards, wiringNamespace, wiringPath, wiringGroups, serviceAccountName"}},
 		{"[]", nil},
 	} {
 		t.Run(tc.fleet, func(t *testing.T) {

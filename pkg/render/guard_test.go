@@ -151,7 +151,7 @@ func TestGuardShape(t *testing.T) {
 		vars[v.Name] = v.Expression
 	}
 	for name, want := range map[string][]string{
-		render.GuardFluxIdentitiesVariable:     api.DefaultFluxIdentities(),
+		render.GuardFluxIdentitiesVariable:     {"system:serviceaccount:flux-system:computeplane-fleet"},
 		render.GuardPlatformIdentitiesVariable: api.DefaultPlatformIdentities(),
 		"computePlaneKinds":                    {"JupyterHub"},
 	} {
