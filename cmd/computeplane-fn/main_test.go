@@ -374,8 +374,16 @@ func TestPlatformWarningOnStderr(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "kind: CiliumNetworkPolicy") {
 		t.Fatalf("%+v", r)
 	}
-	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
-	if len(lines) != 1 || !strings.HasPrefix(lines[0], "computeplane-fn: warning: ") || !strings.Contains(lines[0], "Tenant tenant-root/acme") || !strings.Contains(lines[0], "Pod Security") {
+	var podSecurity []string
+	for _, l := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
+		if !strings.HasPrefix(l, "computeplane-fn: warning: ") || !strings.Contains(l, "Tenant tenant-root/acme") {
+			t.Errorf("stderr line %q is not a warning naming Tenant tenant-root/acme", l)
+		}
+		if strings.Contains(l, "Pod Security") {
+			podSecurity = append(podSecurity, l)
+		}
+	}
+	if len(podSecurity) != 1 {
 		t.Errorf("stderr:\n%s\nwant one warning naming Tenant tenant-root/acme and Pod Security", r.stderr)
 	}
 }
