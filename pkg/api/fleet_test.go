@@ -41,14 +41,15 @@ func TestFleetConfigDefaults(t *testing.T) {
 		t.Fatal(problems)
 	}
 	want := &api.FleetConfig{
-		SourceRef:         api.FleetSourceRef{Kind: "GitRepository", Name: "fleet", Namespace: "flux-system"},
-		Path:              "fleet",
-		Interval:          10 * time.Minute,
-		MaxObjectsPerUnit: 500,
-		Shards:            1,
-		WiringNamespace:   "flux-system",
-		WiringPath:        "_flux",
-		WiringGroups:      api.DefaultWiringGroups,
+		SourceRef:          api.FleetSourceRef{Kind: "GitRepository", Name: "fleet", Namespace: "flux-system"},
+		Path:               "fleet",
+		Interval:           10 * time.Minute,
+		MaxObjectsPerUnit:  500,
+		Shards:             1,
+		WiringNamespace:    "flux-system",
+		ServiceAccountName: "computeplane-fleet",
+		WiringPath:         "_flux",
+		WiringGroups:       api.DefaultWiringGroups,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
@@ -69,21 +70,23 @@ interval: 1h30m
 maxObjectsPerUnit: 200
 shards: 4
 wiringNamespace: fleet-wiring
+serviceAccountName: fleet
 wiringPath: _wiring
 wiringGroups: 8`)
 	if len(problems) > 0 {
 		t.Fatal(problems)
 	}
 	want := &api.FleetConfig{
-		SourceRef:         api.FleetSourceRef{Kind: "OCIRepository", Name: "fleet-repo", Namespace: "infra"},
-		Path:              ".",
-		Interval:          90 * time.Minute,
-		IntervalText:      "1h30m",
-		MaxObjectsPerUnit: 200,
-		Shards:            4,
-		WiringNamespace:   "fleet-wiring",
-		WiringPath:        "_wiring",
-		WiringGroups:      8,
+		SourceRef:          api.FleetSourceRef{Kind: "OCIRepository", Name: "fleet-repo", Namespace: "infra"},
+		Path:               ".",
+		Interval:           90 * time.Minute,
+		IntervalText:       "1h30m",
+		MaxObjectsPerUnit:  200,
+		Shards:             4,
+		WiringNamespace:    "fleet-wiring",
+		ServiceAccountName: "fleet",
+		WiringPath:         "_wiring",
+		WiringGroups:       8,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)

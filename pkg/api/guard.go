@@ -104,6 +104,9 @@ func (g *GuardConfig) validate(d *decoder, written map[string]bool) {
 		case len(f.ids) == 0 && f.why != "":
 			d.fail(field, "must name at least one user: with none, %s", f.why)
 		}
+		if _, set := written["guard."+f.key]; !set {
+			continue // a default: the fleet's account is checked in spec.fleet
+		}
 		for i, s := range f.ids {
 			if s == "" {
 				d.fail(field+"["+itoa(i)+"]", "must not be empty")
