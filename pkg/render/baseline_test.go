@@ -196,7 +196,7 @@ func TestBaselinePerApp(t *testing.T) {
 		t.Errorf("in-cluster objects (-want +got):\n%s", d)
 	}
 	hr := valueOf(t, findObject(t, run.Objects, "HelmRelease", "tenant-acme", "nb-lab"))["spec"].(map[string]any)
-	if hr["serviceAccountName"] != "computeplane-app-nb-lab" || hr["targetNamespace"] != "tenant-acme-nb-lab" || hr["releaseName"] != "nb-lab" {
+	if hr["serviceAccountName"] != "computeplane-app-nb-lab" || hr["targetNamespace"] != "tenant-acme-nb-lab" || hr["storageNamespace"] != "tenant-acme-nb-lab" || hr["releaseName"] != "nb-lab" {
 		t.Errorf("routed release: serviceAccountName %v, targetNamespace %v, releaseName %v", hr["serviceAccountName"], hr["targetNamespace"], hr["releaseName"])
 	}
 }

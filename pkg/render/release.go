@@ -146,7 +146,12 @@ func releaseSpec(f *fleet.Fleet, def *api.Definition, routed, values bool) helmv
 		// namespaces, so install.createNamespace stays off. All three are
 		// the app's own and set per app (routedPlaceholder keeps their
 		// place among the sorted keys).
+		// Helm keeps its release records in the storage namespace, which
+		// defaults to the HelmRelease's own namespace, not the target one:
+		// with per-app namespaces the account may not read Secrets there,
+		// so the records go where the app installs.
 		spec.TargetNamespace = routedPlaceholder
+		spec.StorageNamespace = routedPlaceholder
 		spec.ReleaseName = routedPlaceholder
 		spec.ServiceAccountName = routedPlaceholder
 		// The cluster release never waits (apps/kubernetes' addons cannot
@@ -270,6 +275,7 @@ func (r *releases) node(app *fleet.App, values *yaml.Node) (*yaml.Node, error) {
 				if routed {
 					yamlnode.SetKey(spec, "releaseName", yamlnode.String(app.Release))
 					yamlnode.SetKey(spec, "serviceAccountName", yamlnode.String(r.f.AppAccount(app)))
+					yamlnode.SetKey(spec, "storageNamespace", yamlnode.String(r.f.AppNamespace(app)))
 					yamlnode.SetKey(spec, "targetNamespace", yamlnode.String(r.f.AppNamespace(app)))
 				}
 				v = spec

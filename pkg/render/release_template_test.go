@@ -44,6 +44,7 @@ func reference(t *testing.T, f *fleet.Fleet, app *fleet.App) *yaml.Node {
 	if routed {
 		hr.Spec.TargetNamespace, hr.Spec.ReleaseName = f.AppNamespace(app), app.Release
 		hr.Spec.ServiceAccountName = f.AppAccount(app)
+		hr.Spec.StorageNamespace = f.AppNamespace(app)
 	}
 	n, err := render.TypedNode(&hr)
 	if err != nil {
