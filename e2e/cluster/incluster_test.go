@@ -173,6 +173,7 @@ func (e *env) testInCluster(t *testing.T) {
 		ExtraArgs: []string{"--audit-policy-file=" + policy, "--audit-log-path=" + audit, "--audit-log-format=json"},
 	})
 	cpc := harness.MustClient(t, cp, harness.Admin, cp.Config(harness.Admin))
+	e.aggregateAdmin(t, cpc)
 
 	r := &inClusterRepo{e: e, work: fleetDir(t, "incluster"), repo: filepath.Join(t.TempDir(), "repo")}
 	r.publish(t)
@@ -359,9 +360,37 @@ func (e *env) standInComputePlane(t *testing.T, ns string) *harness.APIServer {
 	cp := harness.StartAPIServer(t, harness.APIServerOptions{
 		Name: "computeplane-" + strings.TrimPrefix(ns, "tenant-"), Bin: e.bins.apiserver, Etcd: e.etcd, Dir: e.dir,
 	})
+	e.aggregateAdmin(t, harness.MustClient(t, cp, harness.Admin, cp.Config(harness.Admin)))
 	if _, _, err := e.admin.Apply(e.ctx, secret(ns, "computeplane-admin-kubeconfig",
 		map[string]string{"super-admin.svc": string(cp.Kubeconfig(harness.Admin))}), harness.ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return cp
+}
+
+// aggregateAdmin does what kube-controller-manager's clusterrole-aggregation
+// controller does in a real cluster, which a stand-in API server lacks: the
+// aggregated ClusterRoles admin, edit and view get the rules of the
+// ClusterRoles their aggregationRule selects (Kubernetes' own
+// system:aggregate-to-*). Without it admin grants nothing.
+func (e *env) aggregateAdmin(t *testing.T, cpc *harness.Client) {
+	t.Helper()
+	for _, role := range []string{"admin", "edit", "view"} {
+		parts, err := cpc.List(e.ctx, "rbac.authorization.k8s.io/v1", "ClusterRole", "", "rbac.authorization.k8s.io/aggregate-to-"+role+"=true")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rules []any
+		for _, p := range parts {
+			rs, _, _ := unstructured.NestedSlice(p.Object, "rules")
+			rules = append(rules, rs...)
+		}
+		got := e.mustGet(t, cpc, "rbac.authorization.k8s.io/v1", "ClusterRole", "", role)
+		if err := unstructured.SetNestedSlice(got.Object, rules, "rules"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cpc.Update(e.ctx, got); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -165,6 +165,7 @@ func (e *env) releases(t *testing.T, s releaseScenario) {
 	// These fleets have no spec.fleet, so no in-cluster baseline (the
 	// InCluster test applies the real one): the test plays its part, as it
 	// plays Kamaji's, with what it gives the routed apps' account.
+	e.aggregateAdmin(t, cpc)
 	e.applyAll(t, cpc, sharedBaseline(s.tenant), false)
 
 	for _, hr := range routedHRs {
