@@ -105,10 +105,10 @@ func (r *inClusterRepo) publish(t *testing.T) {
 
 // auditEvent is the part of an audit.k8s.io/v1 Event the test reads.
 type auditEvent struct {
-	Verb             string `json:"verb"`
-	User             struct{ Username string } `json:"user"`
+	Verb             string                     `json:"verb"`
+	User             struct{ Username string }  `json:"user"`
 	ImpersonatedUser *struct{ Username string } `json:"impersonatedUser"`
-	UserAgent        string `json:"userAgent"`
+	UserAgent        string                     `json:"userAgent"`
 	ObjectRef        *struct {
 		Resource, Namespace, Name string
 	} `json:"objectRef"`
@@ -375,7 +375,7 @@ func (e *env) standInComputePlane(t *testing.T, ns string) *harness.APIServer {
 // system:aggregate-to-*). Without it admin grants nothing.
 func (e *env) aggregateAdmin(t *testing.T, cpc *harness.Client) {
 	t.Helper()
-	for _, role := range []string{"admin", "edit", "view"} {
+	for _, role := range []string{"view", "edit", "admin"} { // each aggregates the one before
 		parts, err := cpc.List(e.ctx, "rbac.authorization.k8s.io/v1", "ClusterRole", "", "rbac.authorization.k8s.io/aggregate-to-"+role+"=true")
 		if err != nil {
 			t.Fatal(err)
