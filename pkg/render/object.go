@@ -90,6 +90,11 @@ func (o *Object) holdAsText() error {
 		return err
 	}
 	o.Body = textBody(text)
+	for i := range o.InCluster {
+		if err := o.InCluster[i].holdAsText(); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
@@ -78,8 +79,14 @@ spec: {computeplane: true}
 			if o.Routed != isRouted {
 				t.Errorf("%s %s/%s (routed %v) is in unit %s", o.Kind, o.Namespace, o.Name, o.Routed, u.Folder)
 			}
-			if o.Kind == "Kustomization" && o.Name == fleet.BaselineKustomization && u.Part != 0 {
-				t.Errorf("the baseline Kustomization is in part %d of %s", u.Part, u.Folder)
+			if o.Kind == "Kustomization" && o.Name == fleet.BaselineKustomization {
+				if u.Part != 0 {
+					t.Errorf("the baseline Kustomization is in part %d of %s", u.Part, u.Folder)
+				}
+				// Under Platform the module's cluster is computeplane-cluster.
+				if n, err := o.Node(); err != nil || !strings.Contains(encodeNode(t, n), "name: computeplane-cluster-admin-kubeconfig") {
+					t.Errorf("the Platform baseline does not use computeplane-cluster-admin-kubeconfig (%v)", err)
+				}
 			}
 		}
 		if isRouted {
@@ -119,4 +126,13 @@ spec: {computeplane: true}
 	if m := build(t, fs, "/fleet/tenant-acme/"+fleet.BaselineFolder); m.Size() != 4 {
 		t.Errorf("the baseline builds %d objects, want 4", m.Size())
 	}
+}
+
+func encodeNode(t *testing.T, n *yaml.Node) string {
+	t.Helper()
+	out, err := yaml.Marshal(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
 }
