@@ -19,16 +19,21 @@ import (
 
 // The in-cluster baseline test's names (testdata/incluster).
 const (
-	inClusterTenant  = "tenant-zeta"
-	inClusterWiring  = "incluster-flux"
-	inClusterSource  = "incluster"
-	inClusterRoot    = "computeplane-incluster"
-	fleetAccount     = "computeplane-fleet"
-	baselineName     = "computeplane-baseline"
-	routedUnitName   = "computeplane-routed-" + inClusterTenant
-	tenantUnitName   = "computeplane-" + inClusterTenant
-	platformUnitName = "computeplane-platform"
+	inClusterSource = "incluster"
+	inClusterRoot   = "computeplane-incluster"
+	fleetAccount    = "computeplane-fleet"
+	baselineName    = "computeplane-baseline"
+	platformUnit    = "computeplane-platform"
 )
+
+// inClusterScenario is one delivery of the test: its tenant namespace, the
+// wiring namespace of its fleet and its cluster release.
+type inClusterScenario struct {
+	delivery, tenant, wiring, cluster string
+}
+
+func (s inClusterScenario) routedUnit() string { return "computeplane-routed-" + s.tenant }
+func (s inClusterScenario) tenantUnit() string { return "computeplane-" + s.tenant }
 
 // The stand-in charts that reach beyond their namespace: each also renders
 // the usual ConfigMap.
@@ -80,6 +85,7 @@ func (e *env) publishEscalationCharts(t *testing.T) {
 // repo/fleet, served as GitRepository incluster-flux/incluster.
 type inClusterRepo struct {
 	e          *env
+	s          inClusterScenario
 	work, repo string
 	revision   string
 }
@@ -97,10 +103,10 @@ func (r *inClusterRepo) publish(t *testing.T) {
 	}
 	sum := sha1.Sum(tar)
 	r.revision = "main@sha1:" + hex.EncodeToString(sum[:])
-	src := obj(sourceV1, "GitRepository", inClusterWiring, inClusterSource, map[string]any{
+	src := obj(sourceV1, "GitRepository", r.s.wiring, inClusterSource, map[string]any{
 		"spec": map[string]any{"url": "https://127.0.0.1/incluster.git", "interval": "10m", "ref": map[string]any{"branch": "main"}},
 	})
-	r.e.setArtifact(t, src, r.e.artifacts.Publish("gitrepository", inClusterWiring, inClusterSource, r.revision, tar))
+	r.e.setArtifact(t, src, r.e.artifacts.Publish("gitrepository", r.s.wiring, inClusterSource, r.revision, tar))
 }
 
 // auditEvent is the part of an audit.k8s.io/v1 Event the test reads.
@@ -160,38 +166,86 @@ func (e *env) testInCluster(t *testing.T) {
 	e.ensurePlatform(t)
 	e.ensureClusterChart(t)
 	e.publishEscalationCharts(t)
+	t.Run("Direct", func(t *testing.T) {
+		e.inCluster(t, inClusterScenario{delivery: "Direct", tenant: "tenant-zeta", wiring: "incluster-flux", cluster: "computeplane"})
+	})
+	t.Run("Platform", func(t *testing.T) {
+		e.inCluster(t, inClusterScenario{delivery: "Platform", tenant: "tenant-eta", wiring: "incluster-flux-platform", cluster: "computeplane-cluster"})
+	})
+}
+
+func (e *env) inCluster(t *testing.T, sc inClusterScenario) {
+	inClusterTenant, inClusterWiring := sc.tenant, sc.wiring
+	routedUnitName, tenantUnitName, platformUnitName := sc.routedUnit(), sc.tenantUnit(), platformUnit
 	e.namespaces(inClusterTenant, inClusterWiring)
 	e.writeCozystackValues(t, inClusterTenant)
 
 	// The ComputePlane's stand-in: RBAC on, as every stand-in API server,
 	// and an audit log that names who wrote each object.
-	audit := filepath.Join(e.dir, "computeplane-zeta-audit.log")
+	name := "computeplane-" + strings.TrimPrefix(sc.tenant, "tenant-")
+	audit := filepath.Join(e.dir, name+"-audit.log")
 	policy := filepath.Join(e.dir, "audit-policy.yaml")
 	harness.WriteFile(t, policy, []byte("apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: Metadata\n"))
 	cp := harness.StartAPIServer(t, harness.APIServerOptions{
-		Name: "computeplane-zeta", Bin: e.bins.apiserver, Etcd: e.etcd, Dir: e.dir,
+		Name: name, Bin: e.bins.apiserver, Etcd: e.etcd, Dir: e.dir,
 		ExtraArgs: []string{"--audit-policy-file=" + policy, "--audit-log-path=" + audit, "--audit-log-format=json"},
 	})
 	cpc := harness.MustClient(t, cp, harness.Admin, cp.Config(harness.Admin))
 	e.aggregateAdmin(t, cpc)
 
-	r := &inClusterRepo{e: e, work: fleetDir(t, "incluster"), repo: filepath.Join(t.TempDir(), "repo")}
+	r := &inClusterRepo{e: e, s: sc, work: fleetDir(t, "incluster"), repo: filepath.Join(t.TempDir(), "repo")}
+	// testdata/incluster is written for Direct and tenant zeta.
+	for _, f := range []string{"config.yaml", "tenants.yaml", "apps.yaml"} {
+		p := filepath.Join(r.work, f)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.NewReplacer("tenant-zeta", sc.tenant, "name: zeta", "name: "+strings.TrimPrefix(sc.tenant, "tenant-"),
+			"wiringNamespace: incluster-flux", "wiringNamespace: "+sc.wiring, "delivery: Direct", "delivery: "+sc.delivery).Replace(string(data))
+		harness.WriteFile(t, p, []byte(text))
+	}
+	if sc.delivery == "Platform" {
+		// The suite plays the platform's computeplane module.
+		e.applyAll(t, e.admin, []*unstructured.Unstructured{platformClusterRelease(sc.tenant, sc.cluster)}, false)
+	}
 	r.publish(t)
 	out := filepath.Join(r.repo, "fleet")
 
 	// Bootstrap as a platform administrator: the fleet's account and its
 	// rights (the platform unit carries them, but it is applied as that
 	// account), then the root Kustomization, which applies as the fleet.
-	var bootstrap []*unstructured.Unstructured
+	// The suite's fleets share one management cluster and one guard: this
+	// fleet's guard goes first, so that its fleet account is the one the
+	// guard admits.
+	var bootstrap, guard, platformObjs []*unstructured.Unstructured
 	for _, o := range folderObjects(t, filepath.Join(out, "_platform")) {
-		if o.GetName() == fleetAccount && (o.GetKind() == "ServiceAccount" || o.GetKind() == "ClusterRole" || o.GetKind() == "ClusterRoleBinding") {
+		switch {
+		case o.GetName() == fleetAccount && (o.GetKind() == "ServiceAccount" || o.GetKind() == "ClusterRole" || o.GetKind() == "ClusterRoleBinding"):
 			bootstrap = append(bootstrap, o)
+		case strings.HasPrefix(o.GetKind(), "ValidatingAdmissionPolicy"):
+			guard = append(guard, o)
+		default:
+			platformObjs = append(platformObjs, o)
 		}
 	}
-	if len(bootstrap) != 3 {
-		t.Fatalf("the platform unit holds %d of the fleet account's ServiceAccount, ClusterRole and ClusterRoleBinding, want 3", len(bootstrap))
+	if len(bootstrap) != 3 || len(guard) != 2 {
+		t.Fatalf("the platform unit holds %d of the fleet account's ServiceAccount, ClusterRole and ClusterRoleBinding (want 3) and %d guard objects (want 2)", len(bootstrap), len(guard))
 	}
+	e.applyAll(t, e.admin, guard, false)
 	e.applyAll(t, e.admin, bootstrap, false)
+	fleetUser := harness.ServiceAccount(inClusterWiring, fleetAccount)
+	asFleet := harness.MustClient(t, e.mgmt, fleetUser, e.mgmt.Impersonating(fleetUser, "system:serviceaccounts", "system:serviceaccounts:"+inClusterWiring))
+	if err := harness.Poll(e.ctx, 30*time.Second, 500*time.Millisecond, func() (bool, string) {
+		for _, o := range platformObjs {
+			if _, _, err := asFleet.Apply(e.ctx, o, harness.ApplyOptions{DryRun: true}); err != nil {
+				return false, err.Error()
+			}
+		}
+		return true, ""
+	}); err != nil {
+		t.Fatalf("the platform unit is refused as the fleet after its guard was applied: %v", err)
+	}
 	root := obj(kustomizeV1, "Kustomization", inClusterWiring, inClusterRoot, map[string]any{
 		"spec": map[string]any{
 			"interval": "10m", "sourceRef": map[string]any{"kind": "GitRepository", "name": inClusterSource},
@@ -233,7 +287,7 @@ func (e *env) testInCluster(t *testing.T) {
 
 	// Kamaji writes the admin kubeconfig: the baseline lands in the
 	// ComputePlane, applied remotely by kustomize-controller with it.
-	if _, _, err := e.admin.Apply(e.ctx, secret(inClusterTenant, "computeplane-admin-kubeconfig",
+	if _, _, err := e.admin.Apply(e.ctx, secret(inClusterTenant, sc.cluster+"-admin-kubeconfig",
 		map[string]string{"super-admin.svc": string(cp.Kubeconfig(harness.Admin))}), harness.ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
