@@ -396,14 +396,14 @@ func (f *Fleet) buildApps(objects []api.Object) api.Problems {
 				app.Release, def.Prefix, len(app.Release), MaxReleaseName, MaxReleaseName-len(def.Prefix)))
 			continue
 		}
-		if app.Release == cluster || (f.Config.Delivery == api.Platform && app.Release == PlatformModuleRelease) {
+		if f.Config.Delivery == api.Platform && app.Release == PlatformModuleRelease {
 			problems = append(problems, api.Errorf(a.Ref, a.Origin, "metadata.name",
 				"release name %q is reserved for the tenant's ComputePlane in every tenant namespace; rename the app", app.Release))
 			continue
 		}
-		if app.Release == ReadyAddonRelease(cluster) {
+		if why := ReservedRelease(cluster, app.Release); why != "" {
 			problems = append(problems, api.Errorf(a.Ref, a.Origin, "metadata.name",
-				"release name %q is the CNI addon that the tenant's ComputePlane cluster creates in every tenant namespace (routed apps wait for it); rename the app", app.Release))
+				"release name %q %s; rename the app", app.Release, why))
 			continue
 		}
 		if app.Placement == api.PlacementComputePlane {

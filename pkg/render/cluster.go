@@ -65,6 +65,12 @@ func NewClusterPlan(cfg *api.Config) (*ClusterPlan, api.Problems) {
 	if len(problems) > 0 {
 		return nil, problems
 	}
+	if roles := nodeRoleProblems(fixed, "spec.cluster.values"); len(roles) > 0 {
+		for _, f := range slices.Sorted(maps.Keys(roles)) {
+			problems = append(problems, api.Errorf(cfg.Ref, cfg.Origin, f, "%s", roles[f]))
+		}
+		return nil, problems
+	}
 	if msg := ingressNodesProblem(fixed); msg != "" && valueAt(fixed, "nodeGroups") != nil {
 		return nil, api.Problems{api.Errorf(cfg.Ref, cfg.Origin, "spec.cluster.values.nodeGroups", "%s", msg)}
 	}
@@ -108,7 +114,8 @@ func fixedValues(cfg *api.Config) (map[string]any, *Admission, api.Problems) {
 // Security configuration exempts (OperatorOnlyAddons, whatever the knob
 // schema says) is refused with the path; fixed values are never silently
 // overridden.
-// Node groups a tenant gives must leave the pinned ingress addon a node.
+// Node groups a tenant gives must leave the pinned ingress addon a node, and
+// their roles must be label name parts (nodeRoleProblems).
 func (p *ClusterPlan) Values(t *fleet.Tenant) (map[string]any, api.Problems) {
 	if t.Knobs == nil || len(t.Knobs.Values) == 0 {
 		return yamlnode.CopyValue(p.fixed), nil
@@ -143,6 +150,13 @@ func (p *ClusterPlan) Values(t *fleet.Tenant) (map[string]any, api.Problems) {
 					"is fixed by the operator (%s) and cannot be set by a tenant; remove it from this ComputePlane object", joinPath(fixed)))
 			}
 			break
+		}
+	}
+	roles := nodeRoleProblems(k.Values, "spec")
+	for _, f := range slices.Sorted(maps.Keys(roles)) {
+		if !reportedAt(reported, f) {
+			reported[f] = true
+			problems = append(problems, api.Errorf(k.Ref, k.Origin, f, "%s", roles[f]))
 		}
 	}
 	// Operator-only whatever the schema; a path the operator fixed is

@@ -120,6 +120,52 @@ var ControlPlanePorts = []ControlPlanePort{
 	{50001, "talos-trustd", "apps/kubernetes talos-csr-signer container and Service port"},
 }
 
+// BaselineNamespace is a platform namespace that Cozystack's tenant baseline
+// opens to every pod of every tenant (apps/tenant
+// templates/networkpolicy.yaml at Cozystack 3c780acd, each an allow-to-*
+// CiliumNetworkPolicy with endpointSelector {}), with what runs there and
+// whether the ComputePlane's VMs keep it.
+type BaselineNamespace struct {
+	Namespace string
+	// Policy is the baseline's policy that opens it.
+	Policy string
+	// What runs there.
+	What string
+	// Deny says whether computeplane-egress takes it away from the VMs.
+	Deny   bool
+	Reason string
+}
+
+// BaselineNamespaces are those namespaces. Cluster DNS, opened by
+// allow-to-dns to kube-system's kube-dns pods only, stays open; the rest of
+// the baseline (the tenant's own namespace, descendants, ancestors' etcd,
+// ingress and vminsert, the internet) is RenderEgress's.
+var BaselineNamespaces = []BaselineNamespace{
+	{"cozy-dashboard", "allow-to-dashboard", "the Cozystack dashboard and its backend, whose port 8080 proxies /api and /apis to kubernetes.default.svc without authenticating the caller", true,
+		"a path to the management API server around the deny of the kube-apiserver entity; the VMs have no use for the dashboard, which people reach through its ingress"},
+	{"cozy-linstor", "allow-to-linstor-gui", "the LINSTOR controller (the storage API of the management cluster), linstor-gui and its gatekeeper, cert-manager's ACME solvers", true,
+		"the controller's API manages every volume of the platform; the VMs' disks are attached by KubeVirt on the node and replicated by DRBD between the nodes' host networks, never over the VMs' pod network"},
+	{"cozy-keycloak", "allow-to-keycloak", "Keycloak, the platform's identity provider (realms, admin console and API)", true,
+		"the VMs do not log anyone in; an app inside that signs users in with Keycloak reaches it by its public host name, through the internet, as a browser does"},
+	{"cozy-grafana-operator", "allow-to-grafana-dashboards", "the Grafana operator and the static server of Grafana plugins and dashboards for the tenants' Grafana pods", true,
+		"only the tenants' Grafana pods on the management cluster install plugins from there"},
+	{"cozy-kubevirt-cdi", "allow-to-cdi-upload-proxy", "CDI: the upload proxy, its API server and controller", true,
+		"disk images are imported and uploaded by CDI's own pods and by users through the upload proxy's ingress, never by a running VM"},
+}
+
+// deniedBaselineNamespaces returns the namespaces of BaselineNamespaces
+// that the VMs lose, sorted.
+func deniedBaselineNamespaces() []string {
+	var out []string
+	for _, b := range BaselineNamespaces {
+		if b.Deny {
+			out = append(out, b.Namespace)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // Port numbers and protocols of Cilium's port rules.
 const (
 	maxPort = 65535
@@ -151,7 +197,11 @@ const (
 //   - the ingress pods (cozystack.io/service: ingress) of every ancestor
 //     tenant, unless the config's cluster.egress.allowAncestorIngress says
 //     otherwise: the management API can be published there with TLS
-//     passthrough.
+//     passthrough;
+//   - every pod of the platform namespaces the tenant baseline opens to all
+//     tenant pods that the VMs have no use for (BaselineNamespaces): the
+//     dashboard, whose backend proxies the management API without
+//     authenticating, LINSTOR, Keycloak, the Grafana operator and CDI.
 //
 // Cilium applies deny rules before allow rules and has no "except", on a
 // selector or on a port, so the exceptions are cut out of the deny rules:
@@ -178,6 +228,9 @@ func RenderEgress(f *fleet.Fleet, t *fleet.Tenant) (Object, error) {
 			ToPorts:     []ciliumPortDenyRule{{Ports: controlPlaneClosedPorts()}},
 		},
 		{ToEndpoints: descendantSelectors(t)},
+		{ToEndpoints: []metav1.LabelSelector{{MatchExpressions: []metav1.LabelSelectorRequirement{
+			{Key: PodNamespaceKey, Operator: metav1.LabelSelectorOpIn, Values: deniedBaselineNamespaces()},
+		}}}},
 	}
 	if etcd := ancestorEtcdSelectors(t); len(etcd) > 0 {
 		rules = append(rules, ciliumEgressDeny{ToEndpoints: etcd})

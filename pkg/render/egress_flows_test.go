@@ -22,6 +22,8 @@ func expectEgress(release string, allowAncestorIngress bool, dst ciliumeval.Endp
 	}
 	l := dst.Labels
 	switch {
+	case slices.Contains([]string{"cozy-dashboard", "cozy-linstor", "cozy-keycloak", "cozy-grafana-operator", "cozy-kubevirt-cdi"}, dst.Namespace):
+		return false // platform namespaces the tenant baseline opens, of no use to the VMs
 	case dst.Namespace == "tenant-acme":
 		if l[render.ControlPlaneLabel] == release {
 			// The own control plane, on exactly its ports. ICMP has no
@@ -76,6 +78,11 @@ func flowTable(release string) ([]ciliumeval.Endpoint, []ciliumeval.Flow) {
 		{"tenant-beta", chain("tenant-root", "tenant-beta")},
 		{"kube-system", nil},
 		{"cozy-system", nil},
+		{"cozy-dashboard", nil},
+		{"cozy-linstor", nil},
+		{"cozy-kubevirt-cdi", nil},
+		{"cozy-keycloak", nil},
+		{"cozy-grafana-operator", nil},
 	}
 	opt := func(vs ...string) []string { return append(vs, "") } // "" = absent
 	var dsts []ciliumeval.Endpoint

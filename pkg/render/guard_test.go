@@ -412,6 +412,20 @@ metadata: {name: copy, namespace: tenant-acme}
 spec:
   source: {persistentVolumeClaimName: computeplane-md0-abcde-fghij-disk-system}
 `
+	vmSnapshot := `
+apiVersion: snapshot.kubevirt.io/v1beta1
+kind: VirtualMachineSnapshot
+metadata: {name: copy, namespace: tenant-acme}
+spec:
+  source: {apiGroup: kubevirt.io, kind: VirtualMachine, name: computeplane-md0-abcde-fghij}
+`
+	vmExport := `
+apiVersion: export.kubevirt.io/v1beta1
+kind: VirtualMachineExport
+metadata: {name: copy, namespace: tenant-acme}
+spec:
+  source: {apiGroup: "", kind: PersistentVolumeClaim, name: computeplane-md0-abcde-fghij-disk-system}
+`
 	installerPod := `
 apiVersion: v1
 kind: Pod
@@ -519,6 +533,8 @@ subjects:
 		{"G2 valuesFrom another Secret", create(tenantUser, edit(t, valuesFromKubeconfig, "name: computeplane-admin-kubeconfig", "name: my-values")), ""},
 		{"G2 substituteFrom the CA, by a tenant user", create(tenantUser, substituteFromCA), g2},
 		{"G2 substituteFrom the CA, by the fleet", create(fleetAccount, substituteFromCA), ""},
+		{"G2 valuesFrom a worker's machine configuration", create(tenantUser, edit(t, valuesFromKubeconfig, "name: computeplane-admin-kubeconfig", "name: computeplane-md0-abcde-fghij-bootstrap-data")), g2},
+		{"G2 valuesFrom Kamaji's datastore config", create(cozyFlux, edit(t, valuesFromKubeconfig, "name: computeplane-admin-kubeconfig", "name: computeplane-datastore-config")), g2},
 
 		// G3: a ComputePlane's worker VMs and their disks are the platform's.
 		{"G3 a tenant user opens a worker to the API server", update(tenantUser, worker, workerOpened), g3Owner},
@@ -548,6 +564,9 @@ subjects:
 		{"G3 a VolumeSnapshot of it", create(tenantUser, snapshot), g3Disks},
 		{"G3 a DataVolume of the tenant's own", create(tenantUser, edit(t, dataVolumeClone, "computeplane-md0-abcde-fghij-disk-system", "vm-disk-mine")), ""},
 		{"G3 KubeVirt's controller copying it", create(capk, dataVolumeClone), ""},
+		{"G3 a snapshot of a worker VM", create(tenantUser, vmSnapshot), g3Disks},
+		{"G3 a snapshot of the tenant's own VM", create(tenantUser, edit(t, vmSnapshot, "name: computeplane-md0-abcde-fghij", "name: vm-instance-mine")), ""},
+		{"G3 an export of a worker's disk", create(tenantUser, vmExport), g3Disks},
 
 		// G4: the fleet's and the installers' accounts are the fleet's.
 		{"G4 a tenant user's release running as the installer", create(tenantUser, asInstaller), g4Acct},

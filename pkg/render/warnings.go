@@ -37,22 +37,21 @@ func Warnings(f *fleet.Fleet) api.Problems {
 			}
 			out = append(out, w)
 		}
+		if f.Config.Delivery == api.Platform {
+			warn(api.Problem{Message: fmt.Sprintf(
+				"the ComputePlane of tenant %s (%s) runs without Pod Security: under delivery: Platform the platform's computeplane module provisions the cluster %s and cannot load an admission configuration into its API server, so its pods are not held to restricted or baseline; only the egress policy %s is enforced. Use delivery: Direct for Pod Security",
+				t.Name, t.Namespace, f.ClusterRelease(), EgressPolicyName)})
+			if f.Config.Guard.Enabled {
+				warn(api.Problem{Message: fmt.Sprintf(
+					"the ComputePlane of tenant %s (%s) is guarded less: under delivery: Platform the platform's helm-controller (guard.helmIdentities: %s) installs the module's cluster %s, and the same account installs every other chart of the platform, so the management-plane guard cannot tell the cluster's own addon releases from a release any chart renders; it admits a kubeConfig or a valuesFrom naming %s's credentials (%s) from that account. Use delivery: Direct, where the cluster installs as its own account (%s)",
+					t.Name, t.Namespace, strings.Join(f.Config.Guard.HelmIdentities, ", "), f.ClusterRelease(), f.ClusterRelease(),
+					strings.Join(fleet.ClusterCredentials(f.ClusterRelease()), ", "), fleet.InstallerAccount)})
+			}
+		}
 		if f.Config.Fleet == nil && routesApps(t) {
 			warn(api.Problem{Message: fmt.Sprintf(
 				"the routed apps of tenant %s (%s) install inside its ComputePlane as their own accounts (spec.serviceAccountName), which the in-cluster baseline creates; the baseline is the Kustomization %s, read from the fleet folder, and only spec.fleet renders it: without it those releases fail with Forbidden until the accounts, their namespaces and RoleBindings exist in the cluster. Set spec.fleet and write the folder with --output-dir (docs/incluster.md)",
 				t.Name, t.Namespace, fleet.BaselineKustomization)})
-		}
-		if f.Config.Delivery != api.Platform {
-			continue
-		}
-		warn(api.Problem{Message: fmt.Sprintf(
-			"the ComputePlane of tenant %s (%s) runs without Pod Security: under delivery: Platform the platform's computeplane module provisions the cluster %s and cannot load an admission configuration into its API server, so its pods are not held to restricted or baseline; only the egress policy %s is enforced. Use delivery: Direct for Pod Security",
-			t.Name, t.Namespace, f.ClusterRelease(), EgressPolicyName)})
-		if f.Config.Guard.Enabled {
-			warn(api.Problem{Message: fmt.Sprintf(
-				"the ComputePlane of tenant %s (%s) is guarded less: under delivery: Platform the platform's helm-controller (guard.helmIdentities: %s) installs the module's cluster %s, and the same account installs every other chart of the platform, so the management-plane guard cannot tell the cluster's own addon releases from a release any chart renders; it admits a kubeConfig or a valuesFrom naming %s's credentials (%s) from that account. Use delivery: Direct, where the cluster installs as its own account (%s)",
-				t.Name, t.Namespace, strings.Join(f.Config.Guard.HelmIdentities, ", "), f.ClusterRelease(), f.ClusterRelease(),
-				strings.Join(fleet.ClusterCredentials(f.ClusterRelease()), ", "), fleet.InstallerAccount)})
 		}
 	}
 	return out
