@@ -82,8 +82,8 @@ func (f *Fleet) AppAccount(app *App) string {
 	return SharedAppsAccount
 }
 
-// checkRouting refuses grants that name no ApplicationDefinition placed on
-// the ComputePlane, and two routed apps of one tenant that would share a
+// checkRouting refuses grants of an ApplicationDefinition placed on the
+// management plane, and two routed apps of one tenant that would share a
 // per-app namespace.
 func (f *Fleet) checkRouting() api.Problems {
 	var problems api.Problems
@@ -95,10 +95,11 @@ func (f *Fleet) checkRouting() api.Problems {
 	for i, g := range cfg.Routing.Grants {
 		d, ok := byName[g.Definition]
 		field := fmt.Sprintf("spec.routing.grants[%d].definition", i)
+		// A grant of a definition that is not among this run's inputs
+		// grants nothing here (a fleet may be rendered in several runs
+		// with one config, and a run on its own output has no inputs).
 		switch {
 		case !ok:
-			problems = append(problems, api.Errorf(cfg.Ref, cfg.Origin, field,
-				"no ApplicationDefinition named %q is among the inputs; a grant names a definition by its metadata.name", g.Definition))
 		case d.Placement != api.PlacementComputePlane:
 			problems = append(problems, api.Errorf(cfg.Ref, cfg.Origin, field,
 				"ApplicationDefinition %q (kind %s) is placed on the management plane, where its apps install with Flux's own rights; a grant only applies inside a ComputePlane", g.Definition, d.Kind))

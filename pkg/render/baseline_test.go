@@ -250,7 +250,6 @@ func TestRoutingConfigProblems(t *testing.T) {
 	}
 	// Grants are checked against the definitions.
 	for _, tc := range []struct{ grant, want string }{
-		{"{definition: nope, clusterRole: x}", "no ApplicationDefinition named"},
 		{"{definition: kubernetes, clusterRole: x}", "placed on the management plane"},
 	} {
 		cfgObjs, err := input.Decode([]byte(baselineConfig+"  routing: {grants: ["+tc.grant+"]}\n"), "config.yaml")
