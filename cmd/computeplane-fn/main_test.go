@@ -37,7 +37,7 @@ type result struct {
 func cli(t *testing.T, args ...string) result {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	code := run(args, strings.NewReader(""), &stdout, &stderr)
+	code := run(args, strings.NewReader(""), &stdout, &stderr, nil)
 	return result{code, stdout.String(), stderr.String()}
 }
 

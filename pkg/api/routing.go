@@ -1,11 +1,13 @@
 package api
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // How routed apps are placed in namespaces inside their ComputePlane
@@ -31,15 +33,76 @@ type RoutingConfig struct {
 	Namespaces string `json:"namespaces"`
 	// ResourceQuota, when set, is the spec of a ResourceQuota the baseline
 	// puts into every namespace that routed apps install into.
-	ResourceQuota *corev1.ResourceQuotaSpec `json:"resourceQuota"`
+	ResourceQuota *ResourceQuotaConfig `json:"resourceQuota"`
 	// LimitRange, when set, is the spec of a LimitRange the baseline puts
 	// into every namespace that routed apps install into.
-	LimitRange *corev1.LimitRangeSpec `json:"limitRange"`
+	LimitRange *LimitRangeConfig `json:"limitRange"`
 	// Grants give the apps of one ApplicationDefinition more rights inside
 	// their ComputePlane than the admin of their own namespace: a
 	// ClusterRole bound cluster-wide to their account. Operator only: no
 	// input object of a tenant can grant anything.
 	Grants []Grant `json:"grants"`
+}
+
+// ResourceQuotaConfig is spec.routing.resourceQuota: a ResourceQuota's
+// spec (hard and scopes), read as the config's decoder reads maps and
+// turned into Kubernetes' types by ResourceQuotaSpec.
+type ResourceQuotaConfig struct {
+	Hard   map[string]any `json:"hard"`
+	Scopes []string       `json:"scopes"`
+
+	spec corev1.ResourceQuotaSpec
+}
+
+// LimitRangeConfig is spec.routing.limitRange: a LimitRange's spec.
+type LimitRangeConfig struct {
+	Limits []LimitConfig `json:"limits"`
+
+	spec corev1.LimitRangeSpec
+}
+
+// LimitConfig is one entry of a LimitRange's limits.
+type LimitConfig struct {
+	Type                 string         `json:"type"`
+	Max                  map[string]any `json:"max"`
+	Min                  map[string]any `json:"min"`
+	Default              map[string]any `json:"default"`
+	DefaultRequest       map[string]any `json:"defaultRequest"`
+	MaxLimitRequestRatio map[string]any `json:"maxLimitRequestRatio"`
+}
+
+// Spec is the checked ResourceQuota spec (valid after Validate).
+func (q *ResourceQuotaConfig) Spec() corev1.ResourceQuotaSpec { return *q.spec.DeepCopy() }
+
+// Spec is the checked LimitRange spec (valid after Validate).
+func (l *LimitRangeConfig) Spec() corev1.LimitRangeSpec { return *l.spec.DeepCopy() }
+
+// resources reads a map of quantities (strings or integers, as Kubernetes
+// writes them) at field.
+func (d *decoder) resources(m map[string]any, field string) corev1.ResourceList {
+	if len(m) == 0 {
+		return nil
+	}
+	out := corev1.ResourceList{}
+	for k, v := range m {
+		var text string
+		switch v := v.(type) {
+		case string:
+			text = v
+		case int, int64, float64:
+			text = fmt.Sprint(v)
+		default:
+			d.fail(field+"["+k+"]", "must be a quantity (such as 500m, 2Gi or 20), not %v", v)
+			continue
+		}
+		q, err := resource.ParseQuantity(text)
+		if err != nil {
+			d.fail(field+"["+k+"]", "%q is not a quantity (such as 500m, 2Gi or 20)", text)
+			continue
+		}
+		out[corev1.ResourceName(k)] = q
+	}
+	return out
 }
 
 // Grant is one entry of spec.routing.grants.
@@ -84,11 +147,34 @@ func (c *RoutingConfig) validate(d *decoder) {
 	default:
 		d.fail(f+".namespaces", "must be %s or %s, not %q", NamespacesShared, NamespacesPerApp, c.Namespaces)
 	}
-	if c.ResourceQuota != nil && len(c.ResourceQuota.Hard) == 0 {
-		d.fail(f+".resourceQuota.hard", "is required: the limits of each namespace routed apps install into (leave resourceQuota out for none)")
+	if q := c.ResourceQuota; q != nil {
+		if len(q.Hard) == 0 {
+			d.fail(f+".resourceQuota.hard", "is required: the limits of each namespace routed apps install into (leave resourceQuota out for none)")
+		}
+		q.spec = corev1.ResourceQuotaSpec{Hard: d.resources(q.Hard, f+".resourceQuota.hard")}
+		for _, sc := range q.Scopes {
+			q.spec.Scopes = append(q.spec.Scopes, corev1.ResourceQuotaScope(sc))
+		}
 	}
-	if c.LimitRange != nil && len(c.LimitRange.Limits) == 0 {
-		d.fail(f+".limitRange.limits", "is required: the defaults and bounds of each container (leave limitRange out for none)")
+	if l := c.LimitRange; l != nil {
+		if len(l.Limits) == 0 {
+			d.fail(f+".limitRange.limits", "is required: the defaults and bounds of each container (leave limitRange out for none)")
+		}
+		l.spec = corev1.LimitRangeSpec{}
+		for i, it := range l.Limits {
+			at := f + ".limitRange.limits[" + itoa(i) + "]"
+			if it.Type == "" {
+				d.fail(at+".type", "is required: Container, Pod or PersistentVolumeClaim")
+			}
+			l.spec.Limits = append(l.spec.Limits, corev1.LimitRangeItem{
+				Type:                 corev1.LimitType(it.Type),
+				Max:                  d.resources(it.Max, at+".max"),
+				Min:                  d.resources(it.Min, at+".min"),
+				Default:              d.resources(it.Default, at+".default"),
+				DefaultRequest:       d.resources(it.DefaultRequest, at+".defaultRequest"),
+				MaxLimitRequestRatio: d.resources(it.MaxLimitRequestRatio, at+".maxLimitRequestRatio"),
+			})
+		}
 	}
 	seen := map[string]int{}
 	roles := map[string]int{}

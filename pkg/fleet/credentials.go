@@ -1,6 +1,10 @@
 package fleet
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
+)
 
 // clusterCredentialSuffixes are the Secrets written for a cluster of
 // apps/kubernetes with release name R, each as R-<suffix>: the cluster's
@@ -75,7 +79,7 @@ var MachineCredentialSuffixes = []string{"-bootstrap-data", "-bootstrap-data-use
 // either delivery. Render-time refusals look for both whatever the
 // delivery: a fleet can change delivery, and the names are the
 // ComputePlane's in every tenant namespace.
-var ClusterReleases = []string{DirectClusterRelease, PlatformClusterRelease}
+var ClusterReleases = []string{wire.DirectClusterRelease, wire.PlatformClusterRelease}
 
 // ClusterCredentials returns the name of every Secret that Kamaji, the
 // Cluster API providers and apps/kubernetes itself write in the tenant

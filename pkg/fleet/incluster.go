@@ -6,20 +6,12 @@ import (
 	"strings"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
 
 // Names of what routed apps get inside their ComputePlane (the in-cluster
 // baseline, package render's baseline.go).
 const (
-	// BaselineKustomization is the Flux Kustomization, in the tenant
-	// namespace of the management cluster, that applies a tenant's
-	// baseline into its ComputePlane through the cluster's kubeconfig.
-	BaselineKustomization = "computeplane-baseline"
-	// BaselineFolder is the folder of a tenant's baseline objects inside its
-	// namespace's folder of the fleet folder (<namespace>/_baseline): the
-	// unit's kustomization.yaml never lists it, so the tenant's unit never
-	// applies those objects to the management cluster.
-	BaselineFolder = "_baseline"
 	// SharedAppsAccount is the ServiceAccount routed apps install as, in the
 	// tenant's namespace of the ComputePlane, with shared namespaces and no
 	// grant.
@@ -35,8 +27,11 @@ const (
 )
 
 // BaselinePath is the folder of a tenant's baseline, relative to the fleet
-// folder: <namespace>/_baseline.
-func BaselinePath(namespace string) string { return namespace + "/" + BaselineFolder }
+// folder: <namespace>/_baseline (wire.BaselineFolder). The namespace's unit
+// never lists it, so its objects are never applied to the management
+// cluster; only the baseline Kustomization (wire.BaselineKustomization)
+// applies them, inside the ComputePlane.
+func BaselinePath(namespace string) string { return namespace + "/" + wire.BaselineFolder }
 
 // AppNamespace is the namespace of the ComputePlane a routed app installs
 // into: the tenant's namespace, or with spec.routing.namespaces: PerApp

@@ -14,6 +14,7 @@ import (
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
 
 // Names of the in-cluster baseline's objects, inside a ComputePlane.
@@ -140,7 +141,7 @@ func RenderBaseline(f *fleet.Fleet, t *fleet.Tenant) (Object, error) {
 			if err := add(&corev1.ResourceQuota{
 				TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ResourceQuota"},
 				ObjectMeta: inClusterMeta(QuotaName, ns),
-				Spec:       *q.DeepCopy(),
+				Spec:       q.Spec(),
 			}, "v1", "ResourceQuota", ns, QuotaName); err != nil {
 				return Object{}, err
 			}
@@ -149,7 +150,7 @@ func RenderBaseline(f *fleet.Fleet, t *fleet.Tenant) (Object, error) {
 			if err := add(&corev1.LimitRange{
 				TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "LimitRange"},
 				ObjectMeta: inClusterMeta(QuotaName, ns),
-				Spec:       *l.DeepCopy(),
+				Spec:       l.Spec(),
 			}, "v1", "LimitRange", ns, QuotaName); err != nil {
 				return Object{}, err
 			}
@@ -211,7 +212,7 @@ func RenderBaseline(f *fleet.Fleet, t *fleet.Tenant) (Object, error) {
 	ks := kustomizev1.Kustomization{
 		TypeMeta: metav1.TypeMeta{APIVersion: kustomizev1.GroupVersion.String(), Kind: kustomizev1.KustomizationKind},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      fleet.BaselineKustomization,
+			Name:      wire.BaselineKustomization,
 			Namespace: t.Namespace,
 			Labels:    managedLabels(nil),
 		},

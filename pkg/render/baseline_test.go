@@ -12,6 +12,7 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/input"
 	"github.com/computeplane-dev/computeplane-fn/pkg/pipeline"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
 
@@ -102,7 +103,7 @@ func inClusterNames(objs []render.Object) []string {
 // the cluster's kubeconfig and no account of its own.
 func TestBaselineShared(t *testing.T) {
 	run := renderBaseline(t, "")
-	ks := findObject(t, run.Objects, "Kustomization", "tenant-acme", fleet.BaselineKustomization)
+	ks := findObject(t, run.Objects, "Kustomization", "tenant-acme", wire.BaselineKustomization)
 	spec := valueOf(t, ks)["spec"].(map[string]any)
 	want := map[string]any{
 		"interval":       "10m0s",
@@ -172,7 +173,7 @@ func TestBaselinePerApp(t *testing.T) {
 	if len(long) != 63 || !strings.HasPrefix(long, "tenant-acme-nb-loooo") {
 		t.Fatalf("per-app namespace of a long release: %q (%d characters), want 63 starting with tenant-acme-nb-", long, len(long))
 	}
-	ks := findObject(t, run.Objects, "Kustomization", "tenant-acme", fleet.BaselineKustomization)
+	ks := findObject(t, run.Objects, "Kustomization", "tenant-acme", wire.BaselineKustomization)
 	wantObjs := []string{
 		"ClusterRole /computeplane-crds",
 		"ClusterRoleBinding /computeplane-app-nb-lab",
@@ -217,8 +218,8 @@ func TestBaselineNeedsFleet(t *testing.T) {
 	if slices.ContainsFunc(run.Objects, func(o render.Object) bool { return o.Kind == "Kustomization" }) {
 		t.Error("a baseline Kustomization without spec.fleet")
 	}
-	if len(run.Warnings) != 1 || !strings.Contains(run.Warnings[0].Message, fleet.BaselineKustomization) || run.Warnings[0].Object.Name != "acme" {
-		t.Errorf("warnings %v, want one naming Tenant acme and %s", run.Warnings, fleet.BaselineKustomization)
+	if len(run.Warnings) != 1 || !strings.Contains(run.Warnings[0].Message, wire.BaselineKustomization) || run.Warnings[0].Object.Name != "acme" {
+		t.Errorf("warnings %v, want one naming Tenant acme and %s", run.Warnings, wire.BaselineKustomization)
 	}
 }
 

@@ -16,18 +16,8 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
 	"github.com/computeplane-dev/computeplane-fn/pkg/knobs"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
-)
-
-// Labels and annotations of the cluster HelmRelease.
-const (
-	ShardingLabel     = "sharding.fluxcd.io/key"
-	ShardingTenants   = "tenants"
-	ComputePlaneLabel = "internal.cozystack.io/computeplane"
-	// PruneAnnotation with PruneDisabled keeps Flux's kustomize-controller
-	// from deleting the live cluster when its HelmRelease leaves Git.
-	PruneAnnotation = "kustomize.toolkit.fluxcd.io/prune"
-	PruneDisabled   = "disabled"
 )
 
 const (
@@ -251,17 +241,17 @@ func RenderClusterRelease(f *fleet.Fleet, plan *ClusterPlan, t *fleet.Tenant) (O
 	if len(problems) > 0 {
 		return Object{}, problems
 	}
-	release := fleet.DirectClusterRelease
+	release := wire.DirectClusterRelease
 	hr := helmv2.HelmRelease{
 		TypeMeta: metav1.TypeMeta{APIVersion: helmv2.GroupVersion.String(), Kind: helmv2.HelmReleaseKind},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      release,
 			Namespace: t.Namespace,
 			Labels: managedLabels(map[string]string{
-				ShardingLabel:     ShardingTenants,
-				ComputePlaneLabel: "true",
+				wire.ShardingLabel:     wire.ShardingTenants,
+				wire.ComputePlaneLabel: "true",
 			}),
-			Annotations: map[string]string{PruneAnnotation: PruneDisabled},
+			Annotations: map[string]string{wire.PruneAnnotation: wire.PruneDisabled},
 		},
 		Spec: helmv2.HelmReleaseSpec{
 			ReleaseName: release,
@@ -281,7 +271,7 @@ func RenderClusterRelease(f *fleet.Fleet, plan *ClusterPlan, t *fleet.Tenant) (O
 				Remediation: &helmv2.UpgradeRemediation{Retries: -1},
 			},
 			Values:     &apiextensionsv1.JSON{Raw: []byte("{}")},
-			ValuesFrom: []helmv2.ValuesReference{{Kind: "Secret", Name: ValuesSecret}},
+			ValuesFrom: []helmv2.ValuesReference{{Kind: "Secret", Name: wire.ValuesSecret}},
 			// helm-controller impersonates the tenant's installer for the
 			// whole install, hooks included (RenderInstaller).
 			ServiceAccountName: fleet.InstallerAccount,

@@ -8,6 +8,7 @@ import (
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
 
 // Names and labels of the egress policy of a ComputePlane's VMs.
@@ -89,15 +90,15 @@ type ciliumPortProtocol struct {
 	Protocol string `json:"protocol"`
 }
 
-// ControlPlanePort is a port of the Kamaji control-plane pods that the
+// controlPlanePort is a port of the Kamaji control-plane pods that the
 // cluster's VMs need, with where it comes from.
-type ControlPlanePort struct {
+type controlPlanePort struct {
 	Port   int32
 	Name   string
 	Source string
 }
 
-// ControlPlanePorts are the TCP ports of a cluster's control-plane pods that
+// controlPlanePorts are the TCP ports of a cluster's control-plane pods that
 // its VMs may reach; every other port and protocol of those pods is denied.
 // From Kamaji (clastix/kamaji) and apps/kubernetes (Cozystack at 3c780acd):
 //
@@ -114,7 +115,7 @@ type ControlPlanePort struct {
 //     on the cluster's Service; its Talos workers have their machine
 //     certificates signed there, without which the chart's reconcile Jobs
 //     cannot reach them.
-var ControlPlanePorts = []ControlPlanePort{
+var controlPlanePorts = []controlPlanePort{
 	{6443, "kube-apiserver", "Kamaji TenantControlPlane spec.networkProfile.port (default 6443)"},
 	{8132, "konnectivity-server", "apps/kubernetes spec.addons.konnectivity.server.port"},
 	{50001, "talos-trustd", "apps/kubernetes talos-csr-signer container and Service port"},
@@ -188,7 +189,7 @@ const (
 //     own apps annotated computeplane.dev/reachable-from-computeplane:
 //     "true", matched by both lineage labels, kind and name;
 //   - every port and protocol of the cluster's own control plane but the
-//     TCP ports of ControlPlanePorts;
+//     TCP ports of controlPlanePorts;
 //   - every endpoint of every descendant tenant: the namespaces known from
 //     the inputs by name, and any other by the tenant.cozystack.io/<tenant>
 //     label Cozystack puts on descendant namespaces;
@@ -263,8 +264,8 @@ func RenderEgress(f *fleet.Fleet, t *fleet.Tenant) (Object, error) {
 // Port 0 is not a port a connection can use, and Cilium reads it as "every
 // port", so ranges start at 1.
 func controlPlaneClosedPorts() []ciliumPortProtocol {
-	open := make([]int32, len(ControlPlanePorts))
-	for i, p := range ControlPlanePorts {
+	open := make([]int32, len(controlPlanePorts))
+	for i, p := range controlPlanePorts {
 		open[i] = p.Port
 	}
 	slices.Sort(open)
@@ -308,15 +309,15 @@ func ownNamespaceSelectors(t *fleet.Tenant, release string) []metav1.LabelSelect
 	}
 	if len(kinds) > 0 {
 		otherKinds.MatchExpressions = append(otherKinds.MatchExpressions, metav1.LabelSelectorRequirement{
-			Key: ApplicationKindLabel, Operator: metav1.LabelSelectorOpNotIn, Values: kinds,
+			Key: wire.ApplicationKindLabel, Operator: metav1.LabelSelectorOpNotIn, Values: kinds,
 		})
 	}
 	out := []metav1.LabelSelector{otherKinds}
 	for _, kind := range kinds {
 		out = append(out, metav1.LabelSelector{
-			MatchLabels: map[string]string{PodNamespaceKey: t.Namespace, ApplicationKindLabel: kind},
+			MatchLabels: map[string]string{PodNamespaceKey: t.Namespace, wire.ApplicationKindLabel: kind},
 			MatchExpressions: append(slices.Clone(notCluster), metav1.LabelSelectorRequirement{
-				Key: ApplicationNameLabel, Operator: metav1.LabelSelectorOpNotIn, Values: exposed[kind],
+				Key: wire.ApplicationNameLabel, Operator: metav1.LabelSelectorOpNotIn, Values: exposed[kind],
 			}),
 		})
 	}

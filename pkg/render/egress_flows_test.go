@@ -9,6 +9,7 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/internal/ciliumeval"
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
 
 // expectEgress is the contract of the egress policy (SPEC 3.3), written as
@@ -37,7 +38,7 @@ func expectEgress(release string, allowAncestorIngress bool, dst ciliumeval.Endp
 			return true // the cluster's own VMs
 		}
 		exposed := map[[2]string]bool{{"Postgres", "db"}: true}
-		return exposed[[2]string{l[render.ApplicationKindLabel], l[render.ApplicationNameLabel]}]
+		return exposed[[2]string{l[wire.ApplicationKindLabel], l[wire.ApplicationNameLabel]}]
 	case dst.NamespaceLabels["tenant.cozystack.io/tenant-acme"] == "set":
 		return false // a descendant, known or not
 	case dst.Namespace == "tenant-root":
@@ -95,7 +96,7 @@ func flowTable(release string) ([]ciliumeval.Endpoint, []ciliumeval.Flow) {
 							labels := map[string]string{}
 							for k, v := range map[string]string{
 								render.ControlPlaneLabel: cp, render.ClusterNameLabel: cluster,
-								render.ApplicationKindLabel: app[0], render.ApplicationNameLabel: app[1],
+								wire.ApplicationKindLabel: app[0], wire.ApplicationNameLabel: app[1],
 								"cozystack.io/service": service, "app.kubernetes.io/instance": instance,
 							} {
 								if v != "" {

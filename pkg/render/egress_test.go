@@ -15,6 +15,7 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/input"
 	"github.com/computeplane-dev/computeplane-fn/pkg/pipeline"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
 
@@ -156,9 +157,9 @@ func parsePolicy(t *testing.T, obj map[string]any) *ciliumeval.Policy {
 // Labels of the pods the flows go to.
 func lineage(kind, name string) map[string]string {
 	return map[string]string{
-		render.ApplicationKindLabel:  kind,
-		render.ApplicationGroupLabel: api.AppsGroup,
-		render.ApplicationNameLabel:  name,
+		wire.ApplicationKindLabel:  kind,
+		wire.ApplicationGroupLabel: api.AppsGroup,
+		wire.ApplicationNameLabel:  name,
 	}
 }
 
@@ -230,8 +231,8 @@ func TestEgressFlows(t *testing.T) {
 		{"unexposed app of an exposed kind", pod("tenant-acme", acmeNS, lineage("Postgres", "other")), false, https},
 		{"Redis named like the exposed Postgres", pod("tenant-acme", acmeNS, lineage("Redis", "db")), false, https},
 		{"app annotated \"false\"", pod("tenant-acme", acmeNS, lineage("Redis", "cache")), false, https},
-		{"pod with the exposed name and no kind", pod("tenant-acme", acmeNS, map[string]string{render.ApplicationNameLabel: "db"}), false, https},
-		{"pod with the exposed kind and no name", pod("tenant-acme", acmeNS, map[string]string{render.ApplicationKindLabel: "Postgres"}), false, https},
+		{"pod with the exposed name and no kind", pod("tenant-acme", acmeNS, map[string]string{wire.ApplicationNameLabel: "db"}), false, https},
+		{"pod with the exposed kind and no name", pod("tenant-acme", acmeNS, map[string]string{wire.ApplicationKindLabel: "Postgres"}), false, https},
 		{"pod without lineage labels in the tenant namespace", pod("tenant-acme", acmeNS, map[string]string{"app": "operator"}), false, https},
 		{"routed app annotated reachable: its kind is not exposed here", pod("tenant-acme", acmeNS, lineage("JupyterHub", "lab")), false, https},
 		{"child tenant's app, exposed in the child", pod("tenant-acme-dev", devNS, lineage("Postgres", "db")), false, https},
@@ -304,7 +305,7 @@ metadata: {name: queue, namespace: tenant-acme, annotations: {computeplane.dev/r
 			for _, cp := range values("computeplane") {
 				for _, cluster := range values("computeplane") {
 					labels := map[string]string{}
-					for k, v := range map[string]string{render.ApplicationKindLabel: kind, render.ApplicationNameLabel: name, render.ControlPlaneLabel: cp, render.ClusterNameLabel: cluster} {
+					for k, v := range map[string]string{wire.ApplicationKindLabel: kind, wire.ApplicationNameLabel: name, render.ControlPlaneLabel: cp, render.ClusterNameLabel: cluster} {
 						if v != "" {
 							labels[k] = v
 						}

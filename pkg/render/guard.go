@@ -11,21 +11,7 @@ import (
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
-)
-
-// GuardName names the ValidatingAdmissionPolicy of the management-plane
-// guard and its binding.
-const GuardName = "computeplane-guard"
-
-// Names of the guard's variables that hold the fleet's values; every rule
-// reads them, so that the expressions are the same text for every fleet.
-// The pull-request summary reads the two identity lists back from a
-// committed policy: each is a CEL list literal in JSON syntax, the sorted
-// list without duplicates as encoding/json writes it.
-const (
-	GuardFluxIdentitiesVariable     = "fluxIdentities"
-	GuardHelmIdentitiesVariable     = "helmIdentities"
-	GuardPlatformIdentitiesVariable = "platformIdentities"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
 
 // The guard's CEL. The values of the fleet come in as variables (see
@@ -82,7 +68,7 @@ request.userInfo.groups.exists(g, g == 'system:masters')`
 	celRoutedKinds = `!variables.isHelmRelease ? [] :
 variables.computePlaneKinds.filter(k, [object, oldObject].exists(o,
   o != null &&
-  ['` + ApplicationKindLabel + `', '` + RoutedKindLabel + `'].exists(l,
+  ['` + wire.ApplicationKindLabel + `', '` + wire.RoutedKindLabel + `'].exists(l,
     o.metadata.?labels[?l].orValue('').lowerAscii() == k.lowerAscii())))`
 	// routedChart: the object's chartRef, before or after the update, is
 	// one of a definition placed on the ComputePlane (a namespace left out
@@ -348,9 +334,9 @@ func guardVariables(v guardValues) ([]admissionv1.Variable, error) {
 		name  string
 		value any
 	}{
-		{GuardFluxIdentitiesVariable, sortedUnique(v.FluxIdentities)},
-		{GuardHelmIdentitiesVariable, sortedUnique(v.HelmIdentities)},
-		{GuardPlatformIdentitiesVariable, sortedUnique(v.PlatformIdentities)},
+		{wire.GuardFluxIdentitiesVariable, sortedUnique(v.FluxIdentities)},
+		{wire.GuardHelmIdentitiesVariable, sortedUnique(v.HelmIdentities)},
+		{wire.GuardPlatformIdentitiesVariable, sortedUnique(v.PlatformIdentities)},
 		{"computePlaneKinds", sortedUnique(v.ComputePlaneKinds)},
 		{"computePlaneCharts", chartLiterals(v.ComputePlaneCharts)},
 		{"clusterRelease", v.ClusterRelease},
@@ -542,7 +528,7 @@ func RenderGuard(f *fleet.Fleet) ([]Object, error) {
 	equivalent := admissionv1.Equivalent
 	policy := admissionv1.ValidatingAdmissionPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicy"},
-		ObjectMeta: metav1.ObjectMeta{Name: GuardName, Labels: managedLabels(nil)},
+		ObjectMeta: metav1.ObjectMeta{Name: wire.GuardName, Labels: managedLabels(nil)},
 		Spec: admissionv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy: &fail,
 			MatchConstraints: &admissionv1.MatchResources{
@@ -555,9 +541,9 @@ func RenderGuard(f *fleet.Fleet) ([]Object, error) {
 	}
 	binding := admissionv1.ValidatingAdmissionPolicyBinding{
 		TypeMeta:   metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicyBinding"},
-		ObjectMeta: metav1.ObjectMeta{Name: GuardName, Labels: managedLabels(nil)},
+		ObjectMeta: metav1.ObjectMeta{Name: wire.GuardName, Labels: managedLabels(nil)},
 		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{
-			PolicyName:        GuardName,
+			PolicyName:        wire.GuardName,
 			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
 		},
 	}

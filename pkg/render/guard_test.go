@@ -14,6 +14,7 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/input"
 	"github.com/computeplane-dev/computeplane-fn/pkg/pipeline"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
 
 // guardFleet: tenant acme with a ComputePlane, a routed JupyterHub and a
@@ -127,8 +128,8 @@ func TestGuardShape(t *testing.T) {
 			t.Errorf("labels %v: want the managed-by label", m)
 		}
 	}
-	if policy.Name != render.GuardName || binding.Name != render.GuardName || binding.Spec.PolicyName != render.GuardName {
-		t.Errorf("names: policy %q, binding %q bound to %q; want %q", policy.Name, binding.Name, binding.Spec.PolicyName, render.GuardName)
+	if policy.Name != wire.GuardName || binding.Name != wire.GuardName || binding.Spec.PolicyName != wire.GuardName {
+		t.Errorf("names: policy %q, binding %q bound to %q; want %q", policy.Name, binding.Name, binding.Spec.PolicyName, wire.GuardName)
 	}
 	if fp := policy.Spec.FailurePolicy; fp == nil || *fp != admissionv1.Fail {
 		t.Errorf("failurePolicy %v, want Fail", fp)
@@ -151,9 +152,9 @@ func TestGuardShape(t *testing.T) {
 		vars[v.Name] = v.Expression
 	}
 	for name, want := range map[string][]string{
-		render.GuardFluxIdentitiesVariable:     {"system:serviceaccount:flux-system:computeplane-fleet"},
-		render.GuardPlatformIdentitiesVariable: api.DefaultPlatformIdentities(),
-		"computePlaneKinds":                    {"JupyterHub"},
+		wire.GuardFluxIdentitiesVariable:     {"system:serviceaccount:flux-system:computeplane-fleet"},
+		wire.GuardPlatformIdentitiesVariable: api.DefaultPlatformIdentities(),
+		"computePlaneKinds":                  {"JupyterHub"},
 	} {
 		var got []string
 		if err := json.Unmarshal([]byte(vars[name]), &got); err != nil {
@@ -173,10 +174,10 @@ func TestGuardIdentitiesFromConfig(t *testing.T) {
 		got[v.Name] = v.Expression
 	}
 	want := map[string]string{
-		render.GuardFluxIdentitiesVariable:     `["b","system:serviceaccount:cozy-fluxcd:flux"]`,
-		render.GuardPlatformIdentitiesVariable: `["capk"]`,
-		"clusterRelease":                       `"computeplane-cluster"`,
-		"kubeconfigSecret":                     `"computeplane-cluster-admin-kubeconfig"`,
+		wire.GuardFluxIdentitiesVariable:     `["b","system:serviceaccount:cozy-fluxcd:flux"]`,
+		wire.GuardPlatformIdentitiesVariable: `["capk"]`,
+		"clusterRelease":                     `"computeplane-cluster"`,
+		"kubeconfigSecret":                   `"computeplane-cluster-admin-kubeconfig"`,
 	}
 	for name, w := range want {
 		if got[name] != w {

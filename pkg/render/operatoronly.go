@@ -9,9 +9,9 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 )
 
-// AddonSettings are the settings of an addon of apps/kubernetes that a
+// addonSettings are the settings of an addon of apps/kubernetes that a
 // ComputePlane's Pod Security exemptions make operator-only.
-var AddonSettings = []string{"enabled", "valuesOverride"}
+var addonSettings = []string{"enabled", "valuesOverride"}
 
 // addonReach maps every addon of apps/kubernetes's values (addons.<name>)
 // to the namespaces of the addon releases whose presence or values its
@@ -174,7 +174,7 @@ func operatorOnlyProblems(a *Admission, knobs *api.Knobs) api.Problems {
 			problems = append(problems, api.Errorf(knobs.Ref, knobs.Origin, fieldPath("spec", joinPath([]string{"addons", o.Addon})), "%s", why))
 			continue
 		}
-		for _, key := range AddonSettings {
+		for _, key := range addonSettings {
 			if _, set := m[key]; set {
 				problems = append(problems, api.Errorf(knobs.Ref, knobs.Origin, fieldPath("spec", joinPath([]string{"addons", o.Addon, key})), "%s", why))
 			}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
 
 // Warnings returns what a person should know about a checked fleet without
@@ -51,7 +52,7 @@ func Warnings(f *fleet.Fleet) api.Problems {
 		if f.Config.Fleet == nil && routesApps(t) {
 			warn(api.Problem{Message: fmt.Sprintf(
 				"the routed apps of tenant %s (%s) install inside its ComputePlane as their own accounts (spec.serviceAccountName), which the in-cluster baseline creates; the baseline is the Kustomization %s, read from the fleet folder, and only spec.fleet renders it: without it those releases fail with Forbidden until the accounts, their namespaces and RoleBindings exist in the cluster. Set spec.fleet and write the folder with --output-dir (docs/incluster.md)",
-				t.Name, t.Namespace, fleet.BaselineKustomization)})
+				t.Name, t.Namespace, wire.BaselineKustomization)})
 		}
 	}
 	return out

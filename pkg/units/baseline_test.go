@@ -9,10 +9,10 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
-	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
 	"github.com/computeplane-dev/computeplane-fn/pkg/input"
 	"github.com/computeplane-dev/computeplane-fn/pkg/pipeline"
 	"github.com/computeplane-dev/computeplane-fn/pkg/units"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
 
 // TestRoutedUnitWaitsForBaseline: a tenant's routed releases are applied
@@ -58,16 +58,16 @@ spec: {computeplane: true}
 	if len(problems) > 0 {
 		t.Fatal(problems)
 	}
-	plan, err := units.NewPlan(cfg, run.Objects)
-	if err != nil {
-		t.Fatal(err)
+	plan, ps := units.NewPlan(cfg, run.Objects)
+	if len(ps) > 0 {
+		t.Fatal(ps)
 	}
 	routed := 0
 	for _, u := range plan.Units {
 		ks := plan.UnitKustomization(u)
 		var baseline bool
 		for _, d := range ks.Spec.DependsOn {
-			if d.Name == fleet.BaselineKustomization && d.Namespace == "tenant-acme" {
+			if d.Name == wire.BaselineKustomization && d.Namespace == "tenant-acme" {
 				baseline = true
 			}
 		}
@@ -79,7 +79,7 @@ spec: {computeplane: true}
 			if o.Routed != isRouted {
 				t.Errorf("%s %s/%s (routed %v) is in unit %s", o.Kind, o.Namespace, o.Name, o.Routed, u.Folder)
 			}
-			if o.Kind == "Kustomization" && o.Name == fleet.BaselineKustomization {
+			if o.Kind == "Kustomization" && o.Name == wire.BaselineKustomization {
 				if u.Part != 0 {
 					t.Errorf("the baseline Kustomization is in part %d of %s", u.Part, u.Folder)
 				}
@@ -99,16 +99,16 @@ spec: {computeplane: true}
 	if routed != 25 {
 		t.Errorf("the routed units hold %d releases, want 25", routed)
 	}
-	files, err := plan.Files()
-	if err != nil {
-		t.Fatal(err)
+	files, ferr := plan.Files()
+	if ferr != nil {
+		t.Fatal(ferr)
 	}
 	var baselineFiles []string
 	for _, f := range files {
-		if rest, ok := strings.CutPrefix(f.Path, "tenant-acme/"+fleet.BaselineFolder+"/"); ok {
+		if rest, ok := strings.CutPrefix(f.Path, "tenant-acme/"+wire.BaselineFolder+"/"); ok {
 			baselineFiles = append(baselineFiles, rest)
 		}
-		if f.Path == "tenant-acme/"+units.KustomizationFile && strings.Contains(string(f.Data), fleet.BaselineFolder) {
+		if f.Path == "tenant-acme/"+units.KustomizationFile && strings.Contains(string(f.Data), wire.BaselineFolder) {
 			t.Errorf("the unit's kustomization.yaml lists the baseline:\n%s", f.Data)
 		}
 	}
@@ -123,7 +123,7 @@ spec: {computeplane: true}
 		t.Errorf("baseline files (-want +got):\n%s", d)
 	}
 	fs := writeFS(t, files)
-	if m := build(t, fs, "/fleet/tenant-acme/"+fleet.BaselineFolder); m.Size() != 4 {
+	if m := build(t, fs, "/fleet/tenant-acme/"+wire.BaselineFolder); m.Size() != 4 {
 		t.Errorf("the baseline builds %d objects, want 4", m.Size())
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
 	"github.com/computeplane-dev/computeplane-fn/pkg/output"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
 
 // File is one file of the fleet folder, the fleet-folder writer's own type.
@@ -186,7 +187,7 @@ func (p *Plan) UnitKustomization(u *Unit) *kustomizev1.Kustomization {
 		ks.Spec.DependsOn = append(ks.Spec.DependsOn, kustomizev1.DependencyReference{Name: d})
 	}
 	if u.Baseline != "" {
-		ks.Spec.DependsOn = append(ks.Spec.DependsOn, kustomizev1.DependencyReference{Name: fleet.BaselineKustomization, Namespace: u.Baseline})
+		ks.Spec.DependsOn = append(ks.Spec.DependsOn, kustomizev1.DependencyReference{Name: wire.BaselineKustomization, Namespace: u.Baseline})
 	}
 	if u.Orphan {
 		ks.Spec.DeletionPolicy = kustomizev1.DeletionPolicyOrphan
@@ -207,7 +208,7 @@ func (p *Plan) GroupKustomization(g *Group) *kustomizev1.Kustomization {
 
 func (p *Plan) kustomization(name, folder string, shard int) *kustomizev1.Kustomization {
 	fc := p.Fleet
-	labels := map[string]string{fleet.ManagedByLabel: fleet.ManagedByValue}
+	labels := map[string]string{wire.ManagedByLabel: wire.ManagedByValue}
 	if shard > 0 {
 		labels[ShardLabel] = ShardValue(shard)
 	}
@@ -243,7 +244,7 @@ func kustomizeFile(folder, name string, resources []string) (File, error) {
 		TypeMeta: kusttypes.TypeMeta{APIVersion: kusttypes.KustomizationVersion, Kind: kusttypes.KustomizationKind},
 		MetaData: &kusttypes.ObjectMeta{
 			Name:   name,
-			Labels: map[string]string{fleet.ManagedByLabel: fleet.ManagedByValue},
+			Labels: map[string]string{wire.ManagedByLabel: wire.ManagedByValue},
 		},
 		Resources: resources,
 	}

@@ -13,10 +13,10 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 
-	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
 	"github.com/computeplane-dev/computeplane-fn/pkg/output"
 	"github.com/computeplane-dev/computeplane-fn/pkg/pipeline"
 	"github.com/computeplane-dev/computeplane-fn/pkg/units"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
 
 const quickstartFleet = `
@@ -76,7 +76,7 @@ func TestStandaloneFleet(t *testing.T) {
 			t.Fatalf("kustomize build %s: %v", dir, err)
 		}
 		rel, _ := filepath.Rel(out, dir)
-		if strings.HasSuffix(rel, "/"+fleet.BaselineFolder) {
+		if strings.HasSuffix(rel, "/"+wire.BaselineFolder) {
 			// Applied inside the ComputePlane by the baseline
 			// Kustomization, never by a unit.
 			baselines++
