@@ -235,6 +235,9 @@ func TestRoutingConfigProblems(t *testing.T) {
 		{"{grants: [{definition: notebook, clusterRole: a}, {definition: notebook, clusterRole: b}]}", "spec.routing.grants[1].definition"},
 		{"{grants: [{definition: notebook, clusterRole: Bad Name}]}", "spec.routing.grants[0].clusterRole"},
 		{"{resourceQuota: {hard: {pods: 20}, scopes: [x], surprise: 1}}", "spec.routing.resourceQuota.surprise"},
+		{"{resourceQuota: {hard: {pods: lots}}}", "spec.routing.resourceQuota.hard[pods]"},
+		{"{limitRange: {limits: [{default: {cpu: 1}}]}}", "spec.routing.limitRange.limits[0].type"},
+		{"{limitRange: {limits: [{type: Container, max: {cpu: [1]}}]}}", "spec.routing.limitRange.limits[0].max[cpu]"},
 	} {
 		cfgObjs, err := input.Decode([]byte(baselineConfig+"  routing: "+tc.routing+"\n"), "config.yaml")
 		if err != nil {
