@@ -104,6 +104,7 @@ func TestControlPlane(t *testing.T) {
 	t.Run("Releases", e.testReleases)
 	t.Run("Fleet", e.testFleet)
 	t.Run("Guard", e.testGuard)
+	t.Run("InCluster", e.testInCluster)
 }
 
 // applyCRDs installs Flux v2.8's CRDs and the others of ../shared/crds, and
