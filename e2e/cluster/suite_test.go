@@ -153,6 +153,10 @@ func TestControlPlane(t *testing.T) {
 			t.Run("Releases", e.testReleases)
 			t.Run("Fleet", e.testFleet)
 			t.Run("Guard", e.testGuard)
+			// Its own wiring namespace and bootstrap: once.
+			if i == 0 {
+				t.Run("InCluster", e.testInCluster)
+			}
 		})
 	}
 }
