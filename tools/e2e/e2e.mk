@@ -58,7 +58,7 @@ e2e-tools: ## Build the components of the real-control-plane suite into bin/e2e 
 	@test -d $(THIRD_PARTY) || { echo "e2e: $(THIRD_PARTY) is missing (helm-controller and source-watcher are built from it)"; exit 1; }
 	$(MAKE) --no-print-directory $(ETCD_BIN) $(KUBE_APISERVER_BIN) $(KUBECTL_BIN) $(KUSTOMIZE_CONTROLLER_BIN) $(HELM_CONTROLLER_BIN) $(SOURCE_WATCHER_BIN)
 
-E2E_TIMEOUT ?= 20m
+E2E_TIMEOUT ?= 30m
 E2E_RUN ?= .
 
 .PHONY: e2e
