@@ -237,15 +237,16 @@ func RenderClusterRelease(f *fleet.Fleet, plan *ClusterPlan, t *fleet.Tenant) (O
 		return Object{}, problems
 	}
 	release := fleet.DirectClusterRelease
+	labels := map[string]string{ComputePlaneLabel: "true"}
+	if shardLabelRendered(f, ShardingTenants) {
+		labels[ShardingLabel] = ShardingTenants
+	}
 	hr := helmv2.HelmRelease{
 		TypeMeta: metav1.TypeMeta{APIVersion: helmv2.GroupVersion.String(), Kind: helmv2.HelmReleaseKind},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      release,
-			Namespace: t.Namespace,
-			Labels: managedLabels(map[string]string{
-				ShardingLabel:     ShardingTenants,
-				ComputePlaneLabel: "true",
-			}),
+			Name:        release,
+			Namespace:   t.Namespace,
+			Labels:      managedLabels(labels),
 			Annotations: map[string]string{PruneAnnotation: PruneDisabled},
 		},
 		Spec: helmv2.HelmReleaseSpec{

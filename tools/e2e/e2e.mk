@@ -81,6 +81,7 @@ e2e-tools: ## Build the components of the real-control-plane suite into bin/e2e 
 
 E2E_TIMEOUT ?= 20m
 E2E_RUN ?= .
+E2E_TESTFLAGS ?=
 
 .PHONY: e2e
 e2e: build e2e-tools ## Run the real-control-plane suite (etcd, kube-apiserver, Flux's controllers) in e2e/cluster
@@ -91,4 +92,4 @@ e2e: build e2e-tools ## Run the real-control-plane suite (etcd, kube-apiserver, 
 	E2E_SOURCE_WATCHER=$(SOURCE_WATCHER_BIN) E2E_FLUX_SHARD_OPERATOR=$(FLUX_SHARD_OPERATOR_BIN) \
 	E2E_COZYSTACK_API=$(COZYSTACK_API_BIN) E2E_THIRD_PARTY=$(THIRD_PARTY) E2E_COMPUTEPLANE_FN=$(BIN)/computeplane-fn \
 	E2E_SOURCE_CONTROLLER_DIR=$$(cd $(CURDIR)/tools/e2e/kustomize-controller && $(GO) mod download -json github.com/fluxcd/source-controller@$(SOURCE_CONTROLLER_VERSION) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p') \
-	$(GO) test -count=1 -timeout $(E2E_TIMEOUT) -run '$(E2E_RUN)' ./...
+	$(GO) test -count=1 $(E2E_TESTFLAGS) -timeout $(E2E_TIMEOUT) -run '$(E2E_RUN)' ./...

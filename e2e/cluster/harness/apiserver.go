@@ -40,6 +40,8 @@ type APIServerOptions struct {
 	// AdmissionConfigFile is passed as --admission-control-config-file.
 	AdmissionConfigFile string
 	Users               []User
+	// ExtraArgs are more flags (a FrontProxy's, for aggregated API servers).
+	ExtraArgs []string
 }
 
 // APIServer is a running kube-apiserver on 127.0.0.1.
@@ -100,6 +102,7 @@ func StartAPIServer(t testing.TB, o APIServerOptions) *APIServer {
 	if o.AdmissionConfigFile != "" {
 		args = append(args, "--admission-control-config-file="+o.AdmissionConfigFile)
 	}
+	args = append(args, o.ExtraArgs...)
 	s.Proc = Start(t, o.Dir, "kube-apiserver-"+o.Name, o.Bin, args)
 	cfg := s.Config(Admin)
 	cs, err := kubernetes.NewForConfig(cfg)
