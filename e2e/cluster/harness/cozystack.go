@@ -210,11 +210,12 @@ func StartShardOperator(t testing.TB, s *APIServer, dir, bin string, args ...str
 	return p, cert.CAData
 }
 
-// StartCozystackAPI runs cozystack-api as its service account on a free
+// StartCozystackAPI runs cozystack-api as its service account on a
 // loopback port, delegating authentication and authorization to s (which
-// must run with a FrontProxy), and waits until it serves TLS. It returns the
-// port and the CA that signed its serving certificate.
-func StartCozystackAPI(t testing.TB, s *APIServer, dir, bin string) (*Process, int, []byte) {
+// must run with a FrontProxy), and waits until it serves TLS. It reads the
+// ApplicationDefinitions once, when it starts. It returns the CA that
+// signed its serving certificate.
+func StartCozystackAPI(t testing.TB, s *APIServer, dir, bin string, port int) (*Process, []byte) {
 	t.Helper()
 	tmp := filepath.Join(dir, "tmp-"+CozystackAPIName)
 	cert, err := NewServingCert(tmp, false, CozystackAPIName+"."+CozySystemNamespace+".svc")
@@ -222,7 +223,6 @@ func StartCozystackAPI(t testing.TB, s *APIServer, dir, bin string) (*Process, i
 		t.Fatal(err)
 	}
 	kubeconfig := s.KubeconfigFile(t, CozystackAPIIdentity)
-	port := FreePort(t)
 	args := []string{
 		"--bind-address=127.0.0.1",
 		"--secure-port=" + strconv.Itoa(port),
@@ -234,9 +234,9 @@ func StartCozystackAPI(t testing.TB, s *APIServer, dir, bin string) (*Process, i
 		"--cert-dir=" + tmp,
 		"-v=2",
 	}
-	p := Start(t, dir, CozystackAPIName, bin, args, "TMPDIR="+tmp)
+	p := Start(t, dir, CozystackAPIName, bin, args, "TMPDIR="+tmp, "KUBECONFIG="+kubeconfig)
 	waitTLS(t, p, "127.0.0.1:"+strconv.Itoa(port), cert.CAData)
-	return p, port, cert.CAData
+	return p, cert.CAData
 }
 
 // waitTLS waits until addr completes a TLS handshake with a certificate
@@ -321,3 +321,8 @@ func (c *Client) MergePatch(ctx context.Context, apiVersion, kind, namespace, na
 	}
 	return got, nil
 }
+
+// ResetDiscovery forgets the resources discovered so far: an aggregated
+// API server restarted with other kinds may serve another plural for a
+// kind.
+func (c *Client) ResetDiscovery() { c.mapper.Reset() }
