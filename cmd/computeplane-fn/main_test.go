@@ -74,7 +74,7 @@ func TestFleetRepoLifecycle(t *testing.T) {
 
 	// First render: every object in its file.
 	r := cli(t, "--output-dir", "fleet", "config.yaml")
-	if r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "wrote fleet: 10 added, 0 changed, 0 removed") {
+	if r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "wrote fleet: 20 added, 0 changed, 0 removed") {
 		t.Fatalf("render: %+v", r)
 	}
 	stream := cli(t, "config.yaml")
@@ -89,7 +89,9 @@ func TestFleetRepoLifecycle(t *testing.T) {
 			t.Errorf("%s is not a document of the rendered stream", p)
 		}
 	}
-	if len(files) != 10 { // the source, 7 of the tenants and the guard's two
+	// The source, 7 of the tenant, the guard's two, the fleet's account (3),
+	// the installer's role and the tenant's installer (6).
+	if len(files) != 20 {
 		t.Errorf("files: %v", files)
 	}
 

@@ -192,6 +192,33 @@ func (c *Config) Default() {
 	if c.Fleet != nil {
 		c.Fleet.Default()
 	}
+	if _, set := c.written["guard.fluxIdentities"]; !set {
+		c.Guard.FluxIdentities = Identities{c.FleetIdentity()}
+	}
+}
+
+// FleetAccount is the namespace and name of the fleet's own service
+// account: spec.fleet's wiringNamespace and serviceAccountName, or their
+// defaults (flux-system, computeplane-fleet) when spec.fleet is absent.
+// Every Kustomization the function renders applies as it.
+func (c *Config) FleetAccount() (namespace, name string) {
+	if c.Fleet == nil {
+		return DefaultWiringNamespace, DefaultFleetServiceAccount
+	}
+	return c.Fleet.WiringNamespace, c.Fleet.ServiceAccountName
+}
+
+// FleetIdentity is the user name the API server gives the fleet's account
+// (system:serviceaccount:<namespace>:<name>): guard.fluxIdentities when the
+// config sets none.
+func (c *Config) FleetIdentity() string {
+	ns, name := c.FleetAccount()
+	return ServiceAccountUser(ns, name)
+}
+
+// ServiceAccountUser is the user name of a service account.
+func ServiceAccountUser(namespace, name string) string {
+	return serviceAccountPrefix + namespace + ":" + name
 }
 
 // Validate returns what is wrong in a decoded and defaulted config.

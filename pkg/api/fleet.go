@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // Defaults and limits of spec.fleet.
@@ -13,6 +15,7 @@ const (
 	DefaultMaxObjectsPerUnit      = 500
 	DefaultFleetShards            = 1
 	DefaultWiringNamespace        = "flux-system"
+	DefaultFleetServiceAccount    = "computeplane-fleet"
 	DefaultWiringPath             = "_flux"
 	DefaultWiringGroups           = 64
 	MinObjectsPerUnit             = 10
@@ -58,6 +61,11 @@ type FleetConfig struct {
 	// WiringGroups is the number of wiring groups the unit Kustomizations
 	// are hashed into.
 	WiringGroups int `json:"wiringGroups"`
+	// ServiceAccountName is the fleet's own account, in WiringNamespace:
+	// every Kustomization the function renders applies as it (Flux
+	// impersonates it), so the guard tells the fleet from everything else
+	// that shares the Flux controllers' account.
+	ServiceAccountName string `json:"serviceAccountName"`
 }
 
 // FleetSourceRef names the Flux source of the fleet repo.
@@ -89,6 +97,9 @@ func (c *FleetConfig) Default() {
 	if c.WiringNamespace == "" {
 		c.WiringNamespace = DefaultWiringNamespace
 	}
+	if c.ServiceAccountName == "" {
+		c.ServiceAccountName = DefaultFleetServiceAccount
+	}
 	if c.SourceRef.Namespace == "" {
 		c.SourceRef.Namespace = c.WiringNamespace
 	}
@@ -119,6 +130,9 @@ func (c *FleetConfig) validate(d *decoder, written map[string]bool) {
 	}
 	if !ValidDNSLabel(c.WiringNamespace) {
 		d.fail(f+".wiringNamespace", "%q is not a valid namespace name", c.WiringNamespace)
+	}
+	if len(validation.IsDNS1123Subdomain(c.ServiceAccountName)) > 0 {
+		d.fail(f+".serviceAccountName", "%q is not a valid service account name", c.ServiceAccountName)
 	}
 	if written["fleet.sourceRef.namespace"] && !ValidDNSLabel(c.SourceRef.Namespace) {
 		d.fail(f+".sourceRef.namespace", "%q is not a valid namespace name", c.SourceRef.Namespace)

@@ -41,14 +41,15 @@ func TestFleetConfigDefaults(t *testing.T) {
 		t.Fatal(problems)
 	}
 	want := &api.FleetConfig{
-		SourceRef:         api.FleetSourceRef{Kind: "GitRepository", Name: "fleet", Namespace: "flux-system"},
-		Path:              "fleet",
-		Interval:          10 * time.Minute,
-		MaxObjectsPerUnit: 500,
-		Shards:            1,
-		WiringNamespace:   "flux-system",
-		WiringPath:        "_flux",
-		WiringGroups:      api.DefaultWiringGroups,
+		SourceRef:          api.FleetSourceRef{Kind: "GitRepository", Name: "fleet", Namespace: "flux-system"},
+		Path:               "fleet",
+		Interval:           10 * time.Minute,
+		MaxObjectsPerUnit:  500,
+		Shards:             1,
+		WiringNamespace:    "flux-system",
+		ServiceAccountName: "computeplane-fleet",
+		WiringPath:         "_flux",
+		WiringGroups:       api.DefaultWiringGroups,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
@@ -69,21 +70,23 @@ interval: 1h30m
 maxObjectsPerUnit: 200
 shards: 4
 wiringNamespace: fleet-wiring
+serviceAccountName: fleet
 wiringPath: _wiring
 wiringGroups: 8`)
 	if len(problems) > 0 {
 		t.Fatal(problems)
 	}
 	want := &api.FleetConfig{
-		SourceRef:         api.FleetSourceRef{Kind: "OCIRepository", Name: "fleet-repo", Namespace: "infra"},
-		Path:              ".",
-		Interval:          90 * time.Minute,
-		IntervalText:      "1h30m",
-		MaxObjectsPerUnit: 200,
-		Shards:            4,
-		WiringNamespace:   "fleet-wiring",
-		WiringPath:        "_wiring",
-		WiringGroups:      8,
+		SourceRef:          api.FleetSourceRef{Kind: "OCIRepository", Name: "fleet-repo", Namespace: "infra"},
+		Path:               ".",
+		Interval:           90 * time.Minute,
+		IntervalText:       "1h30m",
+		MaxObjectsPerUnit:  200,
+		Shards:             4,
+		WiringNamespace:    "fleet-wiring",
+		ServiceAccountName: "fleet",
+		WiringPath:         "_wiring",
+		WiringGroups:       8,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
@@ -119,7 +122,7 @@ func TestFleetConfigProblems(t *testing.T) {
 		{"sourceRef: {kind: Bucket, name: fleet}\npath: fleet\nwiringPath: _a/b", []string{"spec.fleet.wiringPath: \"_a/b\" must be a single folder name that starts with '_' (a namespace's folder never does), made of letters, digits, '-', '_' and '.'"}},
 		{"sourceRef: {kind: Bucket, name: fleet}\npath: fleet\nwiringPath: _platform", []string{"spec.fleet.wiringPath: \"_platform\" is the folder of the platform unit; choose another name"}},
 		{"sourceRef: {kind: Bucket, name: fleet}\npath: fleet\nwiringNamespace: Flux_System", []string{"spec.fleet.wiringNamespace: \"Flux_System\" is not a valid namespace name"}},
-		{"sourceRef: {kind: Bucket, name: fleet}\npath: fleet\nshard: 2", []string{"spec.fleet.shard: unknown field; known fields here: sourceRef, path, interval, maxObjectsPerUnit, shards, wiringNamespace, wiringPath, wiringGroups"}},
+		{"sourceRef: {kind: Bucket, name: fleet}\npath: fleet\nshard: 2", []string{"spec.fleet.shard: unknown field; known fields here: sourceRef, path, interval, maxObjectsPerUnit, shards, wiringNamespace, wiringPath, wiringGroups, serviceAccountName"}},
 		{"[]", nil},
 	} {
 		t.Run(tc.fleet, func(t *testing.T) {

@@ -12,15 +12,25 @@ import (
 type GuardConfig struct {
 	// Enabled renders the guard; true unless the config says false.
 	Enabled bool `json:"enabled"`
-	// FluxIdentities are the user names of the Flux controllers that apply
-	// the fleet repository: the only ones that may set or change a
-	// spec.kubeConfig (rule G2). Sorted, without duplicates.
+	// FluxIdentities are the user names that apply the fleet repository:
+	// the fleet's own account by default (Config.FleetIdentity), which
+	// every Kustomization the function renders impersonates. They may set
+	// any spec.kubeConfig and name a ComputePlane's credentials (rule G2),
+	// and give a release or Kustomization the fleet's or a cluster
+	// installer's account. Sorted, without duplicates.
 	FluxIdentities Identities `json:"fluxIdentities"`
+	// HelmIdentities are the platform's helm-controller: they may set a
+	// spec.kubeConfig that names none of a ComputePlane's credentials
+	// (Cozystack's own tenant Kubernetes apps have addon releases that
+	// reach their cluster so), and under delivery: Platform they install
+	// the module's cluster, whose addons name its credentials. Sorted,
+	// without duplicates.
+	HelmIdentities Identities `json:"helmIdentities"`
 	// PlatformIdentities are the user names of the platform's controllers
-	// that own a ComputePlane's objects on the management cluster: the only
-	// ones that may create, change or delete its worker VMs (rule G3), and,
-	// for the cluster chart's own addon releases, write a kubeConfig naming
-	// the cluster's Secret (rule G2). Sorted, without duplicates.
+	// that own a ComputePlane's worker VMs on the management cluster: the
+	// only ones that may create, change or delete them, or make a VM of
+	// their disks (rule G3), or ask for a token of the fleet's or an
+	// installer's account. Sorted, without duplicates.
 	PlatformIdentities Identities `json:"platformIdentities"`
 }
 
@@ -28,19 +38,18 @@ type GuardConfig struct {
 // request.userInfo.username.
 type Identities []string
 
-// DefaultFluxIdentities is guard.fluxIdentities when the config sets none:
-// kustomize-controller of a Flux installed by `flux bootstrap` or `flux
-// install`. On a Cozystack cluster whose own Flux (flux-aio, namespace
-// cozy-fluxcd) applies the fleet repository, set
-// system:serviceaccount:cozy-fluxcd:flux instead (docs/guard.md).
-func DefaultFluxIdentities() []string {
-	return []string{"system:serviceaccount:flux-system:kustomize-controller"}
+// DefaultHelmIdentities is guard.helmIdentities when the config sets none:
+// Cozystack's Flux, whose kustomize-, helm- and source-controller (and the
+// helm-controller shards flux-shard-operator clones) share one service
+// account (internal/fluxinstall/manifests/fluxcd.yaml at Cozystack 3c780acd).
+func DefaultHelmIdentities() []string {
+	return []string{"system:serviceaccount:cozy-fluxcd:flux"}
 }
 
 // DefaultPlatformIdentities is guard.platformIdentities when the config
 // sets none: the service accounts of what creates, changes and deletes a
-// ComputePlane's objects in Cozystack (read at Cozystack 3c780acd), sorted.
-// docs/guard.md says where each comes from:
+// ComputePlane's worker VMs in Cozystack (read at Cozystack 3c780acd),
+// sorted. docs/guard.md says where each comes from:
 //
 //   - cozy-cluster-api:capk-manager: Cluster API's KubeVirt provider (CAPK,
 //     packages/system/capi-providers-infraprovider, installed by the
@@ -52,18 +61,16 @@ func DefaultFluxIdentities() []string {
 //   - cozy-kubevirt:kubevirt-apiserver: KubeVirt's virt-api patches a VM for
 //     the start, stop and restart subresources (Cozystack grants them to
 //     tenants as power controls; they change only the run strategy).
-//   - cozy-fluxcd:flux: Cozystack's Flux (flux-aio and its helm-controller
-//     shards, which run as the same service account) installs the cluster's
-//     chart, whose addon HelmReleases name the cluster's admin kubeconfig.
 //   - kube-system:namespace-controller and kube-system:generic-garbage-collector:
 //     Kubernetes deletes a deleted tenant's VMs and finishes deletions.
 //
 // Cluster API's core controller (capi-manager) is left out: its role has no
-// access to kubevirt.io objects.
+// access to kubevirt.io objects. Cozystack's Flux (cozy-fluxcd:flux) is left
+// out since it installs every tenant's charts: were it a platform identity,
+// any chart could forge a worker.
 func DefaultPlatformIdentities() []string {
 	return []string{
 		"system:serviceaccount:cozy-cluster-api:capk-manager",
-		"system:serviceaccount:cozy-fluxcd:flux",
 		"system:serviceaccount:cozy-kubevirt:kubevirt-apiserver",
 		"system:serviceaccount:cozy-kubevirt:kubevirt-controller",
 		"system:serviceaccount:kube-system:generic-garbage-collector",
@@ -74,7 +81,9 @@ func DefaultPlatformIdentities() []string {
 // newGuardConfig returns spec.guard when the config leaves it out: the
 // guard on, with the default identities. An explicit value overrides each.
 func newGuardConfig() GuardConfig {
-	return GuardConfig{Enabled: true, FluxIdentities: DefaultFluxIdentities(), PlatformIdentities: DefaultPlatformIdentities()}
+	// fluxIdentities defaults to the fleet's account, which depends on
+	// spec.fleet: Config.Default sets it.
+	return GuardConfig{Enabled: true, HelmIdentities: DefaultHelmIdentities(), PlatformIdentities: DefaultPlatformIdentities()}
 }
 
 // validate checks spec.guard, then sorts the identities and drops
@@ -85,14 +94,18 @@ func (g *GuardConfig) validate(d *decoder, written map[string]bool) {
 		ids      Identities
 	}{
 		{"fluxIdentities", "Flux itself could not apply the routed releases", g.FluxIdentities},
+		{"helmIdentities", "", g.HelmIdentities}, // may be empty: a platform without charts that reach other clusters
 		{"platformIdentities", "the platform's controllers could not scale, repair or delete a ComputePlane's VMs", g.PlatformIdentities},
 	} {
 		field := "spec.guard." + f.key
 		switch value, set := written["guard."+f.key]; {
 		case set && !value:
 			d.fail(field, "must be a list of user names; leave it out for the defaults")
-		case len(f.ids) == 0:
+		case len(f.ids) == 0 && f.why != "":
 			d.fail(field, "must name at least one user: with none, %s", f.why)
+		}
+		if _, set := written["guard."+f.key]; !set {
+			continue // a default: the fleet's account is checked in spec.fleet
 		}
 		for i, s := range f.ids {
 			if s == "" {
@@ -102,7 +115,7 @@ func (g *GuardConfig) validate(d *decoder, written map[string]bool) {
 			}
 		}
 	}
-	for _, ids := range []*Identities{&g.FluxIdentities, &g.PlatformIdentities} {
+	for _, ids := range []*Identities{&g.FluxIdentities, &g.HelmIdentities, &g.PlatformIdentities} {
 		slices.Sort(*ids)
 		*ids = slices.Compact(*ids)
 	}

@@ -28,7 +28,8 @@ func decodeGuard(t *testing.T, spec string) (api.GuardConfig, []string) {
 }
 
 func TestGuardConfig(t *testing.T) {
-	defaults := api.GuardConfig{Enabled: true, FluxIdentities: api.DefaultFluxIdentities(), PlatformIdentities: api.DefaultPlatformIdentities()}
+	fleetAccount := []string{"system:serviceaccount:flux-system:computeplane-fleet"}
+	defaults := api.GuardConfig{Enabled: true, FluxIdentities: fleetAccount, HelmIdentities: api.DefaultHelmIdentities(), PlatformIdentities: api.DefaultPlatformIdentities()}
 	for _, c := range []struct {
 		name, spec string
 		want       api.GuardConfig
@@ -36,9 +37,11 @@ func TestGuardConfig(t *testing.T) {
 		{"absent", "{}", defaults},
 		{"empty", "{guard: {}}", defaults},
 		{"null", "{guard: null}", defaults},
-		{"off", "{guard: {enabled: false}}", api.GuardConfig{FluxIdentities: defaults.FluxIdentities, PlatformIdentities: defaults.PlatformIdentities}},
-		{"sorted, once", `{guard: {fluxIdentities: [z, "system:serviceaccount:cozy-fluxcd:flux", z], platformIdentities: [b, a]}}`,
-			api.GuardConfig{Enabled: true, FluxIdentities: []string{"system:serviceaccount:cozy-fluxcd:flux", "z"}, PlatformIdentities: []string{"a", "b"}}},
+		{"off", "{guard: {enabled: false}}", api.GuardConfig{FluxIdentities: defaults.FluxIdentities, HelmIdentities: defaults.HelmIdentities, PlatformIdentities: defaults.PlatformIdentities}},
+		{"sorted, once", `{guard: {fluxIdentities: [z, "system:serviceaccount:cozy-fluxcd:flux", z], helmIdentities: [], platformIdentities: [b, a]}}`,
+			api.GuardConfig{Enabled: true, FluxIdentities: []string{"system:serviceaccount:cozy-fluxcd:flux", "z"}, HelmIdentities: []string{}, PlatformIdentities: []string{"a", "b"}}},
+		{"the fleet's account follows spec.fleet", `{fleet: {sourceRef: {kind: GitRepository, name: fleet}, path: fleet, wiringNamespace: cozy-fluxcd, serviceAccountName: fleet}}`,
+			api.GuardConfig{Enabled: true, FluxIdentities: []string{"system:serviceaccount:cozy-fluxcd:fleet"}, HelmIdentities: defaults.HelmIdentities, PlatformIdentities: defaults.PlatformIdentities}},
 	} {
 		got, problems := decodeGuard(t, c.spec)
 		if len(problems) > 0 {
@@ -50,7 +53,7 @@ func TestGuardConfig(t *testing.T) {
 		}
 	}
 	// The defaults are sorted and unique, as the policy writes them.
-	for _, ids := range [][]string{api.DefaultFluxIdentities(), api.DefaultPlatformIdentities()} {
+	for _, ids := range [][]string{api.DefaultHelmIdentities(), api.DefaultPlatformIdentities()} {
 		for i := 1; i < len(ids); i++ {
 			if ids[i-1] >= ids[i] {
 				t.Errorf("defaults not sorted and unique: %v", ids)
@@ -61,7 +64,7 @@ func TestGuardConfig(t *testing.T) {
 
 func TestGuardConfigRefused(t *testing.T) {
 	for _, c := range []struct{ spec, want string }{
-		{"{guard: {enable: true}}", "spec.guard.enable: unknown field; known fields here: enabled, fluxIdentities, platformIdentities"},
+		{"{guard: {enable: true}}", "spec.guard.enable: unknown field; known fields here: enabled, fluxIdentities, helmIdentities, platformIdentities"},
 		{"{guard: [x]}", "spec.guard: must be a map, not a list"},
 		{`{guard: {enabled: "yes"}}`, `spec.guard.enabled: must be true or false, not the string "yes"`},
 		{"{guard: {fluxIdentities: []}}", "spec.guard.fluxIdentities: must name at least one user: with none, Flux itself could not apply the routed releases"},

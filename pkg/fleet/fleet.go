@@ -34,6 +34,14 @@ const (
 	PlatformModuleRelease = "computeplane"
 )
 
+// InstallerAccount is the service account, in the namespace of each tenant
+// with a cluster under delivery: Direct, that the cluster HelmRelease names
+// in spec.serviceAccountName: helm-controller installs the cluster's chart
+// as it. The management-plane guard admits a kubeConfig naming a
+// ComputePlane's credentials only from the fleet and from this account of
+// the credentials' own namespace.
+const InstallerAccount = "computeplane-installer"
+
 // Fleet is the checked model of all inputs.
 type Fleet struct {
 	Config *api.Config

@@ -85,3 +85,12 @@ func fieldPath(path, key string) string {
 }
 
 func quoteName(s string) string { return fmt.Sprintf("%q", api.Printable(s)) }
+
+// ClusterCredentials are the Secrets that give power over a cluster of
+// apps/kubernetes released as release: the admin kubeconfig (key
+// super-admin.svc), Kamaji's admin.conf (<release>-kubeconfig, key value)
+// and the cluster's CA with its key (<release>-ca).
+// TODO(h18a): the full table (Kamaji's sources, the chart's templates).
+func ClusterCredentials(release string) []string {
+	return []string{KubeconfigSecret(release), release + "-kubeconfig", release + "-ca"}
+}

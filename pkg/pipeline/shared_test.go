@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
@@ -128,18 +129,26 @@ func TestRealDefinitionsValidateAgainstCRDs(t *testing.T) {
 				case "v1":
 					// A core kind has no CRD; its metadata obeys the same rules.
 					violations = crdtest.ValidateMetadata(v.(map[string]any)["metadata"], true)
-				case "admissionregistration.k8s.io/v1":
-					// The guard: a built-in, cluster-scoped kind, checked
-					// against its upstream Go type (unknown fields refused);
-					// its CEL is compiled and run in package render's tests.
-					violations = crdtest.ValidateMetadata(v.(map[string]any)["metadata"], false)
+				case "admissionregistration.k8s.io/v1", "rbac.authorization.k8s.io/v1":
+					// The guard and the accounts' RBAC: built-in kinds, checked
+					// against their upstream Go types (unknown fields refused);
+					// the guard's CEL is compiled and run in package render's
+					// tests, the RBAC applied by the real-control-plane suite.
+					violations = crdtest.ValidateMetadata(v.(map[string]any)["metadata"], o.Kind == "Role" || o.Kind == "RoleBinding")
 					data, err := json.Marshal(v)
 					if err != nil {
 						t.Fatal(err)
 					}
-					var into any = &admissionv1.ValidatingAdmissionPolicy{}
-					if o.Kind == "ValidatingAdmissionPolicyBinding" {
-						into = &admissionv1.ValidatingAdmissionPolicyBinding{}
+					into, ok := map[string]any{
+						"ValidatingAdmissionPolicy":        &admissionv1.ValidatingAdmissionPolicy{},
+						"ValidatingAdmissionPolicyBinding": &admissionv1.ValidatingAdmissionPolicyBinding{},
+						"ClusterRole":                      &rbacv1.ClusterRole{},
+						"ClusterRoleBinding":               &rbacv1.ClusterRoleBinding{},
+						"Role":                             &rbacv1.Role{},
+						"RoleBinding":                      &rbacv1.RoleBinding{},
+					}[o.Kind]
+					if !ok {
+						t.Fatalf("%s %s: a built-in kind this test does not know", o.Kind, o.Name)
 					}
 					if err := sigsyaml.UnmarshalStrict(data, into); err != nil {
 						t.Errorf("%s %s: %v", o.Kind, o.Name, err)

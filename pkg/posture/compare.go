@@ -44,8 +44,8 @@ type Change struct {
 	From      string     `json:"from"`
 	To        string     `json:"to"`
 	Weakens   bool       `json:"weakens"`
-	// Role of a guard identity change: FluxIdentitiesVariable or
-	// PlatformIdentitiesVariable. Not part of the JSON shape; the words
+	// Role of a guard identity change: FluxIdentitiesVariable,
+	// HelmIdentitiesVariable or PlatformIdentitiesVariable. Not part of the JSON shape; the words
 	// name it.
 	Role string `json:"-"`
 }
@@ -154,7 +154,7 @@ func compareGuard(old, new *Guard) []Change {
 	for _, list := range []struct {
 		role     string
 		old, new []string
-	}{{FluxIdentitiesVariable, old.FluxIdentities, new.FluxIdentities}, {PlatformIdentitiesVariable, old.PlatformIdentities, new.PlatformIdentities}} {
+	}{{FluxIdentitiesVariable, old.FluxIdentities, new.FluxIdentities}, {HelmIdentitiesVariable, old.HelmIdentities, new.HelmIdentities}, {PlatformIdentitiesVariable, old.PlatformIdentities, new.PlatformIdentities}} {
 		added, removed := diffSets(list.old, list.new)
 		for _, id := range added {
 			out = append(out, Change{Change: ChangeGuard, Subject: id, From: Absent, To: Present, Weakens: true, Role: list.role})

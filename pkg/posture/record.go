@@ -24,6 +24,7 @@ const (
 	// FluxIdentitiesVariable and PlatformIdentitiesVariable are the guard's
 	// spec.variables whose expressions are JSON arrays of user names.
 	FluxIdentitiesVariable     = render.GuardFluxIdentitiesVariable
+	HelmIdentitiesVariable     = render.GuardHelmIdentitiesVariable
 	PlatformIdentitiesVariable = render.GuardPlatformIdentitiesVariable
 	// IngressServiceLabel and IngressServiceValue select the ingress pods
 	// of a tenant; a deny of them for every ancestor is what
@@ -79,7 +80,7 @@ type Record struct {
 	App       string
 	Placement api.Placement
 	// FluxIdentities and PlatformIdentities of the guard, sorted.
-	FluxIdentities, PlatformIdentities []string
+	FluxIdentities, HelmIdentities, PlatformIdentities []string
 }
 
 // ReadDocument reads one object. Objects that carry no posture give a
@@ -224,6 +225,8 @@ func (r *Record) readGuard(doc *yaml.Node) error {
 		switch scalar(yamlnode.Get(v, "name")) {
 		case FluxIdentitiesVariable:
 			list = &r.FluxIdentities
+		case HelmIdentitiesVariable:
+			list = &r.HelmIdentities
 		case PlatformIdentitiesVariable:
 			list = &r.PlatformIdentities
 		default:

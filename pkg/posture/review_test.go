@@ -233,7 +233,7 @@ func TestReview(t *testing.T) {
 		want:  []posture.Change{{Change: posture.ChangeGuard, Subject: "computeplane-guard", From: "enabled", To: "disabled", Weakens: true}},
 	}, {
 		name:  "a Flux identity is added to the guard",
-		after: []edit{guardConfig("    fluxIdentities: [system:serviceaccount:flux-system:kustomize-controller, system:serviceaccount:ci:deployer]\n")},
+		after: []edit{guardConfig("    fluxIdentities: [system:serviceaccount:flux-system:computeplane-fleet, system:serviceaccount:ci:deployer]\n")},
 		want:  []posture.Change{{Change: posture.ChangeGuard, Subject: "system:serviceaccount:ci:deployer", From: "absent", To: "present", Weakens: true, Role: posture.FluxIdentitiesVariable}},
 	}, {
 		name:   "the guard is turned on again",

@@ -45,7 +45,7 @@ type Tenant struct {
 
 // Guard is the management-plane guard's identities.
 type Guard struct {
-	FluxIdentities, PlatformIdentities []string
+	FluxIdentities, HelmIdentities, PlatformIdentities []string
 }
 
 // Assemble puts the records of one side together. Records of namespaces
@@ -55,7 +55,7 @@ func Assemble(records []Record) *State {
 	s := &State{Tenants: map[string]*Tenant{}}
 	for _, r := range records {
 		if r.Kind == KindGuard {
-			s.Guard = &Guard{FluxIdentities: r.FluxIdentities, PlatformIdentities: r.PlatformIdentities}
+			s.Guard = &Guard{FluxIdentities: r.FluxIdentities, HelmIdentities: r.HelmIdentities, PlatformIdentities: r.PlatformIdentities}
 			continue
 		}
 		ns := r.Key.Namespace

@@ -44,9 +44,12 @@ func Sentence(c Change) string {
 		case c.Subject == GuardSubject:
 			return "the management-plane guard is turned off"
 		}
-		role := "Flux identity (may set spec.kubeConfig)"
-		if c.Role == PlatformIdentitiesVariable {
-			role = "platform identity (may change ComputePlane VMs)"
+		role := "fleet identity (may set spec.kubeConfig and read a ComputePlane's credentials)"
+		switch c.Role {
+		case HelmIdentitiesVariable:
+			role = "helm-controller identity (may set a kubeConfig of another cluster)"
+		case PlatformIdentitiesVariable:
+			role = "platform identity (may change ComputePlane VMs and their disks)"
 		}
 		if c.To == Present {
 			return fmt.Sprintf("`%s` is added to the guard as a %s", c.Subject, role)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/fluxcd/pkg/apis/kustomize"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -268,6 +269,10 @@ func RenderClusterRelease(f *fleet.Fleet, plan *ClusterPlan, t *fleet.Tenant) (O
 			},
 			Values:     &apiextensionsv1.JSON{Raw: []byte("{}")},
 			ValuesFrom: []helmv2.ValuesReference{{Kind: "Secret", Name: ValuesSecret}},
+			// helm-controller impersonates the tenant's installer for the
+			// whole install, hooks included (RenderInstaller).
+			ServiceAccountName: fleet.InstallerAccount,
+			PostRenderers:      clusterPostRenderers(release, t.Namespace),
 		},
 	}
 	n, err := TypedNode(&hr)
@@ -280,6 +285,35 @@ func RenderClusterRelease(f *fleet.Fleet, plan *ClusterPlan, t *fleet.Tenant) (O
 	}
 	yamlnode.SetKey(yamlnode.Get(n, "spec"), "values", vn)
 	return tenantObject(t, n, hr.APIVersion, hr.Kind, hr.Name), nil
+}
+
+// clusterPostRenderers give the chart's two cluster-scoped objects that it
+// names by the release alone (ClusterRole <release>-kcsi and
+// ClusterRoleBinding <release>-kcsi-binding, templates/csi at Cozystack
+// 3c780acd) the namespace too, as its other cluster-scoped objects have:
+// every tenant's cluster is released as computeplane, and Helm refuses to
+// take over an object another namespace's release owns, so without this
+// only the first tenant's cluster would install.
+func clusterPostRenderers(release, namespace string) []helmv2.PostRenderer {
+	roles, bindings := installerClusterNames(release, namespace)
+	kcsi, kcsiBinding := roles[1], bindings[1]
+	replace := func(ops ...[2]string) string {
+		text := ""
+		for _, op := range ops {
+			text += fmt.Sprintf("- op: replace\n  path: %s\n  value: %s\n", op[0], op[1])
+		}
+		return text
+	}
+	return []helmv2.PostRenderer{{Kustomize: &helmv2.Kustomize{Patches: []kustomize.Patch{
+		{
+			Target: &kustomize.Selector{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRole", Name: release + "-kcsi"},
+			Patch:  replace([2]string{"/metadata/name", kcsi}),
+		},
+		{
+			Target: &kustomize.Selector{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRoleBinding", Name: release + "-kcsi-binding"},
+			Patch:  replace([2]string{"/metadata/name", kcsiBinding}, [2]string{"/roleRef/name", kcsi}),
+		},
+	}}}}
 }
 
 // tenantObject wraps an object generated for a tenant's ComputePlane: its

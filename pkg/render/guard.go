@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -23,24 +24,24 @@ const GuardName = "computeplane-guard"
 // list without duplicates as encoding/json writes it.
 const (
 	GuardFluxIdentitiesVariable     = "fluxIdentities"
+	GuardHelmIdentitiesVariable     = "helmIdentities"
 	GuardPlatformIdentitiesVariable = "platformIdentities"
-)
-
-// Origin labels helm-controller stamps, last, on every object it applies
-// from a release's chart: the HelmRelease it comes from.
-const (
-	HelmOriginNameLabel      = "helm.toolkit.fluxcd.io/name"
-	HelmOriginNamespaceLabel = "helm.toolkit.fluxcd.io/namespace"
 )
 
 // The guard's CEL. The values of the fleet come in as variables (see
 // guardVariables); what follows is the same for every fleet.
 //
-// HelmReleases and Kustomizations are matched on CREATE and UPDATE, VMs on
-// CREATE, UPDATE and DELETE (matchConstraints), so object is null only for
-// a VM's DELETE and oldObject only on CREATE; every expression says so.
-// Status updates go to the status subresource, which the policy does not
-// match: controllers' status writes never reach it.
+// Every matched request is one of: a HelmRelease or Kustomization (CREATE,
+// UPDATE), a VirtualMachine (CREATE, UPDATE, DELETE), a Pod, a token
+// request of a service account, a Secret, a DataVolume, a
+// PersistentVolumeClaim or a VolumeSnapshot (CREATE), a RoleBinding or
+// ClusterRoleBinding (CREATE, UPDATE). So object is null only for a VM's
+// DELETE and oldObject only on CREATE; every expression says so. Status
+// updates go to the status subresource, which the policy does not match:
+// controllers' status writes never reach it. Fields are read with CEL's
+// optional selection (a.?b.orValue(x)), which never fails on a missing
+// field: with failurePolicy Fail an evaluation error would refuse the
+// request.
 const (
 	celIsHelmRelease = `request.resource.group == 'helm.toolkit.fluxcd.io' &&
 request.resource.resource == 'helmreleases'`
@@ -49,17 +50,48 @@ request.resource.resource == 'helmreleases'`
   request.resource.resource == 'kustomizations')`
 	celIsVirtualMachine = `request.resource.group == 'kubevirt.io' &&
 request.resource.resource == 'virtualmachines'`
-	celFromFlux     = `request.userInfo.username in variables.fluxIdentities`
-	celFromPlatform = `request.userInfo.username in variables.platformIdentities`
+	celIsPod = `request.resource.group == '' && request.resource.resource == 'pods' &&
+request.?subResource.orValue('') == ''`
+	celIsTokenRequest = `request.resource.group == '' &&
+request.resource.resource == 'serviceaccounts' &&
+request.?subResource.orValue('') == 'token'`
+	celIsSecret  = `request.resource.group == '' && request.resource.resource == 'secrets'`
+	celIsBinding = `request.resource.group == 'rbac.authorization.k8s.io' &&
+request.resource.resource in ['rolebindings', 'clusterrolebindings']`
+	celIsDiskCopy = `(request.resource.group == 'cdi.kubevirt.io' && request.resource.resource == 'datavolumes') ||
+(request.resource.group == '' && request.resource.resource == 'persistentvolumeclaims') ||
+(request.resource.group == 'snapshot.storage.k8s.io' && request.resource.resource == 'volumesnapshots')`
 
-	// routedKinds: the kinds placed on the ComputePlane that the labels of
-	// the object, or of the object before the update (so that dropping the
-	// label does not leave the rule), name.
+	celFromFlux     = `request.userInfo.username in variables.fluxIdentities`
+	celFromHelm     = `request.userInfo.username in variables.helmIdentities`
+	celFromPlatform = `request.userInfo.username in variables.platformIdentities`
+	// fromInstaller: the cluster installer of the request's namespace
+	// (delivery: Direct only; installerUser is then its user name there).
+	celFromInstaller = `variables.directDelivery && request.namespace != '' &&
+request.userInfo.username == 'system:serviceaccount:' + request.namespace + ':' + variables.installerAccount`
+	// fromAdmin: a cluster administrator, who applies the bootstrap's root
+	// Kustomization and the fleet's account by hand.
+	celFromAdmin = `has(request.userInfo.groups) &&
+request.userInfo.groups.exists(g, g == 'system:masters')`
+
+	// routedKinds: the kinds placed on the ComputePlane that the kind
+	// labels of the object, or of the object before the update (so that
+	// dropping the label does not leave the rule), name, in any case.
 	celRoutedKinds = `!variables.isHelmRelease ? [] :
 variables.computePlaneKinds.filter(k, [object, oldObject].exists(o,
-  o != null && has(o.metadata.labels) &&
+  o != null &&
   ['` + ApplicationKindLabel + `', '` + RoutedKindLabel + `'].exists(l,
-    l in o.metadata.labels && o.metadata.labels[l] == k)))`
+    o.metadata.?labels[?l].orValue('').lowerAscii() == k.lowerAscii())))`
+	// routedChart: the object's chartRef, before or after the update, is
+	// one of a definition placed on the ComputePlane (a namespace left out
+	// of the chartRef is the release's own).
+	celRoutedChart = `variables.isHelmRelease &&
+variables.computePlaneCharts.exists(c, [object, oldObject].exists(o,
+  o != null &&
+  o.?spec.?chartRef.?kind.orValue('') == c.kind &&
+  o.?spec.?chartRef.?name.orValue('') == c.name &&
+  o.?spec.?chartRef.?namespace.orValue(o.metadata.namespace) ==
+    (c.namespace != '' ? c.namespace : o.metadata.namespace)))`
 
 	// kubeConfig as it is before and after the request; null when unset.
 	celNewKubeConfig = `object != null && has(object.spec) && has(object.spec.kubeConfig) ?
@@ -67,48 +99,96 @@ object.spec.kubeConfig : null`
 	celOldKubeConfig = `oldObject != null && has(oldObject.spec) && has(oldObject.spec.kubeConfig) ?
 oldObject.spec.kubeConfig : null`
 
-	// setsKubeConfig: a HelmRelease or Kustomization created with a
-	// kubeConfig, or updated so that its kubeConfig is added, changed or
-	// removed, or any other field of the spec of a release that has one
-	// changes (what runs with a kubeConfig is as sensitive as the
-	// kubeConfig). spec.suspend alone is not a change: suspending a release
-	// moves nothing. Changes of metadata only (labels of Flux's sharding,
-	// finalizers, reconcile requests) are not in scope.
-	celSetsKubeConfig = `variables.isFluxObject &&
-(variables.newKubeConfig != null || variables.oldKubeConfig != null) &&
+	// specChanged: a HelmRelease or Kustomization created, or updated in
+	// any field of its spec but spec.suspend (suspending moves nothing).
+	// Changes of metadata only (labels of Flux's sharding, finalizers,
+	// reconcile requests) are not in scope.
+	celSpecChanged = `variables.isFluxObject &&
 (request.operation == 'CREATE' ||
-  variables.newKubeConfig != variables.oldKubeConfig ||
   object.spec.exists(k, k != 'suspend' &&
     (!(k in oldObject.spec) || object.spec[k] != oldObject.spec[k])) ||
   oldObject.spec.exists(k, k != 'suspend' && !(k in object.spec)))`
+	// setsKubeConfig: a kubeConfig is added, changed or removed, or the spec
+	// of an object that has one changes (what runs with a kubeConfig is as
+	// sensitive as the kubeConfig).
+	celSetsKubeConfig = `variables.specChanged &&
+(variables.newKubeConfig != null || variables.oldKubeConfig != null)`
 
-	// namesClusterSecret: the new kubeConfig reads the ComputePlane's admin
-	// kubeconfig Secret.
-	celNamesClusterSecret = `variables.newKubeConfig != null &&
-has(variables.newKubeConfig.secretRef) &&
-variables.newKubeConfig.secretRef.name == variables.kubeconfigSecret`
+	// namesCredential / oldNamesCredential: the kubeConfig after / before
+	// the request reads one of a ComputePlane's credentials.
+	celNamesCredential = `variables.newKubeConfig != null &&
+variables.newKubeConfig.?secretRef.?name.orValue('') in variables.credentials`
+	celOldNamesCredential = `variables.oldKubeConfig != null &&
+variables.oldKubeConfig.?secretRef.?name.orValue('') in variables.credentials`
+	// readsCredentials: the object hands one of a ComputePlane's
+	// credentials to what it runs, through a HelmRelease's valuesFrom or a
+	// Kustomization's postBuild.substituteFrom.
+	celReadsCredentials = `variables.specChanged &&
+(object.?spec.?valuesFrom.orValue([]).exists(v,
+    v.?kind.orValue('') == 'Secret' && v.?name.orValue('') in variables.credentials) ||
+  object.?spec.?postBuild.?substituteFrom.orValue([]).exists(v,
+    v.?kind.orValue('') == 'Secret' && v.?name.orValue('') in variables.credentials))`
 
-	// fromClusterChart: the object carries helm-controller's origin labels
-	// of the ComputePlane's own release in its namespace (its addons).
-	celFromClusterChart = `object != null && has(object.metadata.labels) &&
-'` + HelmOriginNameLabel + `' in object.metadata.labels &&
-object.metadata.labels['` + HelmOriginNameLabel + `'] == variables.clusterRelease &&
-'` + HelmOriginNamespaceLabel + `' in object.metadata.labels &&
-object.metadata.labels['` + HelmOriginNamespaceLabel + `'] == object.metadata.namespace`
+	// usesAccount: a HelmRelease or Kustomization whose spec names the
+	// fleet's account (in the fleet's namespace) or a cluster installer:
+	// Flux impersonates it for everything the object applies.
+	celUsesAccount = `variables.specChanged &&
+object.?spec.?serviceAccountName.orValue('') != '' &&
+(object.spec.serviceAccountName == variables.installerAccount ||
+  (object.metadata.namespace == variables.fleetNamespace &&
+    object.spec.serviceAccountName == variables.fleetAccount))`
+	// accountOf: the account whose credentials a Pod, a token request or a
+	// service-account token Secret carries ('' for other requests).
+	celAccountOf = `variables.isPod ? object.?spec.?serviceAccountName.orValue('default') :
+variables.isTokenRequest ? request.name :
+variables.isSecret && object != null && object.?type.orValue('') == 'kubernetes.io/service-account-token' ?
+  object.metadata.?annotations[?'kubernetes.io/service-account.name'].orValue('') :
+''`
+	celCarriesAccount = `variables.accountOf != '' &&
+(variables.accountOf == variables.installerAccount ||
+  (request.namespace == variables.fleetNamespace && variables.accountOf == variables.fleetAccount))`
+	// bindsAccount: a RoleBinding or ClusterRoleBinding, before or after the
+	// update, that binds the fleet's or an installer's roles, or binds
+	// anything to the fleet's account or an installer.
+	celBindsAccount = `variables.isBinding && [object, oldObject].exists(o, o != null &&
+  (o.roleRef.name in variables.accountRoles ||
+    o.roleRef.name.startsWith(variables.installerAccount + '-') ||
+    o.?subjects.orValue([]).exists(s, s.kind == 'ServiceAccount' &&
+      (s.name == variables.installerAccount ||
+        (s.?namespace.orValue(o.metadata.?namespace.orValue('')) == variables.fleetNamespace &&
+          s.name == variables.fleetAccount)))))`
 
 	// The VM's cluster name before and after the request; "" when unset.
-	celOldVMCluster = `oldObject != null && has(oldObject.metadata.labels) &&
-'` + ClusterNameLabel + `' in oldObject.metadata.labels ?
-oldObject.metadata.labels['` + ClusterNameLabel + `'] : ''`
-	celNewVMCluster = `object != null && has(object.metadata.labels) &&
-'` + ClusterNameLabel + `' in object.metadata.labels ?
-object.metadata.labels['` + ClusterNameLabel + `'] : ''`
+	celOldVMCluster = `oldObject != null ?
+oldObject.metadata.?labels[?'` + ClusterNameLabel + `'].orValue('') : ''`
+	celNewVMCluster = `object != null ?
+object.metadata.?labels[?'` + ClusterNameLabel + `'].orValue('') : ''`
 	celIsWorker = `variables.isVirtualMachine &&
 (variables.oldVMCluster == variables.clusterRelease ||
   variables.newVMCluster == variables.clusterRelease)`
+	// claimsWorker: a VM that is made of a ComputePlane's workers: its pod
+	// template carries the cluster's labels (the egress policy and Kamaji
+	// select by them), or it mounts, or clones from, a disk of the cluster
+	// (every disk of a worker is named <cluster release>-...).
+	celClaimsWorker = `variables.isVirtualMachine && object != null &&
+(['` + ClusterNameLabel + `', '` + ControlPlaneLabel + `'].exists(l,
+    object.?spec.?template.?metadata.?labels[?l].orValue('') == variables.clusterRelease) ||
+  object.?spec.?template.?spec.?volumes.orValue([]).exists(v,
+    v.?dataVolume.?name.orValue('').startsWith(variables.clusterRelease + '-') ||
+    v.?persistentVolumeClaim.?claimName.orValue('').startsWith(variables.clusterRelease + '-')) ||
+  object.?spec.?dataVolumeTemplates.orValue([]).exists(d,
+    d.?spec.?source.?pvc.?name.orValue('').startsWith(variables.clusterRelease + '-')))`
+	// copiesDisk: a DataVolume, PersistentVolumeClaim or VolumeSnapshot
+	// made from a disk of the cluster (a clone, a restore, a snapshot).
+	celCopiesDisk = `variables.isDiskCopy && object != null &&
+[object.?spec.?source.?pvc.?name.orValue(''),
+  object.?spec.?dataSource.?name.orValue(''),
+  object.?spec.?dataSourceRef.?name.orValue(''),
+  object.?spec.?source.?persistentVolumeClaimName.orValue('')].exists(n,
+  n.startsWith(variables.clusterRelease + '-'))`
 
 	// The request's object, for messages: namespace/name.
-	celTarget = `(object != null ? object : oldObject).metadata.namespace + '/' +
+	celTarget = `(object != null ? object : oldObject).metadata.?namespace.orValue('') + '/' +
   (object != null ? object : oldObject).metadata.name`
 )
 
@@ -117,33 +197,36 @@ object.metadata.labels['` + ClusterNameLabel + `'] : ''`
 // with 80-column folding) then keeps them in the same literal blocks, and
 // the output of a kustomize build is byte for byte the function's.
 const (
-	// G1: a release of a kind placed on the ComputePlane runs there. A
-	// release being deleted may still lose its finalizers.
-	celG1 = `size(variables.routedKinds) == 0 ||
+	// G1: a release of a kind, or a chart, placed on the ComputePlane runs
+	// there. A release being deleted may still lose its finalizers.
+	celG1 = `(size(variables.routedKinds) == 0 && !variables.routedChart) ||
 has(object.metadata.deletionTimestamp) ||
 (variables.newKubeConfig != null &&
-  has(variables.newKubeConfig.secretRef) &&
-  variables.newKubeConfig.secretRef.name == variables.kubeconfigSecret &&
-  has(variables.newKubeConfig.secretRef.key) &&
-  variables.newKubeConfig.secretRef.key == variables.kubeconfigKey)`
-	msgG1 = `variables.routedKinds[0] +
-  " apps run on the tenant's ComputePlane: add it to the fleet repository (HelmRelease " +
+  variables.newKubeConfig.?secretRef.?name.orValue('') == variables.kubeconfigSecret &&
+  variables.newKubeConfig.?secretRef.?key.orValue('') == variables.kubeconfigKey)`
+	msgG1 = `(size(variables.routedKinds) > 0 ? variables.routedKinds[0] + " apps run" : "its chart runs") +
+  " on the tenant's ComputePlane: add it to the fleet repository (HelmRelease " +
   ` + celTarget + ` +
   " must reach the ComputePlane through spec.kubeConfig.secretRef name " +
   variables.kubeconfigSecret + ", key " + variables.kubeconfigKey +
   "; without it the app would run on the management cluster)"`
 
-	// G2: only Flux sets a kubeConfig; the platform's controllers too, but
-	// one naming the ComputePlane's Secret only from its own chart.
-	celG2 = `!variables.setsKubeConfig || variables.fromFlux ||
-(variables.fromPlatform &&
-  (!variables.namesClusterSecret || variables.fromClusterChart))`
+	// G2: only the fleet sets a kubeConfig or reads a ComputePlane's
+	// credentials; the namespace's installer for its own cluster's
+	// Secrets; the platform's helm-controller a kubeConfig of another
+	// cluster (and, under delivery: Platform, the module's cluster).
+	celG2 = `!(variables.setsKubeConfig || variables.readsCredentials) || variables.fromFlux ||
+(variables.fromInstaller && (variables.newKubeConfig == null || variables.namesCredential)) ||
+(variables.fromHelm && (!variables.directDelivery ||
+  (!variables.namesCredential && !variables.oldNamesCredential && !variables.readsCredentials)))`
 	msgG2 = `request.kind.kind + " " +
   ` + celTarget + ` +
-  ": only Flux (" + variables.fluxIdentities.join(", ") +
-  ") may set or change spec.kubeConfig, or change the spec of a release that has one, and " +
-  request.userInfo.username +
-  " is not Flux; a release that reaches another cluster belongs in the fleet repository"`
+  ": only the fleet (" + variables.fluxIdentities.join(", ") +
+  ") may set or change spec.kubeConfig, change the spec of a release that has one, or read a ComputePlane's credentials (" +
+  variables.credentials.join(", ") + ") through valuesFrom or postBuild.substituteFrom" +
+  (variables.directDelivery ? ", and a namespace's cluster installer (" + variables.installerAccount + ") the kubeConfig of its own cluster" : "") +
+  "; " + request.userInfo.username +
+  " is neither; a release that reaches another cluster belongs in the fleet repository"`
 
 	// G3a: a ComputePlane's worker VMs are the platform's.
 	celG3Owner = `!variables.isWorker || variables.fromPlatform`
@@ -163,14 +246,53 @@ variables.oldVMCluster == variables.newVMCluster`
   ": the label ` + ClusterNameLabel + ` of a ComputePlane worker cannot be added, changed or removed (it was '" +
   variables.oldVMCluster + "', the update makes it '" + variables.newVMCluster +
   "'); the egress policy of the ComputePlane selects its VMs by it"`
+
+	// G3c: nobody but the platform makes a VM of a worker's labels or
+	// disks, or copies a worker's disk.
+	celG3Disks = `!(variables.claimsWorker || variables.copiesDisk) || variables.fromPlatform`
+	msgG3Disks = `request.kind.kind + " " +
+  ` + celTarget + ` +
+  (variables.claimsWorker ? " is made like a worker of the tenant's ComputePlane (its template carries the labels of cluster " +
+    variables.clusterRelease + ", or it mounts or clones one of its disks)" :
+    " copies a disk of the tenant's ComputePlane (a disk named " + variables.clusterRelease + "-...)") +
+  ": a worker's disks hold its machine configuration and kubelet credentials, so only the platform's controllers may use them, and " +
+  request.userInfo.username + " is not one of them"`
+
+	// G4a: only the fleet makes a release or Kustomization run as the
+	// fleet's account or a cluster installer.
+	celG4Account = `!variables.usesAccount || variables.fromFlux || variables.fromAdmin`
+	msgG4Account = `request.kind.kind + " " +
+  ` + celTarget + ` +
+  ": spec.serviceAccountName " + object.spec.serviceAccountName +
+  " is the account of the fleet or of a ComputePlane's installer, which may reach the ComputePlane; only the fleet (" +
+  variables.fluxIdentities.join(", ") + ") may run anything as it, and " + request.userInfo.username + " is not the fleet"`
+
+	// G4b: nobody but the platform runs a pod as, or takes a token of, the
+	// fleet's account or an installer.
+	celG4Credentials = `!variables.carriesAccount || variables.fromPlatform`
+	msgG4Credentials = `request.kind.kind + " for service account " + request.namespace + "/" + variables.accountOf +
+  ": that account is the fleet's or a ComputePlane's installer, which may reach the ComputePlane; no pod runs as it and no token of it is issued, and " +
+  request.userInfo.username + " is not one of the platform's controllers"`
+
+	// G4c: only the fleet binds those accounts and their roles.
+	celG4Binding = `!variables.bindsAccount || variables.fromFlux || variables.fromAdmin`
+	msgG4Binding = `request.kind.kind + " " +
+  ` + celTarget + ` +
+  " binds the fleet's or a ComputePlane installer's account or role, whose rights only the fleet (" +
+  variables.fluxIdentities.join(", ") + ") grants; " + request.userInfo.username + " is not the fleet"`
 )
 
 // guardValues are the fleet's values the guard's variables carry.
 type guardValues struct {
 	FluxIdentities     []string
+	HelmIdentities     []string
 	PlatformIdentities []string
 	ComputePlaneKinds  []string
+	ComputePlaneCharts []api.ChartRef
 	ClusterRelease     string
+	DirectDelivery     bool
+	FleetNamespace     string
+	FleetAccount       string
 }
 
 // celLiteral writes v as a CEL literal in JSON syntax (a list of strings or
@@ -191,19 +313,44 @@ func sortedUnique(in []string) []string {
 	return slices.Compact(out)
 }
 
+// chartLiterals are the ComputePlane charts as CEL maps, sorted and unique.
+func chartLiterals(refs []api.ChartRef) []map[string]string {
+	out := make([]map[string]string, 0, len(refs))
+	seen := map[api.ChartRef]bool{}
+	slices.SortFunc(refs, func(a, b api.ChartRef) int {
+		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	for _, r := range refs {
+		if r.Name == "" || seen[r] {
+			continue
+		}
+		seen[r] = true
+		out = append(out, map[string]string{"kind": r.Kind, "name": r.Name, "namespace": r.Namespace})
+	}
+	return out
+}
+
 func guardVariables(v guardValues) ([]admissionv1.Variable, error) {
 	literals := []struct {
 		name  string
 		value any
 	}{
 		{GuardFluxIdentitiesVariable, sortedUnique(v.FluxIdentities)},
+		{GuardHelmIdentitiesVariable, sortedUnique(v.HelmIdentities)},
 		{GuardPlatformIdentitiesVariable, sortedUnique(v.PlatformIdentities)},
 		{"computePlaneKinds", sortedUnique(v.ComputePlaneKinds)},
+		{"computePlaneCharts", chartLiterals(v.ComputePlaneCharts)},
 		{"clusterRelease", v.ClusterRelease},
 		{"kubeconfigSecret", fleet.KubeconfigSecret(v.ClusterRelease)},
 		{"kubeconfigKey", fleet.KubeconfigKey},
+		{"credentials", sortedUnique(fleet.ClusterCredentials(v.ClusterRelease))},
+		{"directDelivery", v.DirectDelivery},
+		{"installerAccount", fleet.InstallerAccount},
+		{"fleetNamespace", v.FleetNamespace},
+		{"fleetAccount", v.FleetAccount},
+		{"accountRoles", []string{FleetAccountRole, InstallerRole}},
 	}
-	vars := make([]admissionv1.Variable, 0, len(literals)+16)
+	vars := make([]admissionv1.Variable, 0, len(literals)+32)
 	for _, l := range literals {
 		expr, err := celLiteral(l.value)
 		if err != nil {
@@ -216,17 +363,34 @@ func guardVariables(v guardValues) ([]admissionv1.Variable, error) {
 		{"isHelmRelease", celIsHelmRelease},
 		{"isFluxObject", celIsFluxObject},
 		{"isVirtualMachine", celIsVirtualMachine},
+		{"isPod", celIsPod},
+		{"isTokenRequest", celIsTokenRequest},
+		{"isSecret", celIsSecret},
+		{"isBinding", celIsBinding},
+		{"isDiskCopy", celIsDiskCopy},
 		{"fromFlux", celFromFlux},
+		{"fromHelm", celFromHelm},
 		{"fromPlatform", celFromPlatform},
+		{"fromInstaller", celFromInstaller},
+		{"fromAdmin", celFromAdmin},
 		{"routedKinds", celRoutedKinds},
+		{"routedChart", celRoutedChart},
 		{"newKubeConfig", celNewKubeConfig},
 		{"oldKubeConfig", celOldKubeConfig},
+		{"specChanged", celSpecChanged},
 		{"setsKubeConfig", celSetsKubeConfig},
-		{"namesClusterSecret", celNamesClusterSecret},
-		{"fromClusterChart", celFromClusterChart},
+		{"namesCredential", celNamesCredential},
+		{"oldNamesCredential", celOldNamesCredential},
+		{"readsCredentials", celReadsCredentials},
+		{"usesAccount", celUsesAccount},
+		{"accountOf", celAccountOf},
+		{"carriesAccount", celCarriesAccount},
+		{"bindsAccount", celBindsAccount},
 		{"oldVMCluster", celOldVMCluster},
 		{"newVMCluster", celNewVMCluster},
 		{"isWorker", celIsWorker},
+		{"claimsWorker", celClaimsWorker},
+		{"copiesDisk", celCopiesDisk},
 	} {
 		vars = append(vars, admissionv1.Variable{Name: d[0], Expression: d[1]})
 	}
@@ -245,6 +409,14 @@ func guardValidations() []admissionv1.Validation {
 			Message: "only the platform may change a ComputePlane's worker VMs"},
 		{Expression: celG3Label, MessageExpression: msgG3Label, Reason: &forbidden,
 			Message: "the cluster name of a ComputePlane worker cannot change"},
+		{Expression: celG3Disks, MessageExpression: msgG3Disks, Reason: &forbidden,
+			Message: "only the platform may use a ComputePlane worker's labels or disks"},
+		{Expression: celG4Account, MessageExpression: msgG4Account, Reason: &forbidden,
+			Message: "only the fleet may run as the fleet's or an installer's account"},
+		{Expression: celG4Credentials, MessageExpression: msgG4Credentials, Reason: &forbidden,
+			Message: "no pod or token of the fleet's or an installer's account"},
+		{Expression: celG4Binding, MessageExpression: msgG4Binding, Reason: &forbidden,
+			Message: "only the fleet binds the fleet's or an installer's account"},
 	}
 }
 
@@ -258,10 +430,19 @@ func guardRules() []admissionv1.NamedRuleWithOperations {
 			Rule:       admissionv1.Rule{APIGroups: []string{group}, APIVersions: []string{"*"}, Resources: []string{resource}},
 		}}
 	}
+	create, update := admissionv1.Create, admissionv1.Update
 	return []admissionv1.NamedRuleWithOperations{
-		rule("helm.toolkit.fluxcd.io", "helmreleases", admissionv1.Create, admissionv1.Update),
-		rule("kustomize.toolkit.fluxcd.io", "kustomizations", admissionv1.Create, admissionv1.Update),
-		rule("kubevirt.io", "virtualmachines", admissionv1.Create, admissionv1.Update, admissionv1.Delete),
+		rule("helm.toolkit.fluxcd.io", "helmreleases", create, update),
+		rule("kustomize.toolkit.fluxcd.io", "kustomizations", create, update),
+		rule("kubevirt.io", "virtualmachines", create, update, admissionv1.Delete),
+		rule("", "pods", create),
+		rule("", "serviceaccounts/token", create),
+		rule("", "secrets", create),
+		rule("", "persistentvolumeclaims", create),
+		rule("rbac.authorization.k8s.io", "rolebindings", create, update),
+		rule("rbac.authorization.k8s.io", "clusterrolebindings", create, update),
+		rule("cdi.kubevirt.io", "datavolumes", create),
+		rule("snapshot.storage.k8s.io", "volumesnapshots", create),
 	}
 }
 
@@ -319,16 +500,24 @@ func guardRules() []admissionv1.NamedRuleWithOperations {
 func RenderGuard(f *fleet.Fleet) ([]Object, error) {
 	g := f.Config.Guard
 	var kinds []string
+	var charts []api.ChartRef
 	for kind, d := range f.Definitions {
 		if d.Placement == api.PlacementComputePlane {
 			kinds = append(kinds, kind)
+			charts = append(charts, d.ChartRef)
 		}
 	}
+	fleetNamespace, fleetAccount := f.Config.FleetAccount()
 	vars, err := guardVariables(guardValues{
 		FluxIdentities:     g.FluxIdentities,
+		HelmIdentities:     g.HelmIdentities,
 		PlatformIdentities: g.PlatformIdentities,
 		ComputePlaneKinds:  kinds,
+		ComputePlaneCharts: charts,
 		ClusterRelease:     f.ClusterRelease(),
+		DirectDelivery:     f.Config.Delivery == api.Direct,
+		FleetNamespace:     fleetNamespace,
+		FleetAccount:       fleetAccount,
 	})
 	if err != nil {
 		return nil, err

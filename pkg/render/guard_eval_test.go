@@ -88,11 +88,27 @@ type guardRequest struct {
 	oldObject string
 }
 
+// guardResource is how the API server names the request of a kind: its
+// resource and subresource (a TokenRequest is the token subresource of a
+// ServiceAccount, named like it).
+type guardResource struct {
+	gvr         schema.GroupVersionResource
+	subresource string
+}
+
 // resources of the kinds the guard matches, by kind.
-var guardResources = map[string]schema.GroupVersionResource{
-	"HelmRelease":    {Group: "helm.toolkit.fluxcd.io", Version: "v2", Resource: "helmreleases"},
-	"Kustomization":  {Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"},
-	"VirtualMachine": {Group: "kubevirt.io", Version: "v1", Resource: "virtualmachines"},
+var guardResources = map[string]guardResource{
+	"HelmRelease":           {gvr: schema.GroupVersionResource{Group: "helm.toolkit.fluxcd.io", Version: "v2", Resource: "helmreleases"}},
+	"Kustomization":         {gvr: schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}},
+	"VirtualMachine":        {gvr: schema.GroupVersionResource{Group: "kubevirt.io", Version: "v1", Resource: "virtualmachines"}},
+	"Pod":                   {gvr: schema.GroupVersionResource{Version: "v1", Resource: "pods"}},
+	"TokenRequest":          {gvr: schema.GroupVersionResource{Version: "v1", Resource: "serviceaccounts"}, subresource: "token"},
+	"Secret":                {gvr: schema.GroupVersionResource{Version: "v1", Resource: "secrets"}},
+	"PersistentVolumeClaim": {gvr: schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}},
+	"RoleBinding":           {gvr: schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"}},
+	"ClusterRoleBinding":    {gvr: schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"}},
+	"DataVolume":            {gvr: schema.GroupVersionResource{Group: "cdi.kubevirt.io", Version: "v1beta1", Resource: "datavolumes"}},
+	"VolumeSnapshot":        {gvr: schema.GroupVersionResource{Group: "snapshot.storage.k8s.io", Version: "v1", Resource: "volumesnapshots"}},
 }
 
 // admit evaluates the request and returns the messages of the rules that
@@ -106,10 +122,11 @@ func (g *guardEvaluator) admit(t *testing.T, r guardRequest) []string {
 		some = old
 	}
 	gvk := some.GroupVersionKind()
-	gvr, ok := guardResources[gvk.Kind]
+	res, ok := guardResources[gvk.Kind]
 	if !ok {
 		t.Fatalf("no resource for kind %s", gvk.Kind)
 	}
+	gvr := res.gvr
 	var objRT, oldRT runtime.Object
 	if obj != nil {
 		objRT = obj
@@ -117,12 +134,12 @@ func (g *guardEvaluator) admit(t *testing.T, r guardRequest) []string {
 	if old != nil {
 		oldRT = old
 	}
-	attr := admission.NewAttributesRecord(objRT, oldRT, gvk, some.GetNamespace(), some.GetName(), gvr, "", r.op, nil, false,
+	attr := admission.NewAttributesRecord(objRT, oldRT, gvk, some.GetNamespace(), some.GetName(), gvr, res.subresource, r.op, nil, false,
 		&user.DefaultInfo{Name: r.user, Groups: r.groups})
 	va := &admission.VersionedAttributes{Attributes: attr, VersionedKind: gvk, VersionedObject: objRT, VersionedOldObject: oldRT}
-	res := g.validator.Validate(context.Background(), gvr, va, nil, nil, celconfig.RuntimeCELCostBudget, nil)
+	result := g.validator.Validate(context.Background(), gvr, va, nil, nil, celconfig.RuntimeCELCostBudget, nil)
 	var denied []string
-	for _, d := range res.Decisions {
+	for _, d := range result.Decisions {
 		switch {
 		case d.Evaluation == validating.EvalError:
 			denied = append(denied, "evaluation error: "+d.Message)

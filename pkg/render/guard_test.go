@@ -151,7 +151,7 @@ func TestGuardShape(t *testing.T) {
 		vars[v.Name] = v.Expression
 	}
 	for name, want := range map[string][]string{
-		render.GuardFluxIdentitiesVariable:     api.DefaultFluxIdentities(),
+		render.GuardFluxIdentitiesVariable:     {"system:serviceaccount:flux-system:computeplane-fleet"},
 		render.GuardPlatformIdentitiesVariable: api.DefaultPlatformIdentities(),
 		"computePlaneKinds":                    {"JupyterHub"},
 	} {
@@ -195,43 +195,58 @@ func TestGuardDisabled(t *testing.T) {
 
 // Identities of the cases.
 const (
-	fluxKustomize = "system:serviceaccount:flux-system:kustomize-controller"
-	cozyFlux      = "system:serviceaccount:cozy-fluxcd:flux"
-	cozystackAPI  = "system:serviceaccount:cozy-system:cozystack-api"
-	shardOperator = "system:serviceaccount:cozy-fluxcd:flux-shard-operator"
-	capk          = "system:serviceaccount:cozy-cluster-api:capk-manager"
-	nsController  = "system:serviceaccount:kube-system:namespace-controller"
-	tenantUser    = "alice"
+	fleetAccount   = "system:serviceaccount:flux-system:computeplane-fleet"
+	installer      = "system:serviceaccount:tenant-acme:computeplane-installer"
+	otherInstaller = "system:serviceaccount:tenant-beta:computeplane-installer"
+	rsController   = "system:serviceaccount:kube-system:replicaset-controller"
+	admin          = "kubernetes-admin"
+	fluxKustomize  = "system:serviceaccount:flux-system:kustomize-controller"
+	cozyFlux       = "system:serviceaccount:cozy-fluxcd:flux"
+	cozystackAPI   = "system:serviceaccount:cozy-system:cozystack-api"
+	shardOperator  = "system:serviceaccount:cozy-fluxcd:flux-shard-operator"
+	capk           = "system:serviceaccount:cozy-cluster-api:capk-manager"
+	nsController   = "system:serviceaccount:kube-system:namespace-controller"
+	tenantUser     = "alice"
 )
 
 var tenantGroups = []string{"tenant-acme-super-admin", "system:authenticated"}
 
-// TestGuardAdmitsRenderedObjects: every rendered HelmRelease, created and
-// updated by Flux, is admitted; the routed ones, created by anyone else,
-// are not.
+// TestGuardAdmitsRenderedObjects: every rendered object the guard matches,
+// created and updated by the fleet, is admitted; the routed releases and
+// the cluster release (which runs as the installer), created by anyone
+// else, are not.
 func TestGuardAdmitsRenderedObjects(t *testing.T) {
 	out := renderGuardFleet(t, "{}")
 	policy, _ := guardObjects(t, out)
 	g := compileGuard(t, policy)
-	routed := 0
+	routed, matched := 0, 0
 	for _, o := range out {
-		if o.Kind != "HelmRelease" {
+		if _, ok := guardResources[o.Kind]; !ok {
 			continue
 		}
+		matched++
 		text := string(objectJSON(t, o))
-		name := o.Namespace + "/" + o.Name
-		checkAdmission(t, g, name+" created by Flux", guardRequest{op: admission.Create, user: fluxKustomize, object: text}, "")
-		checkAdmission(t, g, name+" updated by Flux", guardRequest{op: admission.Update, user: fluxKustomize, object: text, oldObject: text}, "")
-		if !strings.Contains(text, "kubeConfig") {
-			continue
-		}
-		routed++
-		for _, u := range []string{tenantUser, cozystackAPI, cozyFlux} {
-			checkAdmission(t, g, name+" created by "+u, guardRequest{op: admission.Create, user: u, groups: tenantGroups, object: text}, "only Flux (system:serviceaccount:flux-system:kustomize-controller) may set or change spec.kubeConfig")
+		name := o.Kind + " " + o.Namespace + "/" + o.Name
+		checkAdmission(t, g, name+" created by the fleet", guardRequest{op: admission.Create, user: fleetAccount, object: text}, "")
+		checkAdmission(t, g, name+" updated by the fleet", guardRequest{op: admission.Update, user: fleetAccount, object: text, oldObject: text}, "")
+		switch {
+		case strings.Contains(text, "kubeConfig"):
+			routed++
+			// (The installer may: it reaches its own cluster.)
+			for _, u := range []string{tenantUser, cozystackAPI, cozyFlux, fluxKustomize, otherInstaller} {
+				checkAdmission(t, g, name+" created by "+u, guardRequest{op: admission.Create, user: u, groups: tenantGroups, object: text}, "only the fleet (system:serviceaccount:flux-system:computeplane-fleet) may set or change spec.kubeConfig")
+			}
+		case strings.Contains(text, "serviceAccountName"):
+			for _, u := range []string{tenantUser, cozyFlux, installer} {
+				checkAdmission(t, g, name+" created by "+u, guardRequest{op: admission.Create, user: u, groups: tenantGroups, object: text}, "spec.serviceAccountName computeplane-installer is the account of the fleet or of a ComputePlane's installer")
+			}
+		case o.Kind == "RoleBinding" || o.Kind == "ClusterRoleBinding":
+			checkAdmission(t, g, name+" created by a tenant user", guardRequest{op: admission.Create, user: tenantUser, groups: tenantGroups, object: text}, "binds the fleet's or a ComputePlane installer's account or role")
+			checkAdmission(t, g, name+" created by an administrator (bootstrap)", guardRequest{op: admission.Create, user: admin, groups: []string{"system:masters"}, object: text}, "")
 		}
 	}
-	if routed == 0 {
-		t.Fatal("no routed release in the output")
+	if routed == 0 || matched < 6 {
+		t.Fatalf("the output holds %d routed releases and %d objects the guard matches", routed, matched)
 	}
 }
 
@@ -286,7 +301,7 @@ spec:
   interval: 5m
   values: {size: small}
 `
-	postgresRelease := edit(t, apiRelease, "JupyterHub", "Postgres", "name: jupyterhub-notebooks", "name: postgres-db")
+	postgresRelease := edit(t, apiRelease, "JupyterHub", "Postgres", "name: jupyterhub-notebooks", "name: postgres-db", "name: jupyterhub, namespace", "name: postgres, namespace")
 	deleting := edit(t, apiRelease, "  namespace: tenant-acme\n", "  namespace: tenant-acme\n  deletionTimestamp: \"2026-01-01T00:00:00Z\"\n")
 	addon := `
 apiVersion: helm.toolkit.fluxcd.io/v2
@@ -344,9 +359,98 @@ spec:
 	otherVM := edit(t, worker, "cluster-name: computeplane", "cluster-name: kubernetes-dev", "computeplane-md0", "kubernetes-dev-md0")
 	otherVMChanged := edit(t, otherVM, "      volumes: []", "      volumes: [{name: db, persistentVolumeClaim: {claimName: x}}]")
 
+	valuesFromKubeconfig := edit(t, postgresRelease, "  interval: 5m\n", "  interval: 5m\n  valuesFrom:\n  - {kind: Secret, name: computeplane-admin-kubeconfig, valuesKey: super-admin.svc, targetPath: kubeconfig}\n")
+	substituteFromCA := edit(t, edit(t, kustomization, "  kubeConfig:\n    secretRef: {name: computeplane-admin-kubeconfig, key: super-admin.svc}\n", ""), "  prune: true\n", "  prune: true\n  postBuild:\n    substituteFrom:\n    - {kind: Secret, name: computeplane-ca}\n")
+	asInstaller := edit(t, postgresRelease, "  interval: 5m\n", "  interval: 5m\n  serviceAccountName: computeplane-installer\n")
+	asFleet := edit(t, edit(t, kustomization, "  kubeConfig:\n    secretRef: {name: computeplane-admin-kubeconfig, key: super-admin.svc}\n", ""), "metadata: {name: stolen, namespace: tenant-acme}", "metadata: {name: stolen, namespace: flux-system}", "  prune: true\n", "  prune: true\n  serviceAccountName: computeplane-fleet\n")
+	podLabelled := `
+apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata: {name: sneaky, namespace: tenant-acme}
+spec:
+  runStrategy: Always
+  template:
+    metadata:
+      labels: {cluster.x-k8s.io/cluster-name: computeplane}
+    spec:
+      domain: {devices: {}}
+`
+	diskThief := `
+apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata: {name: thief, namespace: tenant-acme}
+spec:
+  runStrategy: Always
+  template:
+    spec:
+      domain: {devices: {}}
+      volumes:
+      - name: system
+        dataVolume: {name: computeplane-md0-abcde-fghij-disk-system}
+`
+	dataVolumeClone := `
+apiVersion: cdi.kubevirt.io/v1beta1
+kind: DataVolume
+metadata: {name: copy, namespace: tenant-acme}
+spec:
+  source: {pvc: {name: computeplane-md0-abcde-fghij-disk-system, namespace: tenant-acme}}
+  storage: {resources: {requests: {storage: 20Gi}}}
+`
+	pvcClone := `
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: copy, namespace: tenant-acme}
+spec:
+  accessModes: [ReadWriteOnce]
+  dataSource: {kind: PersistentVolumeClaim, name: computeplane-md0-abcde-fghij-disk-system}
+  resources: {requests: {storage: 20Gi}}
+`
+	snapshot := `
+apiVersion: snapshot.storage.k8s.io/v1
+kind: VolumeSnapshot
+metadata: {name: copy, namespace: tenant-acme}
+spec:
+  source: {persistentVolumeClaimName: computeplane-md0-abcde-fghij-disk-system}
+`
+	installerPod := `
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: tenant-acme}
+spec:
+  serviceAccountName: computeplane-installer
+  containers: [{name: c, image: busybox}]
+`
+	installerToken := `
+apiVersion: authentication.k8s.io/v1
+kind: TokenRequest
+metadata: {name: computeplane-installer, namespace: tenant-acme}
+spec: {audiences: [https://kubernetes.default.svc]}
+`
+	installerTokenSecret := `
+apiVersion: v1
+kind: Secret
+metadata:
+  name: token
+  namespace: tenant-acme
+  annotations: {kubernetes.io/service-account.name: computeplane-installer}
+type: kubernetes.io/service-account-token
+`
+	bindingToInstaller := `
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: more, namespace: tenant-acme}
+roleRef: {kind: ClusterRole, name: admin, apiGroup: rbac.authorization.k8s.io}
+subjects:
+- {kind: ServiceAccount, name: computeplane-installer, namespace: tenant-acme}
+`
+
 	const (
 		g1      = "JupyterHub apps run on the tenant's ComputePlane: add it to the fleet repository (HelmRelease tenant-acme/jupyterhub-notebooks must reach the ComputePlane through spec.kubeConfig.secretRef name computeplane-admin-kubeconfig, key super-admin.svc"
-		g2      = "only Flux (system:serviceaccount:flux-system:kustomize-controller) may set or change spec.kubeConfig"
+		g2      = "only the fleet (system:serviceaccount:flux-system:computeplane-fleet) may set or change spec.kubeConfig"
+		g3Disks = "only the platform's controllers may use them"
+		g4Acct  = "is the account of the fleet or of a ComputePlane's installer"
+		g4Cred  = "that account is the fleet's or a ComputePlane's installer"
+		g4Bind  = "binds the fleet's or a ComputePlane installer's account or role"
 		g3Owner = "is a worker of the tenant's ComputePlane (cluster.x-k8s.io/cluster-name computeplane): only the platform's controllers may create, change or delete it"
 		g3Label = "the label cluster.x-k8s.io/cluster-name of a ComputePlane worker cannot be added, changed or removed"
 	)
@@ -364,41 +468,59 @@ spec:
 		req  guardRequest
 		want string // "" admitted, else part of the denial
 	}{
-		// G1: an app of a kind placed on the ComputePlane reaches it.
+		// G1: an app of a kind, or a chart, placed on the ComputePlane reaches it.
 		{"G1 cozystack-api creates a JupyterHub release without kubeConfig", create(cozystackAPI, apiRelease), g1},
 		{"G1 a tenant user creates it", create(tenantUser, apiRelease), g1},
-		{"G1 even Flux cannot", create(fluxKustomize, apiRelease), g1},
+		{"G1 even the fleet cannot", create(fleetAccount, apiRelease), g1},
 		{"G1 cozystack-api rebuilds a routed release without kubeConfig", update(cozystackAPI, routedRelease, apiRelease), g1},
 		{"G1 the routed labels and kubeConfig dropped together", update(cozystackAPI, routedRelease, edit(t, routedRelease, "computeplane.dev/application.kind: JupyterHub", "app: x", "  kubeConfig:\n    secretRef: {name: computeplane-admin-kubeconfig, key: super-admin.svc}\n", "")), g1},
-		{"G1 another Secret", create(fluxKustomize, edit(t, routedRelease, "name: computeplane-admin-kubeconfig", "name: kubernetes-dev-admin-kubeconfig")), g1},
-		{"G1 another key", create(fluxKustomize, edit(t, routedRelease, "key: super-admin.svc", "key: admin.conf")), g1},
+		{"G1 another Secret", create(fleetAccount, edit(t, routedRelease, "name: computeplane-admin-kubeconfig", "name: kubernetes-dev-admin-kubeconfig")), g1},
+		{"G1 another key", create(fleetAccount, edit(t, routedRelease, "key: super-admin.svc", "key: admin.conf")), g1},
+		{"G1 JupyterHub's chart without kind labels", create(tenantUser, edit(t, apiRelease, "    apps.cozystack.io/application.kind: JupyterHub\n", "")), "its chart runs on the tenant's ComputePlane"},
+		{"G1 JupyterHub's chart, its namespace left out", create(tenantUser, edit(t, apiRelease, "    apps.cozystack.io/application.kind: JupyterHub\n", "", "name: jupyterhub, namespace: cozy-system", "name: jupyterhub")), ""},
+		{"G1 the kind label in lower case", create(tenantUser, edit(t, apiRelease, "application.kind: JupyterHub", "application.kind: jupyterhub", "name: jupyterhub, namespace", "name: other, namespace")), "JupyterHub apps run"},
 		{"G1 a management-plane kind is not routed", create(cozystackAPI, postgresRelease), ""},
 		{"G1 a release being deleted may lose its finalizers", update(cozyFlux, deleting, deleting), ""},
-		{"G1 the routed release as rendered, by Flux", create(fluxKustomize, routedRelease), ""},
+		{"G1 the routed release as rendered, by the fleet", create(fleetAccount, routedRelease), ""},
 
-		// G2: only Flux sets a kubeConfig.
+		// G2: only the fleet sets a kubeConfig or reads a ComputePlane's
+		// credentials; the installer its own cluster's.
 		{"G2 a tenant user creates a routed release", create(tenantUser, routedRelease), g2},
 		{"G2 cozystack-api creates it", create(cozystackAPI, routedRelease), g2},
+		{"G2 Cozystack's Flux creates it", create(cozyFlux, routedRelease), g2},
+		{"G2 kustomize-controller as itself creates it", create(fluxKustomize, routedRelease), g2},
 		{"G2 a tenant user changes a routed release's values", update(tenantUser, routedRelease, edit(t, routedRelease, "size: small", "size: huge")), g2},
 		{"G2 a tenant user changes its chart", update(tenantUser, routedRelease, edit(t, routedRelease, "name: jupyterhub, namespace", "name: anything, namespace")), g2},
 		{"G2 a tenant user adds a kubeConfig", update(tenantUser, postgresRelease, edit(t, postgresRelease, "  interval: 5m\n", "  interval: 5m\n  kubeConfig: {secretRef: {name: computeplane-admin-kubeconfig, key: super-admin.svc}}\n")), g2},
 		{"G2 a tenant user's Kustomization", create(tenantUser, kustomization), g2},
 		{"G2 cozystack-api's Kustomization", create(cozystackAPI, kustomization), g2},
-		{"G2 Flux's Kustomization", create(fluxKustomize, kustomization), ""},
-		{"G2 Flux changes a routed release", update(fluxKustomize, routedRelease, edit(t, routedRelease, "size: small", "size: huge")), ""},
+		{"G2 Cozystack's Flux's Kustomization", create(cozyFlux, kustomization), g2},
+		{"G2 the fleet's Kustomization", create(fleetAccount, kustomization), ""},
+		{"G2 the fleet changes a routed release", update(fleetAccount, routedRelease, edit(t, routedRelease, "size: small", "size: huge")), ""},
 		{"G2 a label-only patch (Flux sharding)", update(shardOperator, routedRelease, edit(t, routedRelease, "    app.kubernetes.io/managed-by", "    sharding.fluxcd.io/key: shard-1\n    app.kubernetes.io/managed-by")), ""},
 		{"G2 a suspend", update(tenantUser, routedRelease, edit(t, routedRelease, "  interval: 5m\n", "  interval: 5m\n  suspend: true\n")), ""},
-		{"G2 the cluster chart's addon, by Cozystack's helm-controller", create(cozyFlux, addon), ""},
-		{"G2 the addon updated by it", update(cozyFlux, addon, edit(t, addon, "interval: 5m", "interval: 10m")), ""},
-		{"G2 the addon without origin labels", create(cozyFlux, edit(t, addon, "    helm.toolkit.fluxcd.io/name: computeplane\n", "")), g2},
-		{"G2 the addon from another release", create(cozyFlux, edit(t, addon, "helm.toolkit.fluxcd.io/name: computeplane", "helm.toolkit.fluxcd.io/name: kubernetes-dev")), g2},
-		{"G2 the addon from another namespace", create(cozyFlux, edit(t, addon, "helm.toolkit.fluxcd.io/namespace: tenant-acme", "helm.toolkit.fluxcd.io/namespace: tenant-beta")), g2},
+		{"G2 the cluster chart's addon, by the installer", create(installer, addon), ""},
+		{"G2 the addon updated by it", update(installer, addon, edit(t, addon, "interval: 5m", "interval: 10m")), ""},
+		{"G2 the addon by another namespace's installer", create(otherInstaller, addon), g2},
+		{"G2 the addon by Cozystack's helm-controller, origin labels and all", create(cozyFlux, addon), g2},
+		{"G2 a chart hook of Cozystack's Flux forging the addon (pwn)", create(cozyFlux, edit(t, addon, "name: computeplane-cilium", "name: pwn", "name: cozystack-kubernetes-application-kubevirt-kubernetes-cilium", "name: anything")), g2},
 		{"G2 the addon with forged origin labels, by a tenant user", create(tenantUser, addon), g2},
 		{"G2 the addon with forged origin labels, by cozystack-api", create(cozystackAPI, addon), g2},
+		{"G2 Kamaji's admin.conf (-kubeconfig, key value), by Cozystack's Flux", create(cozyFlux, edit(t, addon, "{name: computeplane-admin-kubeconfig, key: super-admin.svc}", "{name: computeplane-kubeconfig, key: value}")), g2},
+		{"G2 the cluster's CA, by Cozystack's Flux", create(cozyFlux, edit(t, addon, "{name: computeplane-admin-kubeconfig, key: super-admin.svc}", "{name: computeplane-ca, key: tls.crt}")), g2},
+		{"G2 the installer reaching another cluster", create(installer, tenantClusterAddon), g2},
 		{"G2 a tenant Kubernetes app's addon, by Cozystack's helm-controller", create(cozyFlux, tenantClusterAddon), ""},
 		{"G2 a tenant Kubernetes app's addon, by a tenant user", create(tenantUser, tenantClusterAddon), g2},
+		{"G2 Cozystack's helm-controller moving a routed release", update(cozyFlux, routedRelease, edit(t, routedRelease, "name: computeplane-admin-kubeconfig", "name: kubernetes-dev-admin-kubeconfig")), g2},
+		{"G2 valuesFrom the admin kubeconfig, by a tenant user", create(tenantUser, valuesFromKubeconfig), g2},
+		{"G2 valuesFrom the admin kubeconfig, by Cozystack's Flux", create(cozyFlux, valuesFromKubeconfig), g2},
+		{"G2 valuesFrom the admin kubeconfig, by the fleet", create(fleetAccount, valuesFromKubeconfig), ""},
+		{"G2 valuesFrom the admin kubeconfig, by the installer", create(installer, valuesFromKubeconfig), ""},
+		{"G2 valuesFrom another Secret", create(tenantUser, edit(t, valuesFromKubeconfig, "name: computeplane-admin-kubeconfig", "name: my-values")), ""},
+		{"G2 substituteFrom the CA, by a tenant user", create(tenantUser, substituteFromCA), g2},
+		{"G2 substituteFrom the CA, by the fleet", create(fleetAccount, substituteFromCA), ""},
 
-		// G3: a ComputePlane's worker VMs are the platform's.
+		// G3: a ComputePlane's worker VMs and their disks are the platform's.
 		{"G3 a tenant user opens a worker to the API server", update(tenantUser, worker, workerOpened), g3Owner},
 		{"G3 a tenant user attaches a database volume", update(tenantUser, worker, workerWithDB), g3Owner},
 		{"G3 a tenant user drops the cluster name", update(tenantUser, worker, workerUnlabelled), g3Label},
@@ -406,6 +528,7 @@ spec:
 		{"G3 a tenant user forges a worker", create(tenantUser, worker), g3Owner},
 		{"G3 a tenant user turns a VM into a worker", update(tenantUser, otherVM, edit(t, otherVM, "cluster-name: kubernetes-dev", "cluster-name: computeplane")), g3Label},
 		{"G3 cozystack-api updates a worker", update(cozystackAPI, worker, workerOpened), g3Owner},
+		{"G3 Cozystack's Flux forges a worker", create(cozyFlux, worker), g3Owner},
 		{"G3 CAPK creates a worker", create(capk, worker), ""},
 		{"G3 CAPK updates it", update(capk, worker, edit(t, worker, "runStrategy: Always", "runStrategy: Halted")), ""},
 		{"G3 CAPK deletes it", del(capk, worker), ""},
@@ -414,6 +537,42 @@ spec:
 		{"G3 nobody changes it", update(capk, worker, workerRelabelled), g3Label},
 		{"G3 a VM of another cluster is the tenant's", update(tenantUser, otherVM, otherVMChanged), ""},
 		{"G3 and so is its deletion", del(tenantUser, otherVM), ""},
+		{"G3 a VM with the worker's labels in its template only", create(tenantUser, podLabelled), g3Disks},
+		{"G3 a VM with Kamaji's label in its template", create(tenantUser, edit(t, podLabelled, "cluster.x-k8s.io/cluster-name: computeplane", "kamaji.clastix.io/name: computeplane")), g3Disks},
+		{"G3 a VM that mounts a worker's system disk", create(tenantUser, diskThief), g3Disks},
+		{"G3 a VM that mounts it as a PVC", create(tenantUser, edit(t, diskThief, "dataVolume: {name: computeplane-md0-abcde-fghij-disk-system}", "persistentVolumeClaim: {claimName: computeplane-md0-abcde-fghij-disk-system}")), g3Disks},
+		{"G3 a VM that clones it", create(tenantUser, edit(t, diskThief, "  template:", "  dataVolumeTemplates:\n  - metadata: {name: copy}\n    spec: {source: {pvc: {name: computeplane-md0-abcde-fghij-disk-system, namespace: tenant-acme}}}\n  template:", "dataVolume: {name: computeplane-md0-abcde-fghij-disk-system}", "dataVolume: {name: copy}")), g3Disks},
+		{"G3 a tenant's own VM", create(tenantUser, edit(t, diskThief, "computeplane-md0-abcde-fghij-disk-system", "vm-disk-mine")), ""},
+		{"G3 a DataVolume cloning a worker's disk", create(tenantUser, dataVolumeClone), g3Disks},
+		{"G3 a PVC restored from it", create(tenantUser, pvcClone), g3Disks},
+		{"G3 a VolumeSnapshot of it", create(tenantUser, snapshot), g3Disks},
+		{"G3 a DataVolume of the tenant's own", create(tenantUser, edit(t, dataVolumeClone, "computeplane-md0-abcde-fghij-disk-system", "vm-disk-mine")), ""},
+		{"G3 KubeVirt's controller copying it", create(capk, dataVolumeClone), ""},
+
+		// G4: the fleet's and the installers' accounts are the fleet's.
+		{"G4 a tenant user's release running as the installer", create(tenantUser, asInstaller), g4Acct},
+		{"G4 Cozystack's Flux's release running as the installer", create(cozyFlux, asInstaller), g4Acct},
+		{"G4 the installer's own release running as the installer", create(installer, asInstaller), g4Acct},
+		{"G4 the fleet's release running as the installer", create(fleetAccount, asInstaller), ""},
+		{"G4 a tenant user switching a release to the installer", update(tenantUser, postgresRelease, asInstaller), g4Acct},
+		{"G4 a shard label on the cluster release", update(shardOperator, asInstaller, edit(t, asInstaller, "  labels:\n", "  labels:\n    sharding.fluxcd.io/key: shard0\n")), ""},
+		{"G4 a Kustomization running as the fleet, by Cozystack's Flux", create(cozyFlux, asFleet), g4Acct},
+		{"G4 the bootstrap's root Kustomization, by an administrator", guardRequest{op: admission.Create, user: admin, groups: []string{"system:masters", "system:authenticated"}, object: asFleet}, ""},
+		{"G4 the same, by a user who is no administrator", create(admin, asFleet), g4Acct},
+		{"G4 a Kustomization naming computeplane-fleet elsewhere", create(tenantUser, edit(t, asFleet, "namespace: flux-system", "namespace: tenant-acme")), ""},
+		{"G4 a pod of the installer, by a tenant user", create(tenantUser, installerPod), g4Cred},
+		{"G4 a pod of the installer, by the ReplicaSet controller", create(rsController, installerPod), g4Cred},
+		{"G4 a pod of the fleet's account", create(tenantUser, edit(t, installerPod, "namespace: tenant-acme", "namespace: flux-system", "serviceAccountName: computeplane-installer", "serviceAccountName: computeplane-fleet")), g4Cred},
+		{"G4 a pod of another account", create(tenantUser, edit(t, installerPod, "serviceAccountName: computeplane-installer", "serviceAccountName: default")), ""},
+		{"G4 a token of the installer", create(tenantUser, installerToken), g4Cred},
+		{"G4 a token of another account", create(tenantUser, edit(t, installerToken, "name: computeplane-installer", "name: default")), ""},
+		{"G4 a token Secret of the installer", create(tenantUser, installerTokenSecret), g4Cred},
+		{"G4 a Secret of the tenant's own", create(tenantUser, edit(t, installerTokenSecret, "type: kubernetes.io/service-account-token", "type: Opaque")), ""},
+		{"G4 a RoleBinding giving the installer more", create(tenantUser, bindingToInstaller), g4Bind},
+		{"G4 a RoleBinding giving a user the installer's role", create(tenantUser, edit(t, bindingToInstaller, "{kind: ClusterRole, name: admin, apiGroup: rbac.authorization.k8s.io}", "{kind: ClusterRole, name: computeplane-installer, apiGroup: rbac.authorization.k8s.io}", "{kind: ServiceAccount, name: computeplane-installer, namespace: tenant-acme}", "{kind: User, name: alice, apiGroup: rbac.authorization.k8s.io}")), g4Bind},
+		{"G4 a ClusterRoleBinding to a tenant's cluster rights", create(tenantUser, edit(t, bindingToInstaller, "kind: RoleBinding", "kind: ClusterRoleBinding", "name: admin,", "name: computeplane-installer-tenant-acme,", "{kind: ServiceAccount, name: computeplane-installer, namespace: tenant-acme}", "{kind: User, name: alice, apiGroup: rbac.authorization.k8s.io}")), g4Bind},
+		{"G4 a RoleBinding of the tenant's own", create(tenantUser, edit(t, bindingToInstaller, "{kind: ServiceAccount, name: computeplane-installer, namespace: tenant-acme}", "{kind: User, name: alice, apiGroup: rbac.authorization.k8s.io}")), ""},
+		{"G4 the fleet's own binding of the installer", create(fleetAccount, bindingToInstaller), ""},
 	} {
 		checkAdmission(t, g, c.name, c.req, c.want)
 	}

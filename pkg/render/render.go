@@ -57,6 +57,25 @@ func Outputs(f *fleet.Fleet, lazy bool) ([]Object, api.Problems) {
 			out = append(out, o)
 		}
 	}
+	var installers []string
+	if f.Config.Delivery == api.Direct {
+		for _, t := range f.SortedTenants() {
+			if t.ComputePlane {
+				installers = append(installers, t.Namespace)
+			}
+		}
+		role, err := RenderInstallerRole(f)
+		if err != nil {
+			fail(err)
+		} else {
+			out = append(out, role...)
+		}
+	}
+	if account, err := RenderFleetAccount(f, installers); err != nil {
+		fail(err)
+	} else {
+		out = append(out, account...)
+	}
 	if f.Config.Delivery == api.Direct {
 		if f.Config.Source.Generate {
 			o, err := RenderSource(f)
@@ -133,7 +152,8 @@ func Outputs(f *fleet.Fleet, lazy bool) ([]Object, api.Problems) {
 }
 
 // RenderComputePlane builds everything one tenant's ComputePlane needs under
-// delivery: Direct: the cluster HelmRelease and the hardening around it, the
+// delivery: Direct: the cluster HelmRelease, its installer (RenderInstaller)
+// and the hardening around it, the
 // Pod Security ConfigMap its API server loads (not under podSecurity:
 // privileged) and the egress policy of its VMs.
 func RenderComputePlane(f *fleet.Fleet, plan *ClusterPlan, t *fleet.Tenant) ([]Object, api.Problems) {
@@ -142,6 +162,11 @@ func RenderComputePlane(f *fleet.Fleet, plan *ClusterPlan, t *fleet.Tenant) ([]O
 		return nil, problems
 	}
 	out := []Object{cluster}
+	installer, err := RenderInstaller(f, t)
+	if err != nil {
+		return nil, api.Problems{problemOf(t, err)}
+	}
+	out = append(out, installer...)
 	if a := plan.Admission(); a != nil {
 		cm, err := RenderAdmission(a, t)
 		if err != nil {

@@ -185,6 +185,10 @@ func (p *Plan) kustomization(name, folder string, shard int) *kustomizev1.Kustom
 			},
 			Path:  fc.FluxPath(folder),
 			Prune: true,
+			// The fleet applies as its own account, which kustomize-controller
+			// impersonates: the guard tells it from everything else that
+			// shares the controllers' account (on Cozystack, all of Flux).
+			ServiceAccountName: fc.ServiceAccountName,
 		},
 	}
 }
