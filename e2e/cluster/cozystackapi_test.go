@@ -387,7 +387,9 @@ func (e *env) testGuardThroughAPI(t *testing.T) {
 		e.namespaces(n)
 		e.writeCozystackValues(t, n)
 	}
-	e.applyAll(t, e.kc, objs, false)
+	e.bootstrapFleetAccount(t, objs)
+	fleet := e.fleetClient(t)
+	e.applyAll(t, fleet, objs, false)
 	const user = "alice"
 	role := obj("rbac.authorization.k8s.io/v1", "Role", ns, "e2e-apps-editor", map[string]any{
 		"rules": []any{map[string]any{"apiGroups": []any{"apps.cozystack.io"}, "resources": []any{"*"}, "verbs": []any{"*"}}},
@@ -435,7 +437,7 @@ func (e *env) testGuardThroughAPI(t *testing.T) {
 	if edited != nil && before != nil {
 		t.Logf("after the edit: labels %v (before %v), values %v", edited.GetLabels(), before.GetLabels(), edited.Object["spec"].(map[string]any)["values"])
 	}
-	e.applyAll(t, e.kc, objs, false)
+	e.applyAll(t, fleet, objs, false)
 	restored, _ := e.admin.Get(e.ctx, helmV2, "HelmRelease", ns, "postgres-db")
 	if restored != nil {
 		if v, _, _ := unstructured.NestedFieldNoCopy(restored.Object, "spec", "values", "replicas"); fmt.Sprint(v) != "1" {
@@ -463,7 +465,7 @@ func (e *env) testGuardThroughAPI(t *testing.T) {
 	data, _ = yaml.Marshal(cfg)
 	harness.WriteFile(t, cfgPath, data)
 	editable := e.render(t, dir)
-	e.applyAll(t, e.kc, ofKind(editable, "HelmRelease"), false)
+	e.applyAll(t, fleet, ofKind(editable, "HelmRelease"), false)
 	out, errOut, err = e.kubectl(t, user, nil, "get", "jupyterhub", "lab", "-n", ns, "-o", "yaml")
 	t.Logf("kubectl get jupyterhub lab -o yaml (routed, editableThroughAPI): err=%v\n%s%s", err, out, errOut)
 	out, errOut, err = e.kubectl(t, user, nil, "patch", "jupyterhub", "lab", "-n", ns, "--type=merge", "-p", `{"spec":{"users":9}}`)
@@ -474,7 +476,7 @@ func (e *env) testGuardThroughAPI(t *testing.T) {
 	if hr, _ := e.admin.Get(e.ctx, helmV2, "HelmRelease", ns, "jupyterhub-lab"); hr != nil && !routed(hr) {
 		t.Errorf("jupyterhub-lab lost its kubeConfig through cozystack-api")
 	}
-	e.applyAll(t, e.kc, ofKind(objs, "HelmRelease"), false)
+	e.applyAll(t, fleet, ofKind(objs, "HelmRelease"), false)
 
 	// cozystack-api takes what the function refuses: a value against the
 	// definition's schema.

@@ -129,6 +129,11 @@ func (e *env) testShardOperator(t *testing.T) {
 
 	setShardLabel(t, f, "Rendered")
 	f.publish(t)
+	var all []*unstructured.Unstructured
+	for _, o := range f.objs {
+		all = append(all, o)
+	}
+	e.bootstrapFleetAccount(t, all)
 	e.applyAll(t, e.admin, []*unstructured.Unstructured{fleetRootKustomization()}, false)
 	f.waitReconciled(t)
 	e.waitPlaced(t, f)
@@ -175,14 +180,47 @@ func addApps(t *testing.T, f *fleetRepo, file string, docs ...string) {
 	harness.WriteFile(t, path, data)
 }
 
+// The fleet's account (design of issue 18): every Kustomization of the
+// wiring, and the root, apply as it.
+const fleetAccountName = "computeplane-fleet"
+
+var fleetAccountUser = harness.ServiceAccount(harness.FluxNamespace, fleetAccountName)
+
+// bootstrapFleetAccount applies the fleet's account and its RBAC from the
+// render, as the operator does by hand before the root Kustomization
+// (docs/flux-wiring.md, "Bootstrap").
+func (e *env) bootstrapFleetAccount(t *testing.T, objs []*unstructured.Unstructured) {
+	t.Helper()
+	var boot []*unstructured.Unstructured
+	for _, o := range objs {
+		switch o.GetKind() {
+		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding":
+			if o.GetName() == fleetAccountName {
+				boot = append(boot, o)
+			}
+		}
+	}
+	if len(boot) != 3 {
+		t.Fatalf("the render has %d of the fleet's ServiceAccount, ClusterRole and ClusterRoleBinding %s, want 3", len(boot), fleetAccountName)
+	}
+	e.applyAll(t, e.admin, boot, false)
+}
+
+// fleetClient applies as the fleet's account.
+func (e *env) fleetClient(t *testing.T) *harness.Client {
+	return harness.MustClient(t, e.mgmt, fleetAccountUser, e.mgmt.Impersonating(fleetAccountUser,
+		"system:serviceaccounts", "system:serviceaccounts:"+harness.FluxNamespace, "system:authenticated"))
+}
+
 func fleetRootKustomization() *unstructured.Unstructured {
 	return obj(kustomizeV1, "Kustomization", harness.FluxNamespace, fleetRoot, map[string]any{
 		"spec": map[string]any{
-			"interval":       "10m",
-			"sourceRef":      map[string]any{"kind": "GitRepository", "name": "fleet"},
-			"path":           "./fleet/_flux",
-			"prune":          true,
-			"deletionPolicy": "Orphan",
+			"interval":           "10m",
+			"sourceRef":          map[string]any{"kind": "GitRepository", "name": "fleet"},
+			"path":               "./fleet/_flux",
+			"prune":              true,
+			"deletionPolicy":     "Orphan",
+			"serviceAccountName": fleetAccountName,
 		},
 	})
 }

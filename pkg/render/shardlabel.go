@@ -2,6 +2,7 @@ package render
 
 import (
 	admissionv1 "k8s.io/api/admissionregistration/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
@@ -21,6 +22,19 @@ const ShardLabelPolicyName = "computeplane-release-shard"
 // writes there (docs/flux-wiring.md, "helm-controller shards").
 func shardLabelRendered(f *fleet.Fleet, value string) bool {
 	return value != ShardingTenants || f.Config.Releases.ShardLabel == api.ShardLabelRendered
+}
+
+// shardLabelPolicyRules are what the fleet's account needs to apply
+// RenderShardLabelPolicy's objects: nothing when there are none.
+func shardLabelPolicyRules(f *fleet.Fleet) []rbacv1.PolicyRule {
+	if f.Config.Releases.ShardLabel != api.ShardLabelAdmission {
+		return nil
+	}
+	return []rbacv1.PolicyRule{{
+		APIGroups: []string{"admissionregistration.k8s.io"},
+		Resources: []string{"mutatingadmissionpolicies", "mutatingadmissionpolicybindings"},
+		Verbs:     allVerbs,
+	}}
 }
 
 // RenderShardLabelPolicy builds the MutatingAdmissionPolicy that sets
