@@ -400,6 +400,20 @@ func (e *env) testGuardThroughAPI(t *testing.T) {
 	})
 	e.applyAll(t, e.admin, []*unstructured.Unstructured{role, binding}, false)
 
+	// The guard takes a moment to reach the API server's admission chain.
+	probe := obj(helmV2, "HelmRelease", ns, "jupyterhub-probe", map[string]any{
+		"metadata": map[string]any{"name": "jupyterhub-probe", "namespace": ns,
+			"labels": map[string]any{"apps.cozystack.io/application.kind": "JupyterHub"}},
+		"spec": map[string]any{"interval": "5m",
+			"chartRef": map[string]any{"kind": "ExternalArtifact", "name": "cozystack-jupyterhub-application-default-jupyterhub", "namespace": cozySystem}},
+	})
+	if err := harness.Poll(e.ctx, 30*time.Second, 500*time.Millisecond, func() (bool, string) {
+		_, _, err := e.admin.Apply(e.ctx, probe, harness.ApplyOptions{DryRun: true})
+		return err != nil && strings.Contains(err.Error(), "computeplane-guard"), fmt.Sprint(err)
+	}); err != nil {
+		t.Fatalf("the guard does not refuse a JupyterHub release without its route: %v", err)
+	}
+
 	// A JupyterHub through the API: its release would run on the
 	// management cluster.
 	hub := []byte("apiVersion: apps.cozystack.io/v1alpha1\nkind: JupyterHub\nmetadata:\n  name: sneaky\n  namespace: " + ns + "\nspec:\n  users: 1\n")
