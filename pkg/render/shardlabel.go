@@ -27,7 +27,7 @@ func shardLabelRendered(f *fleet.Fleet, value string) bool {
 // shardLabelPolicyRules are what the fleet's account needs to apply
 // RenderShardLabelPolicy's objects: nothing when there are none.
 func shardLabelPolicyRules(f *fleet.Fleet) []rbacv1.PolicyRule {
-	if f.Config.Releases.ShardLabel != api.ShardLabelAdmission {
+	if f.Config.Releases.ShardLabel == api.ShardLabelRendered {
 		return nil
 	}
 	return []rbacv1.PolicyRule{{
@@ -47,7 +47,7 @@ func shardLabelPolicyRules(f *fleet.Fleet) []rbacv1.PolicyRule {
 // on create) and its placement controller then write the tenant's shard
 // there, and that stays.
 func RenderShardLabelPolicy(f *fleet.Fleet) ([]Object, error) {
-	if f.Config.Releases.ShardLabel != api.ShardLabelAdmission {
+	if f.Config.Releases.ShardLabel == api.ShardLabelRendered {
 		return nil, nil
 	}
 	fail := admissionv1.Fail
