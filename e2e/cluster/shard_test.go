@@ -112,10 +112,11 @@ func (e *env) ensureShardOperator(t *testing.T) {
 }
 
 // testShardOperator reconciles a fleet under the real flux-shard-operator:
-// first rendered with the shard label (spec.releases.shardLabel: Rendered),
-// which reproduces the fight, then as the function renders it by default,
-// which must cause no write at all once settled and leave every release on
-// its tenant's shard.
+// as the function renders it by default, which must cause no write at all
+// once settled and leave every release on its tenant's shard; then with the
+// shard label rendered (spec.releases.shardLabel: Rendered), which
+// reproduces the fight; then back to the default, with a release and a
+// tenant born under it.
 func (e *env) testShardOperator(t *testing.T) {
 	e.ensureFlux(t)
 	e.ensurePlatform(t)
@@ -126,15 +127,35 @@ func (e *env) testShardOperator(t *testing.T) {
 		e.writeCozystackValues(t, ns)
 	}
 	const reconciles = 3
-
-	setShardLabel(t, f, "Rendered")
-	f.publish(t)
 	var all []*unstructured.Unstructured
+	quietly := func(step string) {
+		t.Helper()
+		f.waitReconciled(t)
+		e.waitPlaced(t, f)
+		// The first reconcile after a change may still hand a label
+		// over; from then on nothing may write.
+		e.measureReconciles(t, f, 1)
+		quiet := e.measureReconciles(t, f, reconciles)
+		t.Logf("%s: %s; shard label owned by %v", step, quiet, e.shardLabelOwners(f))
+		if quiet.writes != 0 || quiet.flips != 0 {
+			t.Errorf("%s: %s, want no write", step, quiet)
+		}
+		e.checkPlacement(t, f)
+	}
+
+	// A fleet born under the default: the platform unit's admission
+	// policy exists before the tenants' releases.
+	f.publish(t)
 	for _, o := range f.objs {
 		all = append(all, o)
 	}
 	e.bootstrapFleetAccount(t, all)
 	e.applyAll(t, e.admin, []*unstructured.Unstructured{fleetRootKustomization()}, false)
+	quietly("shardLabel Admission (default), from the start")
+
+	// The label rendered: the fight.
+	setShardLabel(t, f, "Rendered")
+	f.publish(t)
 	f.waitReconciled(t)
 	e.waitPlaced(t, f)
 	churn := e.measureReconciles(t, f, reconciles)
@@ -143,8 +164,8 @@ func (e *env) testShardOperator(t *testing.T) {
 		t.Errorf("shardLabel Rendered: no label flip in %d reconciles; the docs say kustomize-controller and flux-shard-operator fight over it", reconciles)
 	}
 
-	// The default, with a release and a tenant born under it: tenant-nu's
-	// namespace has no shard yet when its release is created.
+	// Back to the default, with a release and a tenant born under it:
+	// tenant-nu's namespace has no shard yet when its release is created.
 	setShardLabel(t, f, "")
 	e.namespaces("tenant-nu")
 	e.writeCozystackValues(t, "tenant-nu")
@@ -153,17 +174,7 @@ func (e *env) testShardOperator(t *testing.T) {
 		"apiVersion: apps.cozystack.io/v1alpha1\nkind: Postgres\nmetadata:\n  name: fresh\n  namespace: tenant-mu\nspec:\n  replicas: 1\n",
 		"apiVersion: apps.cozystack.io/v1alpha1\nkind: Redis\nmetadata:\n  name: cache\n  namespace: tenant-nu\nspec:\n  replicas: 1\n")
 	f.publish(t)
-	f.waitReconciled(t)
-	e.waitPlaced(t, f)
-	// The first reconcile after the switch may still hand a label over;
-	// from then on nothing may write.
-	e.measureReconciles(t, f, 1)
-	quiet := e.measureReconciles(t, f, reconciles)
-	t.Logf("shardLabel Admission (default): %s; shard label owned by %v", quiet, e.shardLabelOwners(f))
-	if quiet.writes != 0 || quiet.flips != 0 {
-		t.Errorf("shardLabel Admission: %s, want no write", quiet)
-	}
-	e.checkPlacement(t, f)
+	quietly("shardLabel Admission again, plus a release and a tenant")
 }
 
 // addApps appends YAML documents to an input file of the fleet.

@@ -25,11 +25,10 @@ func shardLabelRendered(f *fleet.Fleet, value string) bool {
 }
 
 // shardLabelPolicyRules are what the fleet's account needs to apply
-// RenderShardLabelPolicy's objects: nothing when there are none.
-func shardLabelPolicyRules(f *fleet.Fleet) []rbacv1.PolicyRule {
-	if f.Config.Releases.ShardLabel == api.ShardLabelRendered {
-		return nil
-	}
+// RenderShardLabelPolicy's objects, and to prune them: under either value
+// of spec.releases.shardLabel, since a switch to Rendered changes the
+// fleet's ClusterRole and prunes the policy in one reconcile.
+func shardLabelPolicyRules() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{{
 		APIGroups: []string{"admissionregistration.k8s.io"},
 		Resources: []string{"mutatingadmissionpolicies", "mutatingadmissionpolicybindings"},
