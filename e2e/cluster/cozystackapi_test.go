@@ -144,6 +144,7 @@ var explainedDifferences = map[string]string{
 func (e *env) testCozystackAPI(t *testing.T) {
 	e.cozystackDir(t, e.bins.cozystackAPI)
 	t.Run("FieldForField", e.testFieldForField)
+	t.Run("ReadBack", e.testReadBack)
 	t.Run("Guard", e.testGuardThroughAPI)
 }
 
@@ -183,6 +184,12 @@ func (e *env) testFieldForField(t *testing.T) {
 		}
 		add("suite fleet "+name, suiteDefs, inputs, e.render(t, dir))
 	}
+	realDir, realDefs := realFleetDir(t)
+	realApps, err := harness.DecodeFiles(filepath.Join(realDir, "apps.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	add("suite fleet real (Cozystack's definitions)", realDefs, realApps, e.render(t, realDir))
 	fixtures, _ := filepath.Glob(filepath.Join("..", "..", "fixtures", "*"))
 	for _, dir := range fixtures {
 		if strings.HasPrefix(filepath.Base(dir), "error-") {
@@ -231,6 +238,78 @@ func (e *env) testFieldForField(t *testing.T) {
 	t.Logf("compared %d ManagementPlane releases (%d sets of definitions) with cozystack-api's", compared, len(keys))
 	if len(problems) > 0 {
 		t.Errorf("%d differences from cozystack-api:\n  %s", len(problems), strings.Join(problems, "\n  "))
+	}
+}
+
+// realDefinitions are the ApplicationDefinitions of ../shared/cozystack the
+// real fleet uses.
+var realDefinitions = []string{"postgres", "redis", "etcd"}
+
+// realFleetDir is testdata/real with Cozystack's own definitions as
+// definitions.yaml, and those definitions.
+func realFleetDir(t *testing.T) (string, []*unstructured.Unstructured) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "real")
+	files, err := harness.ReadTree(filepath.Join("testdata", "real"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var defs []byte
+	var paths []string
+	for _, name := range realDefinitions {
+		p := filepath.Join(sharedDir, "cozystack", "applicationdefinitions", name+".yaml")
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defs = append(append(defs, data...), "\n---\n"...)
+		paths = append(paths, p)
+	}
+	files["definitions.yaml"] = defs
+	for p, data := range files {
+		harness.WriteFile(t, filepath.Join(dir, p), data)
+	}
+	objs, err := harness.DecodeFiles(paths...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, objs
+}
+
+// testReadBack applies the real fleet's rendered Postgres release and
+// reads it back through cozystack-api, as the dashboard does: cozystack-api
+// fills in the schema's defaults only then; the release keeps the app's
+// values as written.
+func (e *env) testReadBack(t *testing.T) {
+	dir, defs := realFleetDir(t)
+	e.ensureCozystackAPI(t, defs)
+	objs := e.render(t, dir)
+	hr := find(objs, "HelmRelease", "tenant-omega", "postgres-db")
+	if hr == nil {
+		t.Fatal("the real fleet renders no HelmRelease tenant-omega/postgres-db")
+	}
+	e.namespaces("tenant-omega")
+	e.applyAll(t, e.admin, []*unstructured.Unstructured{hr}, false)
+	out, errOut, err := e.kubectl(t, "", nil, "get", "postgres", "db", "-n", "tenant-omega", "-o", "yaml")
+	if err != nil {
+		t.Fatalf("kubectl get postgres db through cozystack-api: %v\n%s", err, errOut)
+	}
+	t.Logf("kubectl get postgres db -o yaml (rendered release, Cozystack's Postgres definition):\n%s", out)
+	var app map[string]any
+	if err := yaml.Unmarshal([]byte(out), &app); err != nil {
+		t.Fatal(err)
+	}
+	spec, _ := app["spec"].(map[string]any)
+	values, _, _ := unstructured.NestedMap(hr.Object, "spec", "values")
+	for k, v := range values {
+		if fmt.Sprint(spec[k]) != fmt.Sprint(v) {
+			t.Errorf("read back through cozystack-api, spec.%s = %v, the release's value is %v", k, spec[k], v)
+		}
+	}
+	t.Logf("the release holds %d values; cozystack-api shows %d spec fields (the rest are the schema's defaults)", len(values), len(spec))
+	got, _ := e.admin.Get(e.ctx, helmV2, "HelmRelease", "tenant-omega", "postgres-db")
+	if v, _, _ := unstructured.NestedMap(got.Object, "spec", "values"); len(v) != len(values) {
+		t.Errorf("reading the app back changed the release's values: %v, rendered %v", v, values)
 	}
 }
 
