@@ -15,9 +15,9 @@ import (
 )
 
 // TestPlatformWarnsOfPodSecurity runs the platform-delivery fixture as a KRM
-// function: the output keeps its items, the run succeeds, and one result of
-// severity warning per tenant with a ComputePlane names its Tenant object
-// and Pod Security. The standalone run returns the same warnings; a Direct
+// function: the output keeps its items, the run succeeds, and two results of
+// severity warning per tenant with a ComputePlane name its Tenant object:
+// one Pod Security, one the guard's weaker hold on the module's cluster. The standalone run returns the same warnings; a Direct
 // fleet has none.
 func TestPlatformWarnsOfPodSecurity(t *testing.T) {
 	var f fixture
@@ -41,12 +41,18 @@ func TestPlatformWarnsOfPodSecurity(t *testing.T) {
 		t.Fatal("a run with warnings emitted no items")
 	}
 	var refs []string
+	var podSecurity, guard int
 	for _, r := range rl.Results {
 		if r.Severity != framework.Warning {
 			t.Errorf("result %q has severity %q, want warning", r.Message, r.Severity)
 		}
-		if !strings.Contains(r.Message, "Pod Security") {
-			t.Errorf("result %q does not name Pod Security", r.Message)
+		switch {
+		case strings.Contains(r.Message, "runs without Pod Security"):
+			podSecurity++
+		case strings.Contains(r.Message, "is guarded less") && strings.Contains(r.Message, "computeplane-cluster-admin-kubeconfig"):
+			guard++
+		default:
+			t.Errorf("result %q names neither Pod Security nor the guard", r.Message)
 		}
 		if r.ResourceRef == nil {
 			t.Errorf("result %q names no object", r.Message)
@@ -55,8 +61,8 @@ func TestPlatformWarnsOfPodSecurity(t *testing.T) {
 		refs = append(refs, r.ResourceRef.APIVersion+" "+r.ResourceRef.Kind+" "+r.ResourceRef.Namespace+"/"+r.ResourceRef.Name)
 	}
 	want := "apps.cozystack.io/v1alpha1 Tenant tenant-root/acme"
-	if len(refs) != 1 || refs[0] != want {
-		t.Errorf("warnings name %v, want exactly [%s] (the one tenant with a ComputePlane)", refs, want)
+	if podSecurity != 1 || guard != 1 || len(refs) != 2 || refs[0] != want || refs[1] != want {
+		t.Errorf("warnings name %v (%d of Pod Security, %d of the guard), want one of each naming %s (the one tenant with a ComputePlane)", refs, podSecurity, guard, want)
 	}
 
 	run, problems := pipeline.Run(pipeline.Options{Dir: f.dir, ConfigFile: filepath.Join(f.dir, "config.yaml"), Inputs: f.inputs, Lazy: true})

@@ -132,7 +132,7 @@ func TestHostileInputs(t *testing.T) {
 				t.Chdir(dir)
 				var stdout, stderr bytes.Buffer
 				start := time.Now()
-				code := run(c.args, c.input(t, dir), &stdout, &stderr)
+				code := run(c.args, c.input(t, dir), &stdout, &stderr, nil)
 				c.check(t, code, stdout.Bytes(), stderr.String(), time.Since(start))
 			})
 			t.Run("binary", func(t *testing.T) {
@@ -270,7 +270,7 @@ func (c hostileCase) checkStable(t *testing.T, first []byte) {
 		args = []string{cfg, out}
 	}
 	var stdout, stderr bytes.Buffer
-	if code := run(args, bytes.NewReader(first), &stdout, &stderr); code != 0 {
+	if code := run(args, bytes.NewReader(first), &stdout, &stderr, nil); code != 0 {
 		t.Fatalf("the run on its own output failed (exit %d):\n%s", code, clipText(stderr.String(), 4000))
 	}
 	if !bytes.Equal(first, stdout.Bytes()) {

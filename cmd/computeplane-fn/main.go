@@ -19,6 +19,7 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/fn"
 	"github.com/computeplane-dev/computeplane-fn/internal/profiling"
 	"github.com/computeplane-dev/computeplane-fn/internal/version"
+	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/output"
 	"github.com/computeplane-dev/computeplane-fn/pkg/pipeline"
 	"github.com/computeplane-dev/computeplane-fn/pkg/posture"
@@ -53,19 +54,7 @@ Flags:
 `
 
 func main() {
-	tuneGC(standalone(os.Args[1:]))
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
-}
-
-// standalone reports whether args run the standalone CLI (a CONFIG is
-// given) rather than the KRM function.
-func standalone(args []string) bool {
-	for _, a := range args {
-		if !strings.HasPrefix(a, "-") {
-			return true
-		}
-	}
-	return false
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, tuneGC))
 }
 
 // tuneGC trades memory the run can afford for collector time, unless the
@@ -87,7 +76,45 @@ func tuneGC(standalone bool) {
 	}
 }
 
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+// cliFlags are the command line's flags: which of them apply says the mode.
+type cliFlags struct {
+	outputDir string
+	check     bool
+	summaries summaryFiles
+	version   bool
+}
+
+// summaryFiles are where the pull-request summaries go ("" for none).
+type summaryFiles struct{ markdown, json string }
+
+func (s summaryFiles) any() bool { return s.markdown != "" || s.json != "" }
+
+// folderFlags are the flags of the fleet-folder mode.
+type folderFlags struct {
+	dir       string
+	check     bool
+	summaries summaryFiles
+}
+
+func (f *cliFlags) flagSet(stderr io.Writer) *flag.FlagSet {
+	flags := flag.NewFlagSet("computeplane-fn", flag.ContinueOnError)
+	flags.SetOutput(stderr)
+	flags.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		flags.PrintDefaults()
+	}
+	flags.StringVar(&f.outputDir, "output-dir", "", "write the output into `DIR`, one file per object, pruning what computeplane-fn wrote before and no longer generates")
+	flags.BoolVar(&f.check, "check", false, "with --output-dir: write nothing; print a diff and exit 1 when DIR is out of date")
+	flags.StringVar(&f.summaries.markdown, "summary", "", "write a Markdown summary for a pull request comment to `FILE`")
+	flags.StringVar(&f.summaries.json, "summary-json", "", "write the summary as JSON to `FILE` (tenants, posture changes, files); not written, and removed, when the run is refused or fails")
+	flags.BoolVar(&f.version, "version", false, "print the module version and the commit this binary was built from, and exit")
+	return flags
+}
+
+// run parses the command line and runs its mode: the KRM function without
+// a CONFIG, the standalone CLI to stdout, or the fleet folder with
+// --output-dir. tune, when not nil, tunes the collector for the mode.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer, tune func(standalone bool)) (code int) {
 	// The last resort: a panic is a bug, reported as one and with exit
 	// status 1 like any refusal, never as a Go stack trace. Nothing relies
 	// on it: the hostile-input tests fail on this message.
@@ -97,24 +124,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 			code = 1
 		}
 	}()
-	flags := flag.NewFlagSet("computeplane-fn", flag.ContinueOnError)
-	flags.SetOutput(stderr)
-	flags.Usage = func() {
-		fmt.Fprint(stderr, usage)
-		flags.PrintDefaults()
-	}
-	outputDir := flags.String("output-dir", "", "write the output into `DIR`, one file per object, pruning what computeplane-fn wrote before and no longer generates")
-	check := flags.Bool("check", false, "with --output-dir: write nothing; print a diff and exit 1 when DIR is out of date")
-	summaryFile := flags.String("summary", "", "write a Markdown summary for a pull request comment to `FILE`")
-	summaryJSON := flags.String("summary-json", "", "write the summary as JSON to `FILE` (tenants, posture changes, files); not written, and removed, when the run is refused or fails")
-	showVersion := flags.Bool("version", false, "print the module version and the commit this binary was built from, and exit")
+	var f cliFlags
+	flags := f.flagSet(stderr)
 	if err := flags.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return 0
 		}
 		return 2
 	}
-	if *showVersion {
+	if f.version {
 		fmt.Fprintln(stdout, version.Get())
 		return 0
 	}
@@ -122,8 +140,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		fmt.Fprintf(stderr, "computeplane-fn: %s (see computeplane-fn -h)\n", msg)
 		return 2
 	}
-	if flags.NArg() == 0 {
-		if *outputDir != "" || *check || *summaryFile != "" || *summaryJSON != "" {
+	standalone := flags.NArg() > 0
+	if tune != nil {
+		tune(standalone)
+	}
+	if !standalone {
+		if f.outputDir != "" || f.check || f.summaries.any() {
 			return usageError("--output-dir, --check, --summary and --summary-json need a CONFIG")
 		}
 		return runKRM(stdin, stdout, stderr)
@@ -133,87 +155,128 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 			return usageError(fmt.Sprintf("%s after CONFIG: flags go before CONFIG", arg))
 		}
 	}
-	if *check && *outputDir == "" {
+	if f.check && f.outputDir == "" {
 		return usageError("--check needs --output-dir")
 	}
 	defer profiling.Start()()
-	r, problems := pipeline.Run(pipeline.Options{ConfigFile: flags.Arg(0), Inputs: flags.Args()[1:], Lazy: true})
-	if len(problems) == 0 {
-		profiling.Heap()
+	config, inputs := flags.Arg(0), flags.Args()[1:]
+	if f.outputDir == "" {
+		return runStandalone(f.summaries, config, inputs, stdout, stderr)
 	}
-	report := summary.Report{Problems: problems, Dir: *outputDir, Check: *check}
-	status := 0
-	var reviewErr error
-	if r != nil {
-		// Warnings never change the exit status.
-		for _, w := range r.Warnings {
-			fmt.Fprintf(stderr, "computeplane-fn: warning: %s\n", w.Error())
-		}
+	return runFleetFolder(folderFlags{dir: f.outputDir, check: f.check, summaries: f.summaries}, config, inputs, stdout, stderr)
+}
+
+// runKRM runs the KRM function: a ResourceList on stdin, the result on
+// stdout.
+func runKRM(stdin io.Reader, stdout, stderr io.Writer) int {
+	if err := fn.Execute(fn.Processor{}, stdin, stdout); err != nil {
+		fmt.Fprintln(stderr, err.Error())
+		return 1
 	}
-	switch {
-	case len(problems) > 0:
+	return 0
+}
+
+// runStandalone renders CONFIG's inputs and inputs to stdout as one YAML
+// stream.
+func runStandalone(summaries summaryFiles, config string, inputs []string, stdout, stderr io.Writer) int {
+	r, problems := render(config, inputs, stderr)
+	report := summary.Report{Problems: problems}
+	if len(problems) > 0 {
 		fmt.Fprintln(stderr, problems.Error())
+		return summaries.write(report, false, 1, stderr)
+	}
+	report.Fleet = r.Fleet
+	if err := output.Encode(stdout, r.Objects); err != nil {
+		fmt.Fprintf(stderr, "computeplane-fn: %v\n", err)
+		return 1
+	}
+	return summaries.write(report, true, 0, stderr)
+}
+
+// runFleetFolder renders into the fleet folder f.dir, or with f.check
+// compares it and prints the diff, and states the posture change in the
+// summaries.
+func runFleetFolder(f folderFlags, config string, inputs []string, stdout, stderr io.Writer) int {
+	r, problems := render(config, inputs, stderr)
+	report := summary.Report{Problems: problems, Dir: f.dir, Check: f.check}
+	if len(problems) > 0 {
+		fmt.Fprintln(stderr, problems.Error())
+		return f.summaries.write(report, false, 1, stderr)
+	}
+	report.Fleet = r.Fleet
+	// The posture is read only for a summary: the writer then keeps the
+	// documents it parses for a moment longer.
+	var collected *posture.Collector
+	var read output.Reader
+	if f.summaries.any() {
+		collected = posture.NewCollector()
+		read = collected.Read
+	}
+	changes, err := runFolder(f.dir, f.check, r, read, stdout, stderr)
+	report.Changes, report.Failure = changes, err
+	var reviewErr error
+	if err == nil && collected != nil {
+		if report.Review, reviewErr = posture.Review(r.Objects, collected); reviewErr != nil {
+			fmt.Fprintf(stderr, "computeplane-fn: failed to review the posture change: %v\n", reviewErr)
+		}
+	}
+	status := 0
+	switch {
+	case err != nil:
+		fmt.Fprintf(stderr, "computeplane-fn: %v\n", err)
 		status = 1
-	case *outputDir == "":
-		report.Fleet = r.Fleet
-		if err := output.Encode(stdout, r.Objects); err != nil {
-			fmt.Fprintf(stderr, "computeplane-fn: %v\n", err)
-			return 1
-		}
+	case f.check && len(changes) > 0:
+		fmt.Fprintf(stderr, "computeplane-fn: %s is out of date: %s; run without --check to write it\n", f.dir, countChanges(changes))
+		status = 1
+	case f.check:
+		fmt.Fprintf(stderr, "computeplane-fn: %s is up to date\n", f.dir)
+	case len(changes) == 0:
+		fmt.Fprintf(stderr, "computeplane-fn: %s is up to date; nothing written\n", f.dir)
 	default:
-		report.Fleet = r.Fleet
-		// The posture is read only for a summary: the writer then keeps the
-		// documents it parses for a moment longer.
-		var collected *posture.Collector
-		var read output.Reader
-		if *summaryFile != "" || *summaryJSON != "" {
-			collected = posture.NewCollector()
-			read = collected.Read
-		}
-		changes, err := runFolder(*outputDir, *check, r, read, stdout, stderr)
-		report.Changes, report.Failure = changes, err
-		if err == nil && collected != nil {
-			if report.Review, reviewErr = posture.Review(r.Objects, collected); reviewErr != nil {
-				fmt.Fprintf(stderr, "computeplane-fn: failed to review the posture change: %v\n", reviewErr)
-			}
-		}
-		switch {
-		case err != nil:
-			fmt.Fprintf(stderr, "computeplane-fn: %v\n", err)
-			status = 1
-		case *check && len(changes) > 0:
-			fmt.Fprintf(stderr, "computeplane-fn: %s is out of date: %s; run without --check to write it\n", *outputDir, countChanges(changes))
-			status = 1
-		case *check:
-			fmt.Fprintf(stderr, "computeplane-fn: %s is up to date\n", *outputDir)
-		case len(changes) == 0:
-			fmt.Fprintf(stderr, "computeplane-fn: %s is up to date; nothing written\n", *outputDir)
-		default:
-			fmt.Fprintf(stderr, "computeplane-fn: wrote %s: %s\n", *outputDir, countChanges(changes))
-		}
+		fmt.Fprintf(stderr, "computeplane-fn: wrote %s: %s\n", f.dir, countChanges(changes))
 	}
-	if *summaryFile != "" {
-		if err := writeSummary(*summaryFile, report, summary.Write); err != nil {
+	if reviewErr != nil {
+		status = 1
+	}
+	return f.summaries.write(report, err == nil && reviewErr == nil, status, stderr)
+}
+
+// render runs the pipeline on config and inputs and prints its warnings,
+// which never change the exit status.
+func render(config string, inputs []string, stderr io.Writer) (*pipeline.Result, api.Problems) {
+	r, problems := pipeline.Run(pipeline.Options{ConfigFile: config, Inputs: inputs, Lazy: true})
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	profiling.Heap()
+	for _, w := range r.Warnings {
+		fmt.Fprintf(stderr, "computeplane-fn: warning: %s\n", w.Error())
+	}
+	return r, nil
+}
+
+// write writes the summaries of report and returns the exit status: status,
+// or 1 when a summary could not be written. A run without a verdict (refused,
+// failed, or its posture change not reviewed) writes no JSON summary and
+// removes one left from before, so that it cannot pass for this run's.
+func (s summaryFiles) write(report summary.Report, verdict bool, status int, stderr io.Writer) int {
+	if s.markdown != "" {
+		if err := writeSummary(s.markdown, report, summary.Write); err != nil {
 			fmt.Fprintf(stderr, "computeplane-fn: %v\n", err)
 			return 1
 		}
 	}
-	if *summaryJSON != "" {
-		// A refused or failed run has no verdict: a file left from before
-		// must not pass for one.
+	if s.json != "" {
 		var err error
-		if report.Fleet != nil && report.Failure == nil && reviewErr == nil {
-			err = writeSummary(*summaryJSON, report, summary.WriteJSON)
-		} else if err = os.Remove(*summaryJSON); errors.Is(err, os.ErrNotExist) {
+		if verdict {
+			err = writeSummary(s.json, report, summary.WriteJSON)
+		} else if err = os.Remove(s.json); errors.Is(err, os.ErrNotExist) {
 			err = nil
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "computeplane-fn: %v\n", err)
 			return 1
 		}
-	}
-	if reviewErr != nil {
-		return 1
 	}
 	return status
 }
@@ -235,7 +298,7 @@ func runFolder(dir string, check bool, r *pipeline.Result, read output.Reader, s
 		fmt.Fprintf(stderr, "computeplane-fn: note: %d objects that are not generated (kept inputs, objects passing through) are not written to %s; they stay in their own files\n", notWritten, dir)
 	}
 	if check {
-		changes, err := output.CheckDirReading(dir, files, read)
+		changes, err := output.WriteDir(context.Background(), dir, files, output.DirOptions{Check: true, Read: read})
 		if err != nil {
 			return nil, err
 		}
@@ -245,7 +308,7 @@ func runFolder(dir string, check bool, r *pipeline.Result, read output.Reader, s
 	// way: the writer finishes or undoes, then the process exits.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	changes, err := output.WriteDirReading(ctx, dir, files, read)
+	changes, err := output.WriteDir(ctx, dir, files, output.DirOptions{Read: read})
 	if errors.Is(err, context.Canceled) {
 		return nil, fmt.Errorf("interrupted; %s was left as it was", dir)
 	}
@@ -269,12 +332,4 @@ func writeSummary(file string, r summary.Report, write func(io.Writer, summary.R
 		return fmt.Errorf("failed to write summary: %w", err)
 	}
 	return nil
-}
-
-func runKRM(stdin io.Reader, stdout, stderr io.Writer) int {
-	if err := fn.Execute(fn.Processor{}, stdin, stdout); err != nil {
-		fmt.Fprintln(stderr, err.Error())
-		return 1
-	}
-	return 0
 }

@@ -37,7 +37,7 @@ type result struct {
 func cli(t *testing.T, args ...string) result {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	code := run(args, strings.NewReader(""), &stdout, &stderr)
+	code := run(args, strings.NewReader(""), &stdout, &stderr, nil)
 	return result{code, stdout.String(), stderr.String()}
 }
 
@@ -369,7 +369,7 @@ func TestVersion(t *testing.T) {
 
 // TestPlatformWarningOnStderr: under delivery: Platform the CLI renders,
 // exits 0 and says on stderr, per tenant with a ComputePlane, that it runs
-// without Pod Security.
+// without Pod Security and that the guard holds it less.
 func TestPlatformWarningOnStderr(t *testing.T) {
 	dir := "../../fixtures/platform-delivery/"
 	r := cli(t, dir+"config.yaml", dir+"input-apps.yaml", dir+"input-defs.yaml", dir+"input-tenants.yaml")
@@ -377,7 +377,12 @@ func TestPlatformWarningOnStderr(t *testing.T) {
 		t.Fatalf("%+v", r)
 	}
 	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
-	if len(lines) != 1 || !strings.HasPrefix(lines[0], "computeplane-fn: warning: ") || !strings.Contains(lines[0], "Tenant tenant-root/acme") || !strings.Contains(lines[0], "Pod Security") {
-		t.Errorf("stderr:\n%s\nwant one warning naming Tenant tenant-root/acme and Pod Security", r.stderr)
+	if len(lines) != 2 || !strings.Contains(lines[0], "Pod Security") || !strings.Contains(lines[1], "is guarded less") {
+		t.Errorf("stderr:\n%s\nwant two warnings naming Tenant tenant-root/acme: Pod Security, then the guard", r.stderr)
+	}
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "computeplane-fn: warning: ") || !strings.Contains(l, "Tenant tenant-root/acme") {
+			t.Errorf("stderr line %q is no warning naming Tenant tenant-root/acme", l)
+		}
 	}
 }

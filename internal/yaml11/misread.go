@@ -9,8 +9,11 @@ import (
 // Misread reports whether a YAML 1.1 reader reads the plain (unquoted)
 // scalar s as something other than the string s, although go-yaml v3 reads
 // it as that string: a YAML 1.1 boolean (y, yes, on, n, no, off in their
-// case forms), the merge key << and a base-60 number (190:20:30.15). A
-// writer must quote such a string. Strings that go-yaml v3 itself reads
+// case forms), the merge key <<, a base-60 number (190:20:30.15) and the
+// value key = (YAML 1.1's value type, yaml.org/type/value.html: PyYAML
+// resolves a plain = to tag:yaml.org,2002:value and has no constructor for
+// it outside a key, so it fails on the document; go-yaml v2 reads it as the
+// string). A writer must quote such a string. Strings that go-yaml v3 itself reads
 // otherwise ("true", "5", "null") are not reported: its encoder quotes them
 // already.
 func Misread(s string) bool {
@@ -20,7 +23,7 @@ func Misread(s string) bool {
 	switch s {
 	case "y", "Y", "yes", "Yes", "YES", "on", "On", "ON",
 		"n", "N", "no", "No", "NO", "off", "Off", "OFF",
-		"<<":
+		"<<", "=":
 		return true
 	}
 	return maybeBase60[s[0]] && strings.IndexByte(s, ':') > 0 && base60.MatchString(s)

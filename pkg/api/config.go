@@ -149,12 +149,11 @@ func DecodeConfig(o Object) (*Config, Problems) {
 	c.Source.Generate = true
 	c.Guard = newGuardConfig()
 	if spec := d.mapping(yamlnode.Get(o.Node, "spec"), "spec"); spec != nil {
-		c.written = writtenPaths(spec, "")
 		fleet := yamlnode.Resolve(yamlnode.Get(spec, "fleet"))
 		if fleet != nil && fleet.Kind == yaml.MappingNode {
 			c.Fleet = newFleetConfig()
 		}
-		d.strict(spec, "spec", c)
+		c.written = d.strict(spec, "spec", c)
 		if fleet == nil || fleet.Kind != yaml.MappingNode {
 			c.Fleet = nil // absent, null, or reported as not a map
 		}
@@ -192,7 +191,8 @@ func (c *Config) Default() {
 	if c.Fleet != nil {
 		c.Fleet.Default()
 	}
-	if _, set := c.written["guard.fluxIdentities"]; !set {
+	// Absent, null (reported) or not a list (reported): the fleet's account.
+	if c.Guard.FluxIdentities == nil {
 		c.Guard.FluxIdentities = Identities{c.FleetIdentity()}
 	}
 }

@@ -31,8 +31,7 @@ const (
 )
 
 var (
-	dns1123SubdomainRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
-	folderNameRE       = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+	folderNameRE = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 )
 
 // FleetConfig is spec.fleet: how the fleet folder written with --output-dir
@@ -125,7 +124,7 @@ func (c *FleetConfig) validate(d *decoder, written map[string]bool) {
 	default:
 		d.fail(f+".sourceRef.kind", "must be %s, not %q", fleetSourceKindsForMessages, c.SourceRef.Kind)
 	}
-	if c.SourceRef.Name != "" && (len(c.SourceRef.Name) > 253 || !dns1123SubdomainRE.MatchString(c.SourceRef.Name)) {
+	if c.SourceRef.Name != "" && !validDNSSubdomain(c.SourceRef.Name) {
 		d.fail(f+".sourceRef.name", "%q is not a valid object name", c.SourceRef.Name)
 	}
 	if !ValidDNSLabel(c.WiringNamespace) {

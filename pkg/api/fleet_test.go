@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,16 +12,11 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 )
 
-func decodeFleet(t *testing.T, fleet string) (*api.FleetConfig, []string) {
+// decodeSpec decodes a ComputePlaneGenerator of the given spec and returns
+// it with its problems as "field: message".
+func decodeSpec(t *testing.T, spec string) (*api.Config, []string) {
 	t.Helper()
-	text := "apiVersion: fn.computeplane.dev/v1alpha1\nkind: ComputePlaneGenerator\nmetadata:\n  name: fleet\nspec:\n"
-	if fleet != "" {
-		text += "  fleet:\n"
-		for _, line := range strings.Split(strings.TrimSpace(fleet), "\n") {
-			text += "    " + line + "\n"
-		}
-	}
-	n, err := yaml.Parse(text)
+	n, err := yaml.Parse("apiVersion: fn.computeplane.dev/v1alpha1\nkind: ComputePlaneGenerator\nmetadata: {name: fleet}\nspec: " + spec + "\n")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,6 +25,19 @@ func decodeFleet(t *testing.T, fleet string) (*api.FleetConfig, []string) {
 	for _, p := range problems {
 		msgs = append(msgs, p.Field+": "+p.Message)
 	}
+	return cfg, msgs
+}
+
+func decodeFleet(t *testing.T, fleet string) (*api.FleetConfig, []string) {
+	t.Helper()
+	spec := ""
+	if fleet != "" {
+		spec = "\n  fleet:"
+		for _, line := range strings.Split(strings.TrimSpace(fleet), "\n") {
+			spec += "\n    " + line
+		}
+	}
+	cfg, msgs := decodeSpec(t, spec)
 	if cfg == nil {
 		return nil, msgs
 	}
@@ -168,15 +177,7 @@ func TestConfigTypeErrors(t *testing.T) {
 // TestConfigAllProblemsAtOnce: unknown fields, every value of the wrong
 // type and the checks of what decoded are reported in one run.
 func TestConfigAllProblemsAtOnce(t *testing.T) {
-	n, err := yaml.Parse("apiVersion: fn.computeplane.dev/v1alpha1\nkind: ComputePlaneGenerator\nmetadata: {name: fleet}\nspec:\n  keepInputs: \"yes\"\n  delivery: Somewhere\n  source: {generate: 1, colour: red}\n  guard: {enabled: \"no\"}\n")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, problems := api.DecodeConfig(api.NewObject(n.YNode(), api.Origin{File: "config.yaml"}))
-	var got []string
-	for _, p := range problems {
-		got = append(got, p.Field+": "+p.Message)
-	}
+	_, got := decodeSpec(t, "\n  keepInputs: \"yes\"\n  delivery: Somewhere\n  source: {generate: 1, colour: red}\n  guard: {enabled: \"no\"}")
 	want := []string{
 		"spec.source.colour: unknown field; known fields here: generate, kind, name, namespace, path",
 		// In the order of the keys, which the decoder meets sorted.
@@ -187,5 +188,22 @@ func TestConfigAllProblemsAtOnce(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestConfigListItems: every item of the wrong kind is reported at its
+// index, and the list keeps its default.
+func TestConfigListItems(t *testing.T) {
+	c, got := decodeSpec(t, "{inputs: [a, 3, {b: c}], guard: {fluxIdentities: [x, [y]]}}")
+	want := []string{
+		"spec.guard.fluxIdentities[1]: must be a string, not a list",
+		"spec.inputs[1]: must be a string, not the number 3",
+		"spec.inputs[2]: must be a string, not a map",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if c.Inputs != nil || !slices.Equal(c.Guard.FluxIdentities, []string{"system:serviceaccount:flux-system:computeplane-fleet"}) {
+		t.Errorf("inputs %q, flux identities %q: want the defaults", c.Inputs, c.Guard.FluxIdentities)
 	}
 }

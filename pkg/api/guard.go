@@ -38,6 +38,9 @@ type GuardConfig struct {
 // request.userInfo.username.
 type Identities []string
 
+// yamlWords says what a list of identities holds, for [decoder.strict].
+func (Identities) yamlWords() string { return "a list of user names" }
+
 // DefaultHelmIdentities is guard.helmIdentities when the config sets none:
 // Cozystack's Flux, whose kustomize-, helm- and source-controller (and the
 // helm-controller shards flux-shard-operator clones) share one service
@@ -136,7 +139,7 @@ func identityProblem(s string) string {
 	}
 	if rest, ok := strings.CutPrefix(s, serviceAccountPrefix); ok {
 		ns, name, ok := strings.Cut(rest, ":")
-		if !ok || !ValidDNSLabel(ns) || name == "" || !dns1123SubdomainRE.MatchString(name) || len(name) > 253 {
+		if !ok || !ValidDNSLabel(ns) || !validDNSSubdomain(name) {
 			return "is not a service account's user name: system:serviceaccount:<namespace>:<name>"
 		}
 	}

@@ -5,22 +5,13 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 )
 
 func decodeGuard(t *testing.T, spec string) (api.GuardConfig, []string) {
 	t.Helper()
-	n, err := yaml.Parse("apiVersion: fn.computeplane.dev/v1alpha1\nkind: ComputePlaneGenerator\nmetadata: {name: fleet}\nspec: " + spec + "\n")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, problems := api.DecodeConfig(api.NewObject(n.YNode(), api.Origin{File: "config.yaml"}))
-	var msgs []string
-	for _, p := range problems {
-		msgs = append(msgs, p.Field+": "+p.Message)
-	}
+	cfg, msgs := decodeSpec(t, spec)
 	if cfg == nil {
 		return api.GuardConfig{}, msgs
 	}

@@ -11,8 +11,10 @@ import (
 	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/api/validate/content"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamltext"
 )
@@ -138,9 +140,10 @@ type Knobs struct {
 }
 
 var (
+	// tenantNameRE is Cozystack's rule for a tenant's name.
 	tenantNameRE = regexp.MustCompile(`^[a-z][a-z0-9]*$`)
-	dns1035RE    = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
-	dns1123RE    = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	// releasePrefixRE is what a definition's release prefix may hold.
+	releasePrefixRE = regexp.MustCompile(`^[a-z0-9-]*$`)
 	// kindRE is the shape of a Kubernetes kind: CamelCase letters and digits.
 	kindRE     = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
 	durationRE = regexp.MustCompile(`^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$`)
@@ -290,7 +293,9 @@ func (d *decoder) labelValue(field, v string) {
 }
 
 // ValidLabelValue is content.IsLabelValue without its regular expression
-// and allocations, for the hundreds of thousands of labels of a large fleet:
+// and allocations, for the hundreds of thousands of labels of a large fleet
+// (BenchmarkLabelChecks measures the difference; TestLabelChecksMatchAPIMachinery
+// holds the two to the same answers):
 // at most 63 characters, alphanumerics, '-', '_' and '.', starting and
 // ending with an alphanumeric.
 func ValidLabelValue(v string) bool {
@@ -307,7 +312,7 @@ func ValidLabelKey(k string) bool {
 	prefix, name, found := strings.Cut(k, "/")
 	if !found {
 		prefix, name = "", k
-	} else if prefix == "" || len(prefix) > 253 || !dns1123SubdomainRE.MatchString(prefix) {
+	} else if !validDNSSubdomain(prefix) {
 		return false
 	}
 	return name != "" && len(name) <= 63 && validName(name)
@@ -325,11 +330,6 @@ func validName(s string) bool {
 	}
 	return true
 }
-
-// ReleaseKeyPrefix is what cozystack-api glues onto every key of an app's
-// labels and annotations when it copies them to the app's HelmRelease
-// (render.AppLabelPrefix).
-const ReleaseKeyPrefix = "apps.cozystack.io-"
 
 // MaxAnnotationBytes is the API server's limit on all annotations of one
 // object together.
@@ -383,7 +383,7 @@ func DecodeDefinition(o Object) (*Definition, Problems) {
 	d := o.decoder()
 	def := &Definition{Ref: o.Ref(), Origin: o.Origin, InstallTimeout: DefaultReleaseTimeout, UpgradeTimeout: DefaultReleaseTimeout}
 	md := d.metadata(o, false)
-	if name := d.str(yamlnode.Get(md, "name"), "metadata.name"); name != "" && !dns1123SubdomainRE.MatchString(name) || len(name) > 253 {
+	if name := d.str(yamlnode.Get(md, "name"), "metadata.name"); name != "" && !validDNSSubdomain(name) {
 		d.fail("metadata.name", "%q is not a valid ApplicationDefinition name (a DNS subdomain: lowercase letters, digits, dashes and dots)", clip(name))
 	}
 	spec := d.mapping(yamlnode.Get(o.Node, "spec"), "spec")
@@ -415,7 +415,7 @@ func DecodeDefinition(o Object) (*Definition, Problems) {
 			d.fail("spec.release.prefix", "is required (use \"\" for no prefix)")
 		}
 		def.Prefix = d.str(pn, "spec.release.prefix")
-		if def.Prefix != "" && !regexp.MustCompile(`^[a-z0-9-]*$`).MatchString(def.Prefix) {
+		if def.Prefix != "" && !releasePrefixRE.MatchString(def.Prefix) {
 			d.fail("spec.release.prefix", "%q may hold only lowercase letters, digits and dashes", def.Prefix)
 		}
 		def.Labels = d.stringMap(yamlnode.Get(rel, "labels"), "spec.release.labels")
@@ -541,7 +541,7 @@ func DecodeApp(o Object) (*App, Problems) {
 	md := d.metadata(o, true)
 	a.Name = d.str(yamlnode.Get(md, "name"), "metadata.name")
 	a.Namespace = d.str(yamlnode.Get(md, "namespace"), "metadata.namespace")
-	if a.Name != "" && !dns1035RE.MatchString(a.Name) {
+	if a.Name != "" && len(validation.IsDNS1035Label(a.Name)) > 0 {
 		d.fail("metadata.name", "%q must be a DNS-1035 label: lowercase letters, digits and dashes, starting with a letter", clip(a.Name))
 	}
 	a.Labels, a.Annotations = d.labels, d.annotations
@@ -554,7 +554,7 @@ func DecodeApp(o Object) (*App, Problems) {
 	// leave them valid keys there.
 	for field, m := range map[string]map[string]string{"metadata.labels": a.Labels, "metadata.annotations": a.Annotations} {
 		for k := range m {
-			if key := ReleaseKeyPrefix + k; !ValidLabelKey(key) {
+			if key := wire.ReleaseKeyPrefix + k; !ValidLabelKey(key) {
 				d.fail(joinField(field, k), "becomes %q on the app's release, which is not a valid key there: %s; shorten the key", clip(key), content.IsLabelKey(key)[0])
 			}
 		}
@@ -631,9 +631,11 @@ func nullFields(v any, field string) []string {
 }
 
 // ValidDNSLabel reports whether s is a DNS-1123 label (a namespace name).
-func ValidDNSLabel(s string) bool {
-	return len(s) <= 63 && dns1123RE.MatchString(s)
-}
+func ValidDNSLabel(s string) bool { return len(validation.IsDNS1123Label(s)) == 0 }
+
+// validDNSSubdomain reports whether s is a DNS-1123 subdomain (the name of
+// most objects).
+func validDNSSubdomain(s string) bool { return len(validation.IsDNS1123Subdomain(s)) == 0 }
 
 // NewObjectLabels returns the string labels of an object, ignoring values of
 // other types; used to recognise earlier output before full decoding.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/validate/content"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 )
@@ -33,4 +34,29 @@ func TestLabelChecksMatchAPIMachinery(t *testing.T) {
 			t.Errorf("ValidLabelValue(%q) = %v, apimachinery says %v", s, got, want)
 		}
 	}
+}
+
+// BenchmarkLabelChecks shows why ValidLabelKey and ValidLabelValue are hand
+// copies: every label of every app, tenant and output object is checked
+// (hundreds of thousands in a large fleet), and apimachinery's checks run a
+// regular expression and allocate their messages.
+func BenchmarkLabelChecks(b *testing.B) {
+	keys := []string{"app.kubernetes.io/name", "apps.cozystack.io/application.kind", "tier", "example.com/Some_Name.v2"}
+	values := []string{"postgres", "computeplane-fn", "", "Some_Value.v2-with-length"}
+	b.Run("hand", func(b *testing.B) {
+		for b.Loop() {
+			for i := range keys {
+				_ = api.ValidLabelKey(keys[i])
+				_ = api.ValidLabelValue(values[i])
+			}
+		}
+	})
+	b.Run("apimachinery", func(b *testing.B) {
+		for b.Loop() {
+			for i := range keys {
+				_ = len(validation.IsQualifiedName(keys[i])) == 0
+				_ = len(validation.IsValidLabelValue(values[i])) == 0
+			}
+		}
+	})
 }

@@ -104,8 +104,13 @@ func (p Problem) Error() string {
 	return b.String()
 }
 
-// Problems is a list of problems; it is an error so that a whole list can be
-// returned and unwrapped with errors.As.
+// Problems is a list of problems: the one way the core fails on its input.
+// A function that a user's input can make fail returns Problems as its last
+// result, empty when it succeeded, every mistake it found at once; an error
+// is left for what is none of the user's doing (an encoder, the disk), and
+// a caller that meets one there reports it as a problem of its own. Only the
+// two adapters, fn and cmd, turn problems into KRM results and stderr lines.
+// Problems is an error too, so that an adapter can pass it on as one.
 type Problems []Problem
 
 // Error joins the problems, one per line.

@@ -8,31 +8,14 @@ import (
 
 	"github.com/computeplane-dev/computeplane-fn/internal/stablesort"
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
 
 // RootNamespace is the namespace of the implicit root tenant.
 const RootNamespace = "tenant-root"
 
-// ManagedByLabel marks every object this function generates; objects that
-// carry it among the inputs are earlier output and are generated anew.
-const (
-	ManagedByLabel = "app.kubernetes.io/managed-by"
-	ManagedByValue = "computeplane-fn"
-)
-
 // MaxReleaseName is the longest Helm release name (Helm's own limit).
 const MaxReleaseName = 53
-
-// Release names of the ComputePlane cluster, per delivery. The admin
-// kubeconfig Secret, which every routed release reads, is derived from it in
-// one place: KubeconfigSecret.
-const (
-	DirectClusterRelease   = "computeplane"
-	PlatformClusterRelease = "computeplane-cluster"
-	// PlatformModuleRelease is the HelmRelease of Cozystack's computeplane
-	// tenant module, which owns the cluster under delivery: Platform.
-	PlatformModuleRelease = "computeplane"
-)
 
 // InstallerAccount is the service account, in the namespace of each tenant
 // with a cluster under delivery: Direct, that the cluster HelmRelease names
@@ -86,9 +69,9 @@ type App struct {
 // under the configured delivery.
 func (f *Fleet) ClusterRelease() string {
 	if f.Config.Delivery == api.Platform {
-		return PlatformClusterRelease
+		return wire.PlatformClusterRelease
 	}
-	return DirectClusterRelease
+	return wire.DirectClusterRelease
 }
 
 // KubeconfigSecret is the Secret in which apps/kubernetes (through Kamaji)
@@ -278,7 +261,7 @@ func isInput(o api.Object) bool {
 
 func isGenerated(o api.Object) bool {
 	labels := api.NewObjectLabels(o)
-	return labels[ManagedByLabel] == ManagedByValue
+	return labels[wire.ManagedByLabel] == wire.ManagedByValue
 }
 
 // checkDelivery refuses a Direct delivery next to the platform's own
@@ -290,7 +273,7 @@ func (f *Fleet) checkDelivery() api.Problems {
 	}
 	return api.Problems{api.Errorf(def.Ref, def.Origin, "spec.application.kind",
 		"the platform ships the ComputePlane module (this definition declares kind ComputePlane), whose HelmRelease %q would collide with the cluster that delivery: Direct emits; set spec.delivery: Platform in the function config, or leave this definition out of the inputs",
-		DirectClusterRelease)}
+		wire.DirectClusterRelease)}
 }
 
 func (f *Fleet) buildTenants(tenants []*api.Tenant) api.Problems {
@@ -393,14 +376,14 @@ func (f *Fleet) buildApps(objects []api.Object) api.Problems {
 				app.Release, def.Prefix, len(app.Release), MaxReleaseName, MaxReleaseName-len(def.Prefix)))
 			continue
 		}
-		if app.Release == cluster || (f.Config.Delivery == api.Platform && app.Release == PlatformModuleRelease) {
+		if f.Config.Delivery == api.Platform && app.Release == wire.PlatformModuleRelease {
 			problems = append(problems, api.Errorf(a.Ref, a.Origin, "metadata.name",
 				"release name %q is reserved for the tenant's ComputePlane in every tenant namespace; rename the app", app.Release))
 			continue
 		}
-		if app.Release == ReadyAddonRelease(cluster) {
+		if why := ReservedRelease(cluster, app.Release); why != "" {
 			problems = append(problems, api.Errorf(a.Ref, a.Origin, "metadata.name",
-				"release name %q is the CNI addon that the tenant's ComputePlane cluster creates in every tenant namespace (routed apps wait for it); rename the app", app.Release))
+				"release name %q %s; rename the app", app.Release, why))
 			continue
 		}
 		if app.Placement == api.PlacementComputePlane {

@@ -17,12 +17,22 @@ const AdminKubeconfigSuffix = "-admin-kubeconfig"
 
 // CheckKubeconfigReferences refuses an object that reaches the output as it
 // is (it passes through, or is kept with keepInputs) when it sets
-// spec.kubeConfig or names a Secret ending in -admin-kubeconfig anywhere
-// (SPEC 5): such an object would reach a cluster with its super-admin
-// credentials, or read or overwrite them, without this function having
-// rendered it, and the management-plane guard refuses it on the cluster
-// anyway. Every string value is looked at, since a Secret is named in many
-// fields (secretRef.name, secretName, a Secret's own metadata.name, ...).
+// spec.kubeConfig or names a credential of a cluster anywhere (SPEC 5): such
+// an object would reach a cluster with its super-admin credentials, or read
+// or overwrite them, without this function having rendered it, and the
+// management-plane guard refuses it on the cluster anyway. The credentials
+// are every Secret of ClusterCredentials (and the per-machine bootstrap
+// Secrets) of a ComputePlane under either delivery (ClusterReleases), and
+// every Secret ending in -admin-kubeconfig, whoever's cluster it is.
+//
+// Every string value is looked at, since a Secret is named in many fields
+// (secretRef.name, secretName, valuesFrom, substituteFrom, env, a Secret's
+// own metadata.name, ...), and each is split into the words a name can be
+// made of, so that a name inside a longer text is found too (a
+// post-renderer's patch, a script). A string with escapes or tags (\x61,
+// !!binary) is also read as the YAML or JSON document it may be (a patch,
+// an annotation) and its strings looked at the same way, and a !!binary
+// scalar as the string it stands for, so that neither hides a name.
 func CheckKubeconfigReferences(o api.Object) api.Problems {
 	if o.Node == nil {
 		return nil
@@ -32,6 +42,28 @@ func CheckKubeconfigReferences(o api.Object) api.Problems {
 		problems = append(problems, api.Errorf(o.Ref(), o.Origin, "spec.kubeConfig",
 			"an object that reaches the output as it is (it passes through, or is kept with keepInputs) must not set spec.kubeConfig: it would reach another cluster with whatever credentials it names, and the management-plane guard refuses it on the cluster; a release that runs on a ComputePlane is rendered by this function from its app object (set the app's definition to placement: ComputePlane)"))
 	}
+	reported := map[string]bool{}
+	walkStrings(o.Node, "", 0, func(path, value string) {
+		if path == "spec.kubeConfig.secretRef.name" || reported[path] {
+			return
+		}
+		if name, why := credentialIn(value); name != "" {
+			reported[path] = true
+			problems = append(problems, api.Errorf(o.Ref(), o.Origin, path,
+				"names %s, %s: an object that reaches the output as it is (it passes through, or is kept with keepInputs) must not read, mount or replace it; remove the reference", quoteName(name), why))
+		}
+	})
+	return problems
+}
+
+// maxEmbeddedDepth bounds how deep documents inside strings are read (a
+// patch holding a script holding a manifest).
+const maxEmbeddedDepth = 2
+
+// walkStrings calls visit with the field path and value of every string
+// scalar below n, once per anchor, and also with those of the documents a
+// string holds (reported at the string's path).
+func walkStrings(n *yaml.Node, path string, embedded int, visit func(path, value string)) {
 	seen := map[*yaml.Node]bool{}
 	var walk func(n *yaml.Node, path string)
 	walk = func(n *yaml.Node, path string) {
@@ -62,14 +94,57 @@ func CheckKubeconfigReferences(o api.Object) api.Problems {
 				walk(n.Content[i+1], fieldPath(path, yamlnode.Resolve(n.Content[i]).Value))
 			}
 		case yaml.ScalarNode:
-			if v := strings.TrimSpace(n.Value); strings.HasSuffix(v, AdminKubeconfigSuffix) && path != "spec.kubeConfig.secretRef.name" {
-				problems = append(problems, api.Errorf(o.Ref(), o.Origin, path,
-					"names %s, which looks like the admin kubeconfig Secret of a cluster (Kamaji writes <release>%s, super-admin of that cluster): an object that reaches the output as it is (it passes through, or is kept with keepInputs) must not read, mount or replace it; remove the reference", quoteName(v), AdminKubeconfigSuffix))
+			visit(path, n.Value)
+			// sigs.k8s.io/yaml reads a !!binary scalar as the string of its
+			// bytes: that string is what is applied.
+			if n.ShortTag() == yamlnode.TagBinary {
+				var s string
+				if n.Decode(&s) == nil {
+					visit(path, s)
+				}
+			}
+			if embedded < maxEmbeddedDepth && holdsDocument(n.Value) {
+				dec := yaml.NewDecoder(strings.NewReader(n.Value))
+				for {
+					var doc yaml.Node
+					if dec.Decode(&doc) != nil {
+						break
+					}
+					walkStrings(&doc, path, embedded+1, func(_, v string) { visit(path, v) })
+				}
 			}
 		}
 	}
-	walk(o.Node, "")
-	return problems
+	walk(n, path)
+}
+
+// holdsDocument reports whether a string that may be a YAML or JSON
+// document (a patch, an annotation) must be read as one to see its strings
+// as its reader does: only escapes (\x61, \u0061) and tags (!!binary) make
+// them differ from the words of the text, which are looked at anyway.
+func holdsDocument(s string) bool { return strings.ContainsAny(s, "\\!") }
+
+// credentialIn returns the first word of s that names a cluster credential,
+// and what it is.
+func credentialIn(s string) (name, why string) {
+	for _, w := range strings.FieldsFunc(strings.ToLower(s), notInName) {
+		w = strings.Trim(w, ".") // a name neither starts nor ends with a dot
+		for _, r := range ClusterReleases {
+			if IsClusterCredential(r, w) {
+				return w, fmt.Sprintf("a credential Secret of the ComputePlane cluster (release %s) that Kamaji, Cluster API or the cluster's chart writes in every tenant namespace", r)
+			}
+		}
+		if strings.HasSuffix(w, AdminKubeconfigSuffix) {
+			return w, fmt.Sprintf("which looks like the admin kubeconfig Secret of a cluster (Kamaji writes <release>%s, super-admin of that cluster)", AdminKubeconfigSuffix)
+		}
+	}
+	return "", ""
+}
+
+// notInName reports the characters a Secret name (a DNS subdomain) cannot
+// hold, which split a text into the words that may be names.
+func notInName(r rune) bool {
+	return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '.')
 }
 
 // fieldPath appends a key to a field path, keys that hold dots, brackets
@@ -85,12 +160,3 @@ func fieldPath(path, key string) string {
 }
 
 func quoteName(s string) string { return fmt.Sprintf("%q", api.Printable(s)) }
-
-// ClusterCredentials are the Secrets that give power over a cluster of
-// apps/kubernetes released as release: the admin kubeconfig (key
-// super-admin.svc), Kamaji's admin.conf (<release>-kubeconfig, key value)
-// and the cluster's CA with its key (<release>-ca).
-// TODO(h18a): the full table (Kamaji's sources, the chart's templates).
-func ClusterCredentials(release string) []string {
-	return []string{KubeconfigSecret(release), release + "-kubeconfig", release + "-ca"}
-}

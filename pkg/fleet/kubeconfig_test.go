@@ -27,6 +27,23 @@ func TestCheckKubeconfigReferences(t *testing.T) {
 			[]string{"metadata.labels[app.kubernetes.io/name]"}},
 		{"an alias repeats one finding once", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata:\n  a: &s {b: c-admin-kubeconfig}\n  b: *s\n  c: *s",
 			[]string{"data.a.b"}},
+		{"the CAPI kubeconfig", "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: h}\nspec: {valuesFrom: [{kind: Secret, name: computeplane-kubeconfig, valuesKey: value}]}",
+			[]string{"spec.valuesFrom[0].name"}},
+		{"the CA under Platform", "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: k}\nspec: {postBuild: {substituteFrom: [{kind: Secret, name: computeplane-cluster-ca}]}}",
+			[]string{"spec.postBuild.substituteFrom[0].name"}},
+		{"env and envFrom", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, envFrom: [{secretRef: {name: computeplane-talos-secrets}}], env: [{name: X, valueFrom: {secretKeyRef: {name: computeplane-datastore-config, key: k}}}]}]}",
+			[]string{"spec.containers[0].envFrom[0].secretRef.name", "spec.containers[0].env[0].valueFrom.secretKeyRef.name"}},
+		{"a worker's bootstrap data", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {volumes: [{name: v, secret: {secretName: computeplane-md0-8f7d9-x2x9k-bootstrap-data-userdata}}]}",
+			[]string{"spec.volumes[0].secret.secretName"}},
+		{"a post-renderer patch names it in its text", "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: h}\nspec:\n  postRenderers:\n  - kustomize:\n      patches:\n      - patch: |\n          - op: add\n            path: /spec/template/spec/volumes/-\n            value: {name: k, secret: {secretName: computeplane-admin-kubeconfig}}\n",
+			[]string{"spec.postRenderers[0].kustomize.patches[0].patch"}},
+		{"a patch hides it behind an escape", "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: h}\nspec:\n  postRenderers:\n  - kustomize:\n      patches:\n      - patch: |\n          secretName: \"computeplane-\\x63a\"\n",
+			[]string{"spec.postRenderers[0].kustomize.patches[0].patch"}},
+		{"a binary scalar", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {volumes: [{name: v, secret: {secretName: !!binary Y29tcHV0ZXBsYW5lLWNh}}]}",
+			[]string{"spec.volumes[0].secret.secretName"}},
+		{"a script names it", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {run.sh: 'kubectl get secret computeplane-sa-certificate -o yaml'}",
+			[]string{"data[run.sh]"}},
+		{"words that only look alike", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: computeplane-cache}\ndata: {a: computeplane-ca.crt, b: my-computeplane-ca, c: computeplane-md0, d: computeplane-bootstrap-data, e: 'see computeplane.'}", nil},
 	} {
 		objs, err := input.Decode([]byte(c.object), "other.yaml")
 		if err != nil {

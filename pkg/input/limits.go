@@ -60,6 +60,8 @@ type Budget struct {
 	ForResourceList bool
 
 	bytes, estimate, documents, objects, nodes, held, files atomic.Int64
+	// exhausted is set once a limit of the whole run was hit.
+	exhausted atomic.Bool
 }
 
 func (b *Budget) charge(counter *atomic.Int64, n int, limit int) bool {

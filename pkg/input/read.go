@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -24,7 +25,7 @@ import (
 // origin file of every object. Empty documents are skipped; a v1 List is
 // unwrapped into its items. It counts against a budget of its own; use
 // Budget.Decode to share one across the inputs of a run.
-func Decode(data []byte, name string) ([]api.Object, error) {
+func Decode(data []byte, name string) ([]api.Object, api.Problems) {
 	return new(Budget).Decode(data, name)
 }
 
@@ -38,11 +39,15 @@ func CheckBytes(data []byte) error {
 	return nil
 }
 
-// Decode splits YAML bytes into objects, charging them to the budget. The
-// error is an api.Problems: every object that cannot be read safely is
-// reported, with its field, before the first problem of another kind ends
-// the file.
-func (b *Budget) Decode(data []byte, name string) ([]api.Object, error) {
+// Decode splits YAML bytes into objects, charging them to the budget. Every
+// object that cannot be read safely is reported, with its field, before the
+// first problem of another kind ends the file.
+func (b *Budget) Decode(data []byte, name string) ([]api.Object, api.Problems) {
+	objs, err := b.decode(data, name)
+	return objs, b.problems(err)
+}
+
+func (b *Budget) decode(data []byte, name string) ([]api.Object, error) {
 	if err := b.chargeFile(data, name); err != nil {
 		return nil, err
 	}
@@ -50,7 +55,7 @@ func (b *Budget) Decode(data []byte, name string) ([]api.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := b.Hold(objs); err != nil {
+	if err := b.hold(objs); err != nil {
 		return nil, err
 	}
 	return objs, nil
@@ -195,7 +200,7 @@ func (b *Budget) decodeFile(data []byte, name string, pieceSize int, prepare fun
 			return nil, err
 		}
 		prepareAll(objs, prepare)
-		if err := b.Hold(objs); err != nil {
+		if err := b.hold(objs); err != nil {
 			return nil, err
 		}
 		return objs, nil
@@ -217,7 +222,7 @@ func (b *Budget) decodeFile(data []byte, name string, pieceSize int, prepare fun
 				return decoded{}, err
 			}
 			prepareAll(objs, prepare)
-			if err := b.Hold(objs); err != nil {
+			if err := b.hold(objs); err != nil {
 				return decoded{}, err
 			}
 			return decoded{objs, docs}, nil
@@ -232,7 +237,7 @@ func (b *Budget) decodeFile(data []byte, name string, pieceSize int, prepare fun
 			return nil
 		})
 	switch {
-	case IsOverBudget(err):
+	case isOverBudget(err):
 		return nil, err
 	case err != nil:
 		// Whatever else went wrong, the file in one piece says it the way
@@ -266,7 +271,7 @@ func decodeOne(dec *yaml.Decoder, doc *yaml.Node) (err error) {
 
 // Unwrap returns the object, or the items of a v1 List, after checking
 // each with yamlnode.Check; it counts against a budget of its own.
-func Unwrap(n *yaml.Node, origin api.Origin) ([]api.Object, error) {
+func Unwrap(n *yaml.Node, origin api.Origin) ([]api.Object, api.Problems) {
 	return new(Budget).Unwrap(n, origin)
 }
 
@@ -277,12 +282,30 @@ type overBudget struct{ api.Problems }
 // Unwrap lets errors.As find the problems.
 func (o overBudget) Unwrap() error { return o.Problems }
 
-// IsOverBudget reports whether err says that a limit of the whole run was
+// isOverBudget reports whether err says that a limit of the whole run was
 // hit, after which reading more is pointless.
-func IsOverBudget(err error) bool {
+func isOverBudget(err error) bool {
 	var ob overBudget
 	return errors.As(err, &ob)
 }
+
+// problems turns an error of this package's readers into the problems the
+// exported functions return, and notes a limit of the whole run (see
+// Exhausted).
+func (b *Budget) problems(err error) api.Problems {
+	if err == nil {
+		return nil
+	}
+	ps, fatal := asProblems(err)
+	if fatal {
+		b.exhausted.Store(true)
+	}
+	return ps
+}
+
+// Exhausted reports whether a limit of the whole run was hit: the problems
+// returned last say which, and reading more is pointless.
+func (b *Budget) Exhausted() bool { return b.exhausted.Load() }
 
 func asProblems(err error) (api.Problems, bool) {
 	var ob overBudget
@@ -297,15 +320,20 @@ func asProblems(err error) (api.Problems, bool) {
 }
 
 // Unwrap returns the object, or the items of a v1 List, each checked with
-// yamlnode.Check and charged to the budget. The error is an api.Problems
-// naming every object that cannot be read safely.
-func (b *Budget) Unwrap(n *yaml.Node, origin api.Origin) ([]api.Object, error) {
+// yamlnode.Check and charged to the budget. The problems name every object
+// that cannot be read safely.
+func (b *Budget) Unwrap(n *yaml.Node, origin api.Origin) ([]api.Object, api.Problems) {
+	objs, err := b.unwrap(n, origin)
+	return objs, b.problems(err)
+}
+
+func (b *Budget) unwrap(n *yaml.Node, origin api.Origin) ([]api.Object, error) {
 	if n == nil || n.Kind != yaml.MappingNode {
 		return nil, api.Problems{{File: origin.File, Message: fmt.Sprintf("expected an object (a YAML map), found %s", describeItem(n))}}
 	}
 	o := api.NewObject(n, origin)
 	if o.APIVersion != "v1" || o.Kind != "List" {
-		obj, err := b.Object(n, origin)
+		obj, err := b.object(n, origin)
 		if err != nil {
 			return nil, err
 		}
@@ -328,7 +356,7 @@ func (b *Budget) Unwrap(n *yaml.Node, origin api.Origin) ([]api.Object, error) {
 			problems = append(problems, api.Errorf(o.Ref(), origin, fmt.Sprintf("items[%d]", i), "must be an object (a YAML map), not %s", describeItem(item)))
 			continue
 		}
-		obj, err := b.Object(item, origin)
+		obj, err := b.object(item, origin)
 		if err != nil {
 			ps, fatal := asProblems(err)
 			problems = append(problems, ps...)
@@ -393,7 +421,12 @@ var metadataFields = []string{"name", "namespace", "labels", "annotations"}
 // Object checks one object with yamlnode.Check, refuses aliases in its
 // identity and metadata, and charges it to the budget. The error is an
 // api.Problems.
-func (b *Budget) Object(n *yaml.Node, origin api.Origin) (api.Object, error) {
+func (b *Budget) Object(n *yaml.Node, origin api.Origin) (api.Object, api.Problems) {
+	o, err := b.object(n, origin)
+	return o, b.problems(err)
+}
+
+func (b *Budget) object(n *yaml.Node, origin api.Origin) (api.Object, error) {
 	o := api.NewObject(n, origin)
 	nodes, err := yamlnode.Check(n, MaxObjectNodes)
 	if err != nil {
@@ -460,20 +493,28 @@ func (b *Budget) Object(n *yaml.Node, origin api.Origin) (api.Object, error) {
 // written (those that pass through or are kept, the function config, and
 // every item of a ResourceList) to the budget; the readers of this package
 // call it for what their prepare step leaves a node.
-func (b *Budget) Hold(objs []api.Object) error {
-	if b.ForResourceList {
-		return b.HoldItems(objs)
-	}
-	return b.hold(objs, "the objects that pass through this function or are kept (keepInputs)", "pass fewer or smaller objects through (for a large fleet, keepInputs: false)")
+func (b *Budget) Hold(objs []api.Object) api.Problems {
+	return b.problems(b.hold(objs))
 }
 
 // HoldItems is Hold for the items of a ResourceList and the inputs the KRM
 // function reads, all of which it holds.
-func (b *Budget) HoldItems(objs []api.Object) error {
-	return b.hold(objs, "the inputs of the KRM function (items and spec.inputs)", "render a fleet this large with the standalone CLI")
+func (b *Budget) HoldItems(objs []api.Object) api.Problems {
+	return b.problems(b.holdItems(objs))
 }
 
-func (b *Budget) hold(objs []api.Object, what, advice string) error {
+func (b *Budget) hold(objs []api.Object) error {
+	if b.ForResourceList {
+		return b.holdItems(objs)
+	}
+	return b.holdAs(objs, "the objects that pass through this function or are kept (keepInputs)", "pass fewer or smaller objects through (for a large fleet, keepInputs: false)")
+}
+
+func (b *Budget) holdItems(objs []api.Object) error {
+	return b.holdAs(objs, "the inputs of the KRM function (items and spec.inputs)", "render a fleet this large with the standalone CLI")
+}
+
+func (b *Budget) holdAs(objs []api.Object, what, advice string) error {
 	for _, o := range objs {
 		if o.Node == nil {
 			continue
@@ -486,26 +527,45 @@ func (b *Budget) hold(objs []api.Object, what, advice string) error {
 }
 
 // ReadFile reads one YAML file, charging it to the budget.
-func (b *Budget) ReadFile(path string) ([]api.Object, error) {
+func (b *Budget) ReadFile(path string) ([]api.Object, api.Problems) {
 	name := filepath.ToSlash(path)
-	data, err := b.readBytes(path, name)
+	data, err := b.readBytes(anywhere{}, path, name)
 	if err != nil {
-		return nil, err
+		return nil, b.problems(err)
 	}
 	return b.Decode(data, name)
 }
 
-// readBytes reads a file, charging it to the budget. Only regular files
-// are read: a FIFO or a device would block or never end, and a file larger
-// than what the run may still read is refused from its size.
-func (b *Budget) readBytes(path, name string) ([]byte, error) {
+// A tree is where inputs are found and read: a folder confined by an
+// os.Root (root.FS(), for the inputs of a function config), or the whole
+// file system (anywhere, for those named on the command line).
+type tree interface {
+	fs.StatFS
+	fs.ReadDirFS
+}
+
+// anywhere is the whole file system as a tree: names are the operating
+// system's paths, as given.
+type anywhere struct{}
+
+func (anywhere) Open(name string) (fs.File, error)          { return os.Open(name) }
+func (anywhere) Stat(name string) (fs.FileInfo, error)      { return os.Stat(name) }
+func (anywhere) ReadDir(name string) ([]fs.DirEntry, error) { return os.ReadDir(name) }
+func (anywhere) Glob(pattern string) ([]string, error)      { return filepath.Glob(pattern) }
+
+// readBytes reads the file path of t, charging it to the budget. Only
+// regular files are read: a FIFO or a device would block or never end, and
+// a file larger than what the run may still read is refused from its size.
+func (b *Budget) readBytes(t tree, path, name string) ([]byte, error) {
 	fail := func(format string, args ...any) error {
 		return api.Problems{{File: name, Message: fmt.Sprintf(format, args...)}}
 	}
 	fatal := func(format string, args ...any) error {
 		return overBudget{api.Problems{{File: name, Message: fmt.Sprintf(format, args...)}}}
 	}
-	info, err := os.Stat(path)
+	// Looked at before it is opened, since opening a FIFO blocks; and
+	// again once open, in case it was swapped in between.
+	info, err := t.Stat(path)
 	if err != nil {
 		return nil, fail("failed to read input: %v", unwrapPathError(err))
 	}
@@ -515,15 +575,18 @@ func (b *Budget) readBytes(path, name string) ([]byte, error) {
 	if err := b.chargeFiles(1); err != nil {
 		return nil, fatal("%v", err)
 	}
-	remaining := b.RemainingBytes()
-	if info.Size() > remaining {
-		return nil, fatal("the file is %d MiB; the inputs of one run may hold at most %d MiB together", info.Size()>>20, MaxInputBytes>>20)
-	}
-	f, err := os.Open(path)
+	f, err := t.Open(path)
 	if err != nil {
 		return nil, fail("failed to read input: %v", unwrapPathError(err))
 	}
 	defer f.Close()
+	if info, err = f.Stat(); err != nil || !info.Mode().IsRegular() {
+		return nil, fail("failed to read input: not a regular file")
+	}
+	remaining := b.RemainingBytes()
+	if info.Size() > remaining {
+		return nil, fatal("the file is %d MiB; the inputs of one run may hold at most %d MiB together", info.Size()>>20, MaxInputBytes>>20)
+	}
 	// Sized by the file, as os.ReadFile does, rather than grown while
 	// reading; the limit still holds for files that grow or lie.
 	data := make([]byte, 0, info.Size()+1)
@@ -560,7 +623,7 @@ func unwrapPathError(err error) error {
 // symbolic links to folders. A pattern that names nothing is an error, so
 // that a typo never silently renders an empty fleet.
 func Expand(dir string, patterns []string) ([]string, error) {
-	return expand(dir, patterns, false)
+	return expand(anywhere{}, dir, patterns)
 }
 
 // ExpandInside is Expand for patterns that must stay inside dir, as those of
@@ -568,29 +631,69 @@ func Expand(dir string, patterns []string) ([]string, error) {
 // the same way): no absolute paths, no "..", and no symbolic link that
 // leads out of dir. A config from a pull request can then not read, and
 // copy into the rendered fleet, files such as a kubeconfig elsewhere on the
-// CI machine.
+// CI machine. Read opens every file of such patterns through an os.Root of
+// dir, so a link swapped in after the expansion cannot lead out either.
 func ExpandInside(dir string, patterns []string) ([]string, error) {
-	return expand(dir, patterns, true)
+	root, err := openRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	files, err := expand(newInside(root, dir), "", patterns)
+	for i, f := range files {
+		files[i] = filepath.Join(dir, filepath.FromSlash(f))
+	}
+	return files, err
 }
 
-func expand(dir string, patterns []string, inside bool) ([]string, error) {
-	var root string
-	if inside {
-		var err error
-		if root, err = realPath(cmp.Or(dir, ".")); err != nil {
-			return nil, fmt.Errorf("failed to resolve the working directory: %w", err)
-		}
+// openRoot opens the folder that the inputs of a function config stay in.
+func openRoot(dir string) (*os.Root, error) {
+	root, err := os.OpenRoot(cmp.Or(dir, "."))
+	if err != nil {
+		return nil, fmt.Errorf("failed to open the working directory: %w", err)
 	}
+	return root, nil
+}
+
+// inside is the tree of an os.Root of dir: names are slash-separated and
+// relative to dir, and no open leaves it.
+type inside struct {
+	tree
+	dir string
+}
+
+// newInside is the tree of root, an os.Root of dir (whose file system is
+// documented to be a StatFS and a ReadDirFS).
+func newInside(root *os.Root, dir string) inside { return inside{root.FS().(tree), dir} }
+
+// leadsOut returns the error of a name of t that leads out of its
+// os.Root: one that the root refuses and the operating system, asked by
+// path, finds. nil for any other name. (The os.Root refuses; this only
+// words the message.)
+func leadsOut(t tree, name, shown string) error {
+	in, ok := t.(inside)
+	if !ok {
+		return nil
+	}
+	if _, err := t.Stat(name); err == nil {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(in.dir, filepath.FromSlash(name))); err != nil {
+		return nil
+	}
+	return fmt.Errorf("%s leads outside the working directory (a symbolic link?)", shown)
+}
+
+func expand(t tree, dir string, patterns []string) ([]string, error) {
+	_, confined := t.(inside)
 	seen := map[string]bool{}
 	var files []string
-	add := func(p string) error {
+	add := func(p, shown string) error {
 		if seen[p] {
 			return nil
 		}
-		if inside {
-			if err := within(root, p); err != nil {
-				return err
-			}
+		if err := leadsOut(t, p, shown); err != nil {
+			return err
 		}
 		seen[p] = true
 		files = append(files, p)
@@ -600,47 +703,51 @@ func expand(dir string, patterns []string, inside bool) ([]string, error) {
 		return nil
 	}
 	for _, pattern := range patterns {
-		if inside {
+		full := pattern
+		if confined {
 			if err := relativeInside(pattern); err != nil {
 				return nil, fmt.Errorf("input %q: %w", pattern, err)
 			}
-		}
-		full := pattern
-		if !filepath.IsAbs(full) && dir != "" {
+			full = path.Clean(filepath.ToSlash(pattern))
+		} else if !filepath.IsAbs(full) && dir != "" {
 			full = filepath.Join(dir, pattern)
 		}
-		matches, err := filepath.Glob(full)
+		matches, err := fs.Glob(t, full)
 		if err != nil {
 			return nil, fmt.Errorf("input %q: bad pattern: %w", pattern, err)
 		}
 		if len(matches) == 0 {
+			if err := leadsOut(t, full, filepath.ToSlash(pattern)); err != nil {
+				return nil, fmt.Errorf("input %q: %w", pattern, err)
+			}
 			return nil, fmt.Errorf("input %q: no such file or folder", pattern)
 		}
 		for _, m := range matches {
-			info, err := os.Stat(m)
+			// Messages name a match as the pattern spells it, when the
+			// pattern is the match ("link/", not "link").
+			shown := m
+			if confined && len(matches) == 1 && m == full {
+				shown = filepath.ToSlash(pattern)
+			}
+			info, err := t.Stat(m)
 			if err != nil {
-				return nil, fmt.Errorf("input %q: %w", pattern, unwrapPathError(err))
+				return nil, fmt.Errorf("input %q: %w", pattern, cmp.Or(leadsOut(t, m, shown), unwrapPathError(err)))
 			}
 			if !info.IsDir() {
-				if err := add(m); err != nil {
+				if err := add(m, shown); err != nil {
 					return nil, fmt.Errorf("input %q: %w", pattern, err)
 				}
 				continue
 			}
-			if inside {
-				if err := within(root, m); err != nil {
-					return nil, fmt.Errorf("input %q: %w", pattern, err)
-				}
-			}
-			err = filepath.WalkDir(m, func(p string, e fs.DirEntry, err error) error {
+			err = fs.WalkDir(t, m, func(p string, e fs.DirEntry, err error) error {
 				if err != nil {
 					return err
 				}
 				if e.IsDir() && p != m && strings.HasPrefix(e.Name(), ".") {
-					return filepath.SkipDir
+					return fs.SkipDir
 				}
 				if !e.IsDir() && isYAML(e.Name()) {
-					return add(p)
+					return add(p, p)
 				}
 				return nil
 			})
@@ -666,28 +773,6 @@ func relativeInside(pattern string) error {
 	return nil
 }
 
-func realPath(p string) (string, error) {
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return "", err
-	}
-	return filepath.EvalSymlinks(abs)
-}
-
-// within refuses a path whose real location, symbolic links followed, is
-// outside root.
-func within(root, p string) error {
-	real, err := realPath(p)
-	if err != nil {
-		return unwrapPathError(err)
-	}
-	rel, err := filepath.Rel(root, real)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
-		return fmt.Errorf("%s leads outside the working directory (a symbolic link?)", filepath.ToSlash(p))
-	}
-	return nil
-}
-
 func isYAML(name string) bool {
 	ext := strings.ToLower(filepath.Ext(name))
 	return (ext == ".yaml" || ext == ".yml") && !strings.HasPrefix(name, ".")
@@ -698,10 +783,11 @@ type Options struct {
 	// Dir is the folder the patterns are relative to; empty means the
 	// working directory.
 	Dir string
-	// Inside keeps the patterns inside Dir, as those of a function config
-	// must be (see ExpandInside); the inputs a person names on the command
-	// line may be anywhere.
-	Inside bool
+	// Config, when set, is the function config whose spec.inputs the
+	// patterns are: they must then stay inside Dir (see ExpandInside), and
+	// a pattern's problem is reported at that field. The inputs a person
+	// names on the command line may be anywhere.
+	Config *api.Config
 	// Prepare, when set, runs on every object of a file right after the file
 	// is decoded and its objects checked, on the goroutine that decoded
 	// them. The standalone pipeline uses it to boil app objects down to what
@@ -719,22 +805,43 @@ type Options struct {
 // in the order of the files and documents.
 //
 // Origins name files relative to Dir where possible, so that messages
-// match what the user wrote. The error is an api.Problems for what is wrong
-// inside files, every file's problems together, and a plain error for a
-// pattern that names nothing.
-func Read(patterns []string, opts Options) ([]api.Object, error) {
+// match what the user wrote. The problems are those inside files, every
+// file's together, or the one of a pattern that names nothing.
+func Read(patterns []string, opts Options) ([]api.Object, api.Problems) {
 	b := opts.Budget
 	if b == nil {
 		b = new(Budget)
 	}
-	files, err := expand(opts.Dir, patterns, opts.Inside)
-	if err != nil {
-		return nil, err
+	var t tree = anywhere{}
+	dir := opts.Dir
+	if opts.Config != nil {
+		root, err := openRoot(opts.Dir)
+		if err != nil {
+			return nil, patternProblem(opts.Config, err)
+		}
+		defer root.Close()
+		t, dir = newInside(root, opts.Dir), ""
 	}
-	return b.readFiles(opts.Dir, files, opts.Prepare)
+	files, err := expand(t, dir, patterns)
+	if err != nil {
+		return nil, patternProblem(opts.Config, err)
+	}
+	objs, err := b.readFiles(t, dir, files, opts.Prepare)
+	return objs, b.problems(err)
 }
 
-func (b *Budget) readFiles(dir string, files []string, prepare func(*api.Object)) ([]api.Object, error) {
+// patternProblem is the problem of the patterns: at cfg's spec.inputs, or,
+// for those of the command line (cfg nil), of the run.
+func patternProblem(cfg *api.Config, err error) api.Problems {
+	if cfg == nil {
+		return api.Problems{{Message: err.Error()}}
+	}
+	return api.Problems{api.Errorf(cfg.Ref, cfg.Origin, "spec.inputs", "%v", err)}
+}
+
+// readFiles reads files of t; dir is what the names of files of the whole
+// file system are relative to.
+func (b *Budget) readFiles(t tree, dir string, files []string, prepare func(*api.Object)) ([]api.Object, error) {
 	type read struct {
 		objs     []api.Object
 		problems api.Problems
@@ -750,7 +857,7 @@ func (b *Budget) readFiles(dir string, files []string, prepare func(*api.Object)
 					name = filepath.ToSlash(rel)
 				}
 			}
-			data, err := b.readBytes(f, name)
+			data, err := b.readBytes(t, f, name)
 			if err == nil {
 				var objs []api.Object
 				if objs, err = b.decodeFile(data, name, pieceBytes, prepare); err == nil {
@@ -769,8 +876,9 @@ func (b *Budget) readFiles(dir string, files []string, prepare func(*api.Object)
 			return nil
 		})
 	if err != nil {
+		// A limit of the whole run, after the problems of the files before.
 		ps, _ := asProblems(err)
-		return nil, append(problems, ps...)
+		return nil, overBudget{append(problems, ps...)}
 	}
 	if len(problems) > 0 {
 		return nil, problems

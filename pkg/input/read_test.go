@@ -163,3 +163,25 @@ func TestExpandInside(t *testing.T) {
 		t.Errorf("Expand outside = %v, %v; want one file", got, err)
 	}
 }
+
+// TestReadInsideRefusesLinksOut: Read itself opens the inputs of a config
+// through an os.Root of the folder, so a file that links out is refused
+// however it is named.
+func TestReadInsideRefusesLinksOut(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "secret.yaml"), []byte("apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "secret.yaml"), filepath.Join(dir, "link.yaml")); err != nil {
+		t.Skip("no symbolic links:", err)
+	}
+	for _, pattern := range []string{".", "*.yaml", "link.yaml"} {
+		if _, err := input.Read([]string{pattern}, input.Options{Dir: dir, Config: &api.Config{}}); err == nil || !strings.Contains(err.Error(), "link.yaml leads outside the working directory") {
+			t.Errorf("Read(%q) = %v, want link.yaml refused", pattern, err)
+		}
+	}
+	// Named on the command line, it is read.
+	if objs, err := input.Read([]string{filepath.Join(dir, "link.yaml")}, input.Options{}); err != nil || len(objs) != 1 {
+		t.Errorf("Read outside = %v, %v; want the Secret", objs, err)
+	}
+}

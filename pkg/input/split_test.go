@@ -95,7 +95,7 @@ func TestDecodeInPiecesMatchesWhole(t *testing.T) {
 
 	for i, c := range cases {
 		data := []byte(c)
-		objs, err := Decode(data, "f.yaml")
+		objs, err := new(Budget).decode(data, "f.yaml")
 		want := describe(t, objs, err)
 		for _, size := range []int{1, 7, 64, 1000, 1 << 20} {
 			got, err := decodeFile(data, "f.yaml", size, nil)

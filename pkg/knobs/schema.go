@@ -3,10 +3,8 @@ package knobs
 import (
 	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -15,8 +13,8 @@ import (
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/listtype"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	oaerrors "k8s.io/kube-openapi/pkg/validation/errors"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	"k8s.io/kube-openapi/pkg/validation/strfmt"
 	"k8s.io/kube-openapi/pkg/validation/validate"
@@ -32,7 +30,7 @@ const Root = "spec"
 // validate the knobs of many tenants at once.
 type Schema struct {
 	root      *structuralschema.Structural // {type: object, properties: {spec: knobs}}
-	validator *validate.SchemaValidator
+	validator createValidator
 }
 
 // Violation is one way in which knobs break the schema.
@@ -40,8 +38,9 @@ type Violation struct {
 	// Field is the path of the offending value, from [Root]:
 	// "spec.nodeGroups.md0.diskSize".
 	Field string
-	// Message says what is wrong: "unknown field", "is required",
-	// `must be of type integer: "string"`, ...
+	// Message says what is wrong, in the API server's words: "unknown
+	// field", "Required value", `Invalid value: "string": spec.a in body
+	// must be of type integer: "string"`, ...
 	Message string
 }
 
@@ -93,7 +92,7 @@ func Compile(schema map[string]any) (*Schema, error) {
 	}
 	openapi := root.ToKubeOpenAPI()
 	intOrString(openapi)
-	return &Schema{root: root, validator: validate.NewSchemaValidator(openapi, nil, "", strfmt.Default)}, nil
+	return &Schema{root: root, validator: createValidator{validate.NewSchemaValidator(openapi, nil, "", strfmt.Default)}}, nil
 }
 
 // dropClosedObjects removes, in place, every additionalProperties: false
@@ -163,8 +162,11 @@ func intOrString(s *spec.Schema) {
 }
 
 // Validate returns every violation of knobs against s, sorted by field and
-// message; nil when they are valid. knobs is not changed. Validate never
-// panics: a value kube-openapi cannot handle is a violation at the root.
+// message; nil when they are valid. knobs is not changed. The violations
+// are the API server's own: the fields it prunes ("unknown field") and the
+// field.ErrorList of apiextensions' validation of a custom resource, in its
+// words. Validate never panics: a value kube-openapi cannot handle is a
+// violation at the root.
 func (s *Schema) Validate(knobs map[string]any) (vs []Violation) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -177,11 +179,14 @@ func (s *Schema) Validate(knobs map[string]any) (vs []Violation) {
 	for _, path := range unknown {
 		vs = append(vs, Violation{Field: path, Message: "unknown field"})
 	}
-	for _, err := range s.validator.Validate(obj).Errors {
-		vs = append(vs, openAPIViolations(err)...)
-	}
-	for _, err := range listtype.ValidateListSetsAndMaps(nil, s.root, obj) {
-		vs = append(vs, fieldViolation(err))
+	errs := validation.ValidateCustomResource(nil, obj, s.validator)
+	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, s.root, obj)...)
+	for _, err := range errs {
+		f := err.Field
+		if f == nowhere {
+			f = Root // anyOf, oneOf and not, which name no field
+		}
+		vs = append(vs, Violation{Field: f, Message: err.ErrorBody()})
 	}
 	slices.SortFunc(vs, func(a, b Violation) int {
 		return cmp.Or(cmp.Compare(a.Field, b.Field), cmp.Compare(a.Message, b.Message))
@@ -189,32 +194,14 @@ func (s *Schema) Validate(knobs map[string]any) (vs []Violation) {
 	return slices.Compact(vs)
 }
 
-// unplaced matches the errors of kube-openapi that carry no path but name
-// it in their message (anyOf, oneOf, not).
-var unplaced = regexp.MustCompile(`^"([^"]*)" (.*)$`)
+// nowhere is the field of a field.Error at no path.
+var nowhere = (*field.Path)(nil).String()
 
-// openAPIViolations turns an error of kube-openapi's validator, which names
-// the offending value "spec.a.b" in its message, into violations.
-func openAPIViolations(err error) []Violation {
-	var composite *oaerrors.CompositeError
-	if errors.As(err, &composite) {
-		var out []Violation
-		for _, e := range composite.Errors {
-			out = append(out, openAPIViolations(e)...)
-		}
-		return out
-	}
-	var v *oaerrors.Validation
-	if !errors.As(err, &v) || v.Name == "" || v.Name == "." {
-		if m := unplaced.FindStringSubmatch(err.Error()); m != nil {
-			return []Violation{{Field: m[1], Message: m[2]}}
-		}
-		return []Violation{{Field: Root, Message: err.Error()}}
-	}
-	name := strings.TrimPrefix(v.Name, ".")
-	return []Violation{{Field: name, Message: strings.TrimPrefix(v.Error(), v.Name+" in body ")}}
-}
+// createValidator is kube-openapi's validator as apiextensions' validation
+// takes it: one made at Compile, safe for concurrent use, serves every
+// tenant (apiextensions' own makes a new one per call).
+type createValidator struct{ *validate.SchemaValidator }
 
-func fieldViolation(err *field.Error) Violation {
-	return Violation{Field: err.Field, Message: err.ErrorBody()}
+func (v createValidator) Validate(obj any, _ ...validation.ValidationOption) *validate.Result {
+	return v.SchemaValidator.Validate(obj)
 }

@@ -74,22 +74,24 @@ func TestDefaultSchema(t *testing.T) {
 		name:  "missing, mistyped and out of bounds",
 		knobs: "nodeGroups: {md0: {minReplicas: -1, maxReplicas: ten, instanceType: 3, roles: ingress-nginx}}",
 		want: []knobs.Violation{
-			{Field: "spec.nodeGroups.md0.diskSize", Message: "is required"},
-			{Field: "spec.nodeGroups.md0.instanceType", Message: `must be of type string: "integer"`},
-			{Field: "spec.nodeGroups.md0.maxReplicas", Message: `must be of type integer: "string"`},
-			{Field: "spec.nodeGroups.md0.minReplicas", Message: "should be greater than or equal to 0"},
-			{Field: "spec.nodeGroups.md0.roles", Message: `must be of type array: "string"`},
+			{Field: "spec.nodeGroups.md0.diskSize", Message: "Required value"},
+			{Field: "spec.nodeGroups.md0.instanceType", Message: `Invalid value: "integer": spec.nodeGroups.md0.instanceType in body must be of type string: "integer"`},
+			{Field: "spec.nodeGroups.md0.maxReplicas", Message: `Invalid value: "string": spec.nodeGroups.md0.maxReplicas in body must be of type integer: "string"`},
+			{Field: "spec.nodeGroups.md0.minReplicas", Message: "Invalid value: -1: spec.nodeGroups.md0.minReplicas in body should be greater than or equal to 0"},
+			{Field: "spec.nodeGroups.md0.roles", Message: `Invalid value: "string": spec.nodeGroups.md0.roles in body must be of type array: "string"`},
 		},
 	}, {
 		name:  "a quantity that is no quantity, and one of the wrong type",
 		knobs: "nodeGroups: {md0: {minReplicas: 1, maxReplicas: 3, instanceType: u1.large, diskSize: 50GB, resources: {cpu: [4]}}}",
 		want: []knobs.Violation{
-			{Field: "spec.nodeGroups.md0.diskSize", Message: `should match '^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$'`},
+			// anyOf names no field: the API server puts it nowhere (here
+			// at the root) and names the field in the message.
+			{Field: "spec", Message: `Invalid value: "": "spec.nodeGroups.md0.resources.cpu" must validate at least one schema (anyOf)`},
+			{Field: "spec.nodeGroups.md0.diskSize", Message: `Invalid value: "50GB": spec.nodeGroups.md0.diskSize in body should match '^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$'`},
 			// x-kubernetes-int-or-string: integer or string, as the API
 			// server has it, then the anyOf branch that came closest.
-			{Field: "spec.nodeGroups.md0.resources.cpu", Message: `must be of type integer,string: "array"`},
-			{Field: "spec.nodeGroups.md0.resources.cpu", Message: `must be of type integer: "array"`},
-			{Field: "spec.nodeGroups.md0.resources.cpu", Message: "must validate at least one schema (anyOf)"},
+			{Field: "spec.nodeGroups.md0.resources.cpu", Message: `Invalid value: "array": spec.nodeGroups.md0.resources.cpu in body must be of type integer,string: "array"`},
+			{Field: "spec.nodeGroups.md0.resources.cpu", Message: `Invalid value: "array": spec.nodeGroups.md0.resources.cpu in body must be of type integer: "array"`},
 		},
 	}}
 	for _, tt := range tests {
@@ -119,7 +121,7 @@ func TestSchemaKeywords(t *testing.T) {
 		name:   "a map at the root",
 		schema: "{type: object, additionalProperties: {type: integer}}",
 		knobs:  "{a: 1, b: x}",
-		want:   []knobs.Violation{{Field: "spec.b", Message: `must be of type integer: "string"`}},
+		want:   []knobs.Violation{{Field: "spec.b", Message: `Invalid value: "string": spec.b in body must be of type integer: "string"`}},
 	}, {
 		name:   "x-kubernetes-preserve-unknown-fields lets anything through",
 		schema: "{type: object, x-kubernetes-preserve-unknown-fields: true}",
@@ -128,12 +130,12 @@ func TestSchemaKeywords(t *testing.T) {
 		name:   "x-kubernetes-int-or-string without anyOf",
 		schema: "{type: object, properties: {q: {x-kubernetes-int-or-string: true}}}",
 		knobs:  "{q: [1]}",
-		want:   []knobs.Violation{{Field: "spec.q", Message: `must be of type integer,string: "array"`}},
+		want:   []knobs.Violation{{Field: "spec.q", Message: `Invalid value: "array": spec.q in body must be of type integer,string: "array"`}},
 	}, {
 		name:   "enum",
 		schema: "{type: object, properties: {m: {type: string, enum: [Proxied, LoadBalancer]}}}",
 		knobs:  "{m: NodePort}",
-		want:   []knobs.Violation{{Field: "spec.m", Message: "should be one of [Proxied LoadBalancer]"}},
+		want:   []knobs.Violation{{Field: "spec.m", Message: `Unsupported value: "NodePort": supported values: "Proxied", "LoadBalancer"`}},
 	}, {
 		name:   "list-type set and map",
 		schema: "{type: object, properties: {s: {type: array, x-kubernetes-list-type: set, items: {type: string}}, m: {type: array, x-kubernetes-list-type: map, x-kubernetes-list-map-keys: [name], items: {type: object, required: [name], properties: {name: {type: string}, v: {type: integer}}}}}}",
@@ -146,7 +148,7 @@ func TestSchemaKeywords(t *testing.T) {
 		name:   "formats",
 		schema: "{type: object, properties: {h: {type: string, format: hostname}}}",
 		knobs:  "{h: not_a_host!}",
-		want:   []knobs.Violation{{Field: "spec.h", Message: "must be of type hostname: \"not_a_host!\""}},
+		want:   []knobs.Violation{{Field: "spec.h", Message: `Invalid value: "not_a_host!": spec.h in body must be of type hostname: "not_a_host!"`}},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -216,5 +218,5 @@ func ExampleSchema_Validate() {
 	}
 	// Output:
 	// spec.colour: unknown field
-	// spec.replicas: should be greater than or equal to 1
+	// spec.replicas: Invalid value: 0: spec.replicas in body should be greater than or equal to 1
 }

@@ -7,7 +7,7 @@
 // written: Files gives the default one (one generated object per file at its
 // path annotation). WriteDir makes a folder hold exactly those files, pruning
 // the files it wrote before and no longer generates (recognised by content,
-// see IsManaged) and never touching any other; CheckDir reports what WriteDir
-// would change, with a unified diff per file. A write is staged and undone on
+// see IsManaged) and never touching any other; with DirOptions.Check it
+// reports what it would change, with a unified diff per file. A write is staged and undone on
 // failure, so that a refused or failed run leaves the folder as it was.
 package output

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"testing"
 )
 
@@ -15,16 +16,19 @@ var ErrInjected = errors.New("injected failure")
 // steps included) fail, for the rest of the test. The returned function
 // tells how many changes were attempted so far.
 func FailAt(t testing.TB, n int) func() int {
-	f := &faultyFileSystem{failAt: n}
-	prev := disk
-	disk = f
-	t.Cleanup(func() { disk = prev })
-	return func() int { return f.calls }
+	c := &faultCounter{failAt: n}
+	prev := onDisk
+	onDisk = func(root *os.Root) fileSystem { return &faultyFileSystem{prev(root), c} }
+	t.Cleanup(func() { onDisk = prev })
+	return func() int { return c.calls }
 }
 
+// faultCounter counts the changes of every root a run changes.
+type faultCounter struct{ calls, failAt int }
+
 type faultyFileSystem struct {
-	osFileSystem
-	calls, failAt int
+	fileSystem
+	*faultCounter
 }
 
 func (f *faultyFileSystem) step(op, name string) error {
@@ -39,47 +43,40 @@ func (f *faultyFileSystem) WriteFile(name string, data []byte, perm fs.FileMode)
 	if err := f.step("write", name); err != nil {
 		return err
 	}
-	return f.osFileSystem.WriteFile(name, data, perm)
+	return f.fileSystem.WriteFile(name, data, perm)
 }
 
 func (f *faultyFileSystem) Mkdir(name string, perm fs.FileMode) error {
 	if err := f.step("mkdir", name); err != nil {
 		return err
 	}
-	return f.osFileSystem.Mkdir(name, perm)
-}
-
-func (f *faultyFileSystem) MkdirTemp(dir, pattern string) (string, error) {
-	if err := f.step("mkdirtemp", dir); err != nil {
-		return "", err
-	}
-	return f.osFileSystem.MkdirTemp(dir, pattern)
+	return f.fileSystem.Mkdir(name, perm)
 }
 
 func (f *faultyFileSystem) Rename(oldpath, newpath string) error {
 	if err := f.step("rename", oldpath); err != nil {
 		return err
 	}
-	return f.osFileSystem.Rename(oldpath, newpath)
+	return f.fileSystem.Rename(oldpath, newpath)
 }
 
 func (f *faultyFileSystem) Link(oldname, newname string) error {
 	if err := f.step("link", oldname); err != nil {
 		return err
 	}
-	return f.osFileSystem.Link(oldname, newname)
+	return f.fileSystem.Link(oldname, newname)
 }
 
 func (f *faultyFileSystem) Remove(name string) error {
 	if err := f.step("remove", name); err != nil {
 		return err
 	}
-	return f.osFileSystem.Remove(name)
+	return f.fileSystem.Remove(name)
 }
 
 func (f *faultyFileSystem) RemoveAll(name string) error {
 	if err := f.step("removeall", name); err != nil {
 		return err
 	}
-	return f.osFileSystem.RemoveAll(name)
+	return f.fileSystem.RemoveAll(name)
 }

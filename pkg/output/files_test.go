@@ -2,6 +2,7 @@ package output_test
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,7 +91,7 @@ func TestFilesPathLikeNames(t *testing.T) {
 	}
 	root := t.TempDir()
 	dir := filepath.Join(root, "a", "fleet")
-	if _, err := output.WriteDir(dir, files); err != nil {
+	if _, err := output.WriteDir(context.Background(), dir, files, output.DirOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	entries, _ := os.ReadDir(filepath.Join(root, "a"))

@@ -131,17 +131,6 @@ func (cs Changes) WriteDiff(w io.Writer) error {
 	return nil
 }
 
-// CheckDir compares dir with files, the complete desired content of the
-// generated part of dir, and returns what WriteDir would change: files to
-// add, files whose content differs, and files computeplane-fn wrote before
-// (see IsManaged) that files no longer holds. It writes nothing. Files
-// computeplane-fn did not write are ignored, unless one sits where a file of
-// files must go, which is an error (WriteDir would refuse it too). A missing
-// dir counts as empty.
-func CheckDir(dir string, files []File) (Changes, error) {
-	return CheckDirReading(dir, files, nil)
-}
-
 // Reader is shown the documents of both versions of every file that changes
 // (the committed one, old, and the one the run writes), as the writer parses
 // them anyway to tell its own files from foreign ones, so that a report can
@@ -150,53 +139,51 @@ func CheckDir(dir string, files []File) (Changes, error) {
 // concurrently: it must be safe for that. It must not modify the documents.
 type Reader func(path string, old bool, docs []*yaml.Node)
 
-// CheckDirReading is CheckDir that also shows read (when not nil) the
-// documents of the files that change.
-func CheckDirReading(dir string, files []File, read Reader) (Changes, error) {
-	p, err := plan(dir, files, read)
-	if err != nil {
-		return nil, err
-	}
-	return p.changes, nil
+// DirOptions say what WriteDir does besides writing.
+type DirOptions struct {
+	// Check compares dir with files and writes nothing: WriteDir returns
+	// what it would change. Files computeplane-fn did not write are
+	// ignored, unless one sits where a file of files must go, which is an
+	// error (a write would refuse it too). A missing dir counts as empty.
+	Check bool
+	// Read, when not nil, is shown the documents of the files that change,
+	// before anything is written.
+	Read Reader
 }
 
-// WriteDir makes dir hold files: it writes the files that are missing or
-// differ and removes the files computeplane-fn wrote before (see IsManaged)
-// that files no longer holds, then the folders that pruning left empty. It
-// never touches any other file, nor anything whose name starts with a dot,
-// and never follows a symbolic link inside dir. It returns what it changed;
-// when nothing differs it writes nothing at all.
+// WriteDir makes dir hold files, the complete desired content of the
+// generated part of dir: it writes the files that are missing or differ and
+// removes the files computeplane-fn wrote before (see IsManaged) that files
+// no longer holds, then the folders that pruning left empty. It never
+// touches any other file, nor anything whose name starts with a dot, and
+// refuses a symbolic link where a file or folder of its own goes; every
+// look and change goes through an os.Root of dir, so none leaves it, even
+// through a link swapped in during the run. It returns what it changed;
+// when nothing differs it writes nothing at all. With opts.Check it only
+// compares.
 //
 // The change is all or nothing as far as the process can ensure it: files
 // are checked and dir is scanned first, everything new is written to a
-// staging folder next to dir (inside dir, as a dot folder, when the parent
-// is not writable or on another file system), and only then moved into
-// place, with each replaced or removed file kept in the staging folder until
-// the end. A failure at any step undoes the steps before it, so that dir is
-// left as it was. What it cannot undo is being killed (SIGKILL, a power cut)
-// while files are being moved: dir then holds a mix of old and new files and
-// the staging folder the previous versions; running again converges, and the
-// fleet folder is in Git.
-func WriteDir(dir string, files []File) (Changes, error) {
-	return WriteDirContext(context.Background(), dir, files)
-}
-
-// WriteDirContext is WriteDir with a context: cancelling it before the files
-// are moved into place leaves dir untouched; once moving has begun it runs to
-// the end, since stopping half way is what the staging is there to avoid.
-func WriteDirContext(ctx context.Context, dir string, files []File) (Changes, error) {
-	return WriteDirReading(ctx, dir, files, nil)
-}
-
-// WriteDirReading is WriteDirContext that also shows read (when not nil)
-// the documents of the files that change, before anything is written.
-func WriteDirReading(ctx context.Context, dir string, files []File, read Reader) (Changes, error) {
-	p, err := plan(dir, files, read)
+// staging folder inside dir (a dot folder, which the writer never takes for
+// its own), and only then moved into place, with each replaced or removed
+// file kept in the staging folder until the end. A failure at any step
+// undoes the steps before it, so that dir is left as it was. What it cannot
+// undo is being killed (SIGKILL, a power cut) while files are being moved:
+// dir then holds a mix of old and new files and the staging folder the
+// previous versions; running again converges, and the fleet folder is in
+// Git.
+//
+// Cancelling ctx before the files are moved into place leaves dir
+// untouched; once moving has begun the run goes to the end, since stopping
+// half way is what the staging is there to avoid.
+func WriteDir(ctx context.Context, dir string, files []File, opts DirOptions) (Changes, error) {
+	p, err := plan(dir, files, opts.Read)
 	if err != nil {
 		return nil, err
 	}
-	if len(p.changes) == 0 {
-		return nil, nil
+	defer p.close()
+	if opts.Check || len(p.changes) == 0 {
+		return p.changes, nil
 	}
 	if err := p.commit(ctx); err != nil {
 		return nil, err
@@ -206,10 +193,11 @@ func WriteDirReading(ctx context.Context, dir string, files []File, read Reader)
 
 // folderPlan is what a run will do to dir, worked out before any change.
 type folderPlan struct {
-	// root is dir with symbolic links resolved (or as given, when it does
-	// not exist yet); exists says whether it does.
-	root    string
-	exists  bool
+	// dir is the output folder as given, for messages; root confines every
+	// look and change to it (nil until the run creates it, when it does
+	// not exist yet).
+	dir     string
+	root    *os.Root
 	changes Changes
 	// modes of the files to replace, by path, so that a replaced file
 	// keeps its permissions.
@@ -246,7 +234,7 @@ func plan(dir string, files []File, read Reader) (*folderPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &folderPlan{root: dir, modes: map[string]fs.FileMode{}}
+	p := &folderPlan{dir: dir, modes: map[string]fs.FileMode{}}
 	info, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -256,16 +244,16 @@ func plan(dir string, files []File, read Reader) (*folderPlan, error) {
 	case !info.IsDir():
 		return nil, fmt.Errorf("output folder %s is not a folder", dir)
 	default:
-		// dir itself may be a link (to a checkout elsewhere); links inside it
-		// are never followed.
-		if p.root, err = filepath.EvalSymlinks(dir); err != nil {
-			return nil, fmt.Errorf("failed to resolve output folder %s: %w", dir, err)
+		// dir itself may be a link (to a checkout elsewhere); nothing below
+		// it is reached but through its os.Root.
+		if p.root, err = os.OpenRoot(dir); err != nil {
+			return nil, fmt.Errorf("failed to open output folder %s: %w", dir, err)
 		}
-		p.exists = true
 	}
 	kinds := map[string]entryKind{}
-	if p.exists {
+	if p.root != nil {
 		if err := p.scan(want, kinds, read); err != nil {
+			p.close()
 			return nil, err
 		}
 	}
@@ -291,15 +279,24 @@ func plan(dir string, files []File, read Reader) (*folderPlan, error) {
 		p.changes = append(p.changes, Change{Op: Added, Path: f.Path, New: f.Data})
 	}
 	if len(conflicts) > 0 {
+		p.close()
 		slices.Sort(conflicts)
 		conflicts = slices.Compact(conflicts)
 		return nil, fmt.Errorf("refusing to write output folder %s:\n  %s", dir, strings.Join(capLines(conflicts, 20), "\n  "))
 	}
 	slices.SortFunc(p.changes, func(a, b Change) int { return cmp.Compare(a.Path, b.Path) })
 	if err := checkManaged(p.changes, read); err != nil {
+		p.close()
 		return nil, err
 	}
 	return p, nil
+}
+
+// close closes the plan's root, when there is one.
+func (p *folderPlan) close() {
+	if p.root != nil {
+		p.root.Close()
+	}
 }
 
 // checkManaged refuses to write a file that a later run could not tell from
@@ -400,22 +397,17 @@ func checkPath(p string) error {
 // scan walks dir without following links, records what every non-dot entry
 // is, compares the files that files holds and collects the stale ones.
 func (p *folderPlan) scan(want map[string][]byte, kinds map[string]entryKind, read Reader) error {
-	return filepath.WalkDir(p.root, func(full string, d fs.DirEntry, err error) error {
+	return fs.WalkDir(p.root.FS(), ".", func(rel string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return fmt.Errorf("failed to scan output folder: %w", err)
 		}
-		if full == p.root {
+		if rel == "." {
 			return nil
 		}
-		rel, err := filepath.Rel(p.root, full)
-		if err != nil {
-			return fmt.Errorf("failed to scan output folder: %w", err)
-		}
-		rel = filepath.ToSlash(rel)
 		if strings.HasPrefix(d.Name(), ".") {
 			// .git, .github, editor files, a staging folder: never ours.
 			if d.IsDir() {
-				return filepath.SkipDir
+				return fs.SkipDir
 			}
 			return nil
 		}
@@ -442,7 +434,7 @@ func (p *folderPlan) scan(want map[string][]byte, kinds map[string]entryKind, re
 		if info.Size() > MaxManagedFileBytes {
 			return nil // foreign by size; a conflict if a generated file goes there
 		}
-		old, err := os.ReadFile(full)
+		old, err := p.root.ReadFile(rel)
 		if err != nil {
 			return fmt.Errorf("failed to read %s: %w", rel, err)
 		}

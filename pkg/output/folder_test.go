@@ -111,7 +111,7 @@ func writeTree(t *testing.T, root string, files map[string]string) {
 
 func mustWrite(t *testing.T, dir string, files []output.File) output.Changes {
 	t.Helper()
-	changes, err := output.WriteDir(dir, files)
+	changes, err := output.WriteDir(context.Background(), dir, files, output.DirOptions{})
 	if err != nil {
 		t.Fatalf("WriteDir: %v", err)
 	}
@@ -185,9 +185,9 @@ func TestWriteDirUnchangedWritesNothing(t *testing.T) {
 	if diff := cmp.Diff(before, snapshot(t, root)); diff != "" {
 		t.Errorf("an unchanged run touched the disk (-before +after):\n%s", diff)
 	}
-	check, err := output.CheckDir(dir, files)
+	check, err := output.WriteDir(context.Background(), dir, files, output.DirOptions{Check: true})
 	if err != nil || len(check) != 0 {
-		t.Errorf("CheckDir on an up-to-date folder: %v, %v", summarize(check), err)
+		t.Errorf("a check of an up-to-date folder: %v, %v", summarize(check), err)
 	}
 }
 
@@ -237,7 +237,7 @@ func TestHandEditedFile(t *testing.T) {
 	if err := os.Chmod(edited, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	changes, err := output.CheckDir(dir, files)
+	changes, err := output.WriteDir(context.Background(), dir, files, output.DirOptions{Check: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,9 +331,9 @@ func TestForeignFilesSurvive(t *testing.T) {
 		t.Errorf("the folder outside was touched: %v", got)
 	}
 	// Check ignores all of them: the folder is up to date.
-	check, err := output.CheckDir(dir, files)
+	check, err := output.WriteDir(context.Background(), dir, files, output.DirOptions{Check: true})
 	if err != nil || len(check) != 0 {
-		t.Errorf("CheckDir: %v, %v", summarize(check), err)
+		t.Errorf("check: %v, %v", summarize(check), err)
 	}
 }
 
@@ -367,12 +367,12 @@ func TestWriteDirRefusesUnsafePaths(t *testing.T) {
 			mustWrite(t, dir, fleetFiles("a"))
 			before := snapshot(t, root)
 			files := append(fleetFiles(), file(tc.path, tc.data))
-			_, err := output.WriteDir(dir, files)
+			_, err := output.WriteDir(context.Background(), dir, files, output.DirOptions{})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("WriteDir: got %v, want an error containing %q", err, tc.want)
 			}
-			if _, cerr := output.CheckDir(dir, files); cerr == nil {
-				t.Errorf("CheckDir accepted the path")
+			if _, cerr := output.WriteDir(context.Background(), dir, files, output.DirOptions{Check: true}); cerr == nil {
+				t.Errorf("a check accepted the path")
 			}
 			if diff := cmp.Diff(before, snapshot(t, root)); diff != "" {
 				t.Errorf("a refused run changed the disk (-before +after):\n%s", diff)
@@ -453,12 +453,12 @@ func TestWriteDirRefusesClashes(t *testing.T) {
 			mustWrite(t, dir, fleetFiles("z"))
 			tc.setup(t, root, dir)
 			before := snapshot(t, root)
-			_, err := output.WriteDir(dir, tc.files)
+			_, err := output.WriteDir(context.Background(), dir, tc.files, output.DirOptions{})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("WriteDir: got %v, want an error containing %q", err, tc.want)
 			}
-			if _, cerr := output.CheckDir(dir, tc.files); cerr == nil || !strings.Contains(cerr.Error(), tc.want) {
-				t.Errorf("CheckDir: got %v, want an error containing %q", cerr, tc.want)
+			if _, cerr := output.WriteDir(context.Background(), dir, tc.files, output.DirOptions{Check: true}); cerr == nil || !strings.Contains(cerr.Error(), tc.want) {
+				t.Errorf("check: got %v, want an error containing %q", cerr, tc.want)
 			}
 			if diff := cmp.Diff(before, snapshot(t, root)); diff != "" {
 				t.Errorf("a refused run changed the disk (-before +after):\n%s", diff)
@@ -504,7 +504,7 @@ func TestWriteDirInterrupted(t *testing.T) {
 					root, dir, files := setup(t)
 					before := snapshot(t, root)
 					output.FailAt(t, n)
-					_, err := output.WriteDir(dir, files)
+					_, err := output.WriteDir(context.Background(), dir, files, output.DirOptions{})
 					got := snapshot(t, root)
 					if err == nil {
 						// Some steps have a fallback (staging inside the
@@ -547,9 +547,9 @@ func TestWriteDirCancelled(t *testing.T) {
 	before := snapshot(t, root)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := output.WriteDirContext(ctx, dir, fleetFiles("a", "b"))
+	_, err := output.WriteDir(ctx, dir, fleetFiles("a", "b"), output.DirOptions{})
 	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("WriteDirContext: %v, want context.Canceled", err)
+		t.Fatalf("WriteDir: %v, want context.Canceled", err)
 	}
 	if diff := cmp.Diff(before, snapshot(t, root)); diff != "" {
 		t.Errorf("a cancelled run changed the disk (-before +after):\n%s", diff)
@@ -579,8 +579,8 @@ func TestWriteDirRefusesFileAsFolder(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "fleet")
 	writeTree(t, root, map[string]string{"fleet": "not a folder\n"})
-	for _, run := range []func(string, []output.File) (output.Changes, error){output.WriteDir, output.CheckDir} {
-		if _, err := run(dir, fleetFiles("a")); err == nil || !strings.Contains(err.Error(), "is not a folder") {
+	for _, check := range []bool{false, true} {
+		if _, err := output.WriteDir(context.Background(), dir, fleetFiles("a"), output.DirOptions{Check: check}); err == nil || !strings.Contains(err.Error(), "is not a folder") {
 			t.Errorf("got %v, want an error saying the output folder is not a folder", err)
 		}
 	}
@@ -588,7 +588,7 @@ func TestWriteDirRefusesFileAsFolder(t *testing.T) {
 
 func TestCheckDirMissingFolder(t *testing.T) {
 	root := t.TempDir()
-	changes, err := output.CheckDir(filepath.Join(root, "fleet"), fleetFiles("a"))
+	changes, err := output.WriteDir(context.Background(), filepath.Join(root, "fleet"), fleetFiles("a"), output.DirOptions{Check: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -596,7 +596,7 @@ func TestCheckDirMissingFolder(t *testing.T) {
 		t.Errorf("changes: %v", summarize(changes))
 	}
 	if entries, _ := os.ReadDir(root); len(entries) != 0 {
-		t.Errorf("CheckDir created %v", entries)
+		t.Errorf("a check created %v", entries)
 	}
 	if d := changes[0].Diff(); !strings.HasPrefix(d, "--- /dev/null\n+++ b/cozy-system/artifactgenerator-computeplane-application.yaml\n@@ -0,0 +1,9 @@\n+apiVersion") {
 		t.Errorf("diff of an added file:\n%s", d)
@@ -651,7 +651,7 @@ func TestWriteDirUnwritableFolder(t *testing.T) {
 	files := fleetFiles("a", "b")
 	files = append(files, file("tenant-b/helmrelease-n8n-flows.yaml", managed("HelmRelease", "tenant-b", "n8n-flows")))
 	files[1].Data = managed("HelmRelease", "tenant-a", "computeplane", "  timeout: 30m\n")
-	if _, err := output.WriteDir(dir, files); err == nil {
+	if _, err := output.WriteDir(context.Background(), dir, files, output.DirOptions{}); err == nil {
 		t.Fatal("WriteDir wrote into a folder without write permission")
 	}
 	if diff := cmp.Diff(before, snapshot(t, root)); diff != "" {

@@ -8,7 +8,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
 
@@ -72,8 +72,8 @@ func allDocumentsLabelled(data []byte, keep bool) (kept []*yaml.Node, ok bool, e
 		if yamlnode.IsNull(n) {
 			continue
 		}
-		label := yamlnode.Lookup(n, "metadata", "labels", fleet.ManagedByLabel)
-		if label == nil || label.Kind != yaml.ScalarNode || label.Value != fleet.ManagedByValue {
+		label := yamlnode.Lookup(n, "metadata", "labels", wire.ManagedByLabel)
+		if label == nil || label.Kind != yaml.ScalarNode || label.Value != wire.ManagedByValue {
 			return nil, false, nil
 		}
 		docs++

@@ -2,6 +2,7 @@ package output
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,22 +14,27 @@ import (
 	"strings"
 )
 
-// fileSystem is every change the writer makes to the disk, so that a test
-// can make any one of them fail and check that the run is undone.
+// fileSystem is every change the writer makes to the disk, each inside one
+// os.Root (names are slash-separated and relative to it, and no change
+// leaves it, whatever links a path meets), so that a test can make any one
+// of them fail and check that the run is undone.
 type fileSystem interface {
 	WriteFile(name string, data []byte, perm fs.FileMode) error
 	Mkdir(name string, perm fs.FileMode) error
-	MkdirTemp(dir, pattern string) (string, error)
 	Rename(oldpath, newpath string) error
 	Link(oldname, newname string) error
 	Remove(name string) error
 	RemoveAll(name string) error
+	Chmod(name string, mode fs.FileMode) error
 }
 
-type osFileSystem struct{}
+// rootFileSystem changes the files of an os.Root: its methods but WriteFile
+// are the root's own.
+type rootFileSystem struct{ *os.Root }
 
-func (osFileSystem) WriteFile(name string, data []byte, perm fs.FileMode) error {
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+// WriteFile creates name, which must not exist, with data and exactly perm.
+func (r rootFileSystem) WriteFile(name string, data []byte, perm fs.FileMode) error {
+	f, err := r.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return err
 	}
@@ -42,17 +48,10 @@ func (osFileSystem) WriteFile(name string, data []byte, perm fs.FileMode) error 
 	}
 	return f.Close()
 }
-func (osFileSystem) Mkdir(name string, perm fs.FileMode) error { return os.Mkdir(name, perm) }
-func (osFileSystem) MkdirTemp(dir, pattern string) (string, error) {
-	return os.MkdirTemp(dir, pattern)
-}
-func (osFileSystem) Rename(oldpath, newpath string) error { return os.Rename(oldpath, newpath) }
-func (osFileSystem) Link(oldname, newname string) error   { return os.Link(oldname, newname) }
-func (osFileSystem) Remove(name string) error             { return os.Remove(name) }
-func (osFileSystem) RemoveAll(name string) error          { return os.RemoveAll(name) }
 
-// disk is the file system the writer changes; tests swap it.
-var disk fileSystem = osFileSystem{}
+// onDisk is the file system of a root that the writer changes; tests swap
+// it.
+var onDisk = func(root *os.Root) fileSystem { return rootFileSystem{root} }
 
 // Permissions of what the writer creates (before the umask for folders).
 const (
@@ -68,8 +67,11 @@ type undo struct {
 
 // transaction applies a plan step by step and keeps a journal to undo it.
 type transaction struct {
-	plan    *folderPlan
-	stage   string // the staging folder
+	plan *folderPlan
+	// disk changes the output folder; stage is the staging folder inside
+	// it (a dot folder, which the writer never takes for its own).
+	disk    fileSystem
+	stage   string
 	journal []undo
 	// undoFailed is set once a step could not be undone; the staging
 	// folder is then kept, since it holds what could not be put back.
@@ -93,26 +95,30 @@ func (t *transaction) rollback() error {
 	t.journal = nil
 	if len(failed) > 0 {
 		return fmt.Errorf("failed to undo %d steps (the previous versions of the files are in %s):\n  %s",
-			len(failed), t.stage, strings.Join(capLines(failed, 20), "\n  "))
+			len(failed), filepath.Join(t.plan.dir, t.stage), strings.Join(capLines(failed, 20), "\n  "))
 	}
 	return nil
 }
 
 func (p *folderPlan) commit(ctx context.Context) (err error) {
 	t := &transaction{plan: p}
+	var ancestor *os.Root // where the output folder is created, when it is
 	defer func() {
-		if err == nil {
-			return
+		if err != nil {
+			if rerr := t.rollback(); rerr != nil {
+				err = fmt.Errorf("%w; %w", err, rerr)
+			}
 		}
-		if rerr := t.rollback(); rerr != nil {
-			err = fmt.Errorf("%w; %w", err, rerr)
+		if ancestor != nil {
+			ancestor.Close()
 		}
 	}()
-	if !p.exists {
-		if err := t.mkdirAll(p.root); err != nil {
+	if p.root == nil {
+		if ancestor, err = t.createFolder(); err != nil {
 			return err
 		}
 	}
+	t.disk = onDisk(p.root)
 	if err := t.makeStage(); err != nil {
 		return err
 	}
@@ -126,36 +132,35 @@ func (p *folderPlan) commit(ctx context.Context) (err error) {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("stopped before writing the output folder: %w", err)
 		}
-		staged[i] = filepath.Join(t.stage, "new", strconv.Itoa(i))
+		staged[i] = path.Join(t.stage, "new", strconv.Itoa(i))
 		mode, ok := p.modes[c.Path]
 		if !ok {
 			mode = newFileMode
 		}
-		if err := disk.WriteFile(staged[i], c.New, mode); err != nil {
+		if err := t.disk.WriteFile(staged[i], c.New, mode); err != nil {
 			return fmt.Errorf("failed to stage %s: %w", c.Path, err)
 		}
 	}
 	// From here on the run does not stop for a cancelled context: it moves
 	// the staged files into place and prunes, or undoes all of it.
 	for i, c := range p.changes {
-		target := filepath.Join(p.root, filepath.FromSlash(c.Path))
 		switch c.Op {
 		case Added:
-			if err := t.mkdirAll(filepath.Dir(target)); err != nil {
+			if err := t.mkdirAll(path.Dir(c.Path)); err != nil {
 				return err
 			}
-			if err := t.install(staged[i], target, c.Path); err != nil {
+			if err := t.install(staged[i], c.Path); err != nil {
 				return err
 			}
 		case Changed:
-			if err := t.backup(target, c.Path, i, true); err != nil {
+			if err := t.backup(c.Path, i, true); err != nil {
 				return err
 			}
-			if err := t.install(staged[i], target, c.Path); err != nil {
+			if err := t.install(staged[i], c.Path); err != nil {
 				return err
 			}
 		case Removed:
-			if err := t.backup(target, c.Path, i, false); err != nil {
+			if err := t.backup(c.Path, i, false); err != nil {
 				return err
 			}
 		}
@@ -165,51 +170,96 @@ func (p *folderPlan) commit(ctx context.Context) (err error) {
 	}
 	// Done: the journal is not needed any more.
 	t.journal = nil
-	if err := disk.RemoveAll(t.stage); err != nil {
-		return fmt.Errorf("wrote the output folder, but failed to remove the staging folder %s: %w", t.stage, err)
+	if err := t.disk.RemoveAll(t.stage); err != nil {
+		return fmt.Errorf("wrote the output folder, but failed to remove the staging folder %s: %w", filepath.Join(p.dir, t.stage), err)
 	}
 	return nil
 }
 
-// makeStage creates the staging folder next to dir, so that moving files
-// from it is a rename on one file system, or inside dir as a dot folder
-// (which the writer never treats as its own) when that is not possible.
-func (t *transaction) makeStage() error {
-	parent, base := filepath.Dir(t.plan.root), filepath.Base(t.plan.root)
-	stage, err := disk.MkdirTemp(parent, "."+base+".computeplane-fn-")
-	if err == nil && !sameFileSystem(stage, t.plan.root) {
-		_ = disk.RemoveAll(stage)
-		err = errors.New("another file system")
+// createFolder creates the output folder and its missing parents inside an
+// os.Root of the nearest folder that exists (returned, to be closed when
+// the run is over, since the journal removes them through it), and opens
+// the plan's root.
+func (t *transaction) createFolder() (*os.Root, error) {
+	dir := t.plan.dir
+	var missing []string
+	base := dir
+	for {
+		info, err := os.Lstat(base)
+		if err == nil {
+			if !info.IsDir() && info.Mode()&fs.ModeSymlink == 0 {
+				return nil, fmt.Errorf("failed to create folder %s: %s is not a folder", dir, base)
+			}
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("failed to create folder %s: %w", dir, err)
+		}
+		missing = append(missing, filepath.Base(base))
+		if filepath.Dir(base) == base {
+			return nil, fmt.Errorf("failed to create folder %s: no folder of its path exists", dir)
+		}
+		base = filepath.Dir(base)
 	}
+	ancestor, err := os.OpenRoot(base)
 	if err != nil {
-		stage, err = disk.MkdirTemp(t.plan.root, ".computeplane-fn-")
-		if err != nil {
-			return fmt.Errorf("failed to create a staging folder: %w", err)
+		return nil, fmt.Errorf("failed to create folder %s: %w", dir, err)
+	}
+	disk := onDisk(ancestor)
+	rel := "."
+	for i := len(missing) - 1; i >= 0; i-- {
+		rel = path.Join(rel, missing[i])
+		d := rel
+		if err := disk.Mkdir(d, newFolderMode); err != nil {
+			return ancestor, fmt.Errorf("failed to create folder %s: %w", filepath.Join(base, d), err)
+		}
+		t.record("remove folder "+filepath.Join(base, d), func() error { return disk.Remove(d) })
+	}
+	root, err := ancestor.OpenRoot(rel)
+	if err != nil {
+		return ancestor, fmt.Errorf("failed to open output folder %s: %w", dir, err)
+	}
+	t.plan.root = root
+	return ancestor, nil
+}
+
+// makeStage creates the staging folder, a dot folder inside dir (which the
+// writer never takes for its own), so that moving files from it is a
+// rename inside the folder's os.Root.
+func (t *transaction) makeStage() error {
+	var err error
+	for range 100 {
+		t.stage = ".computeplane-fn-" + rand.Text()[:10]
+		if err = t.disk.Mkdir(t.stage, 0o700); !errors.Is(err, fs.ErrExist) {
+			break
 		}
 	}
-	t.stage = stage
+	if err != nil {
+		return fmt.Errorf("failed to create a staging folder: %w", err)
+	}
+	stage := t.stage
 	// Undone after everything staged in it has been put back, and before
-	// dir itself is removed when the run created it (the staging folder may
-	// be inside it).
+	// dir itself is removed when the run created it.
 	t.record("remove staging folder "+stage, func() error {
 		if t.undoFailed {
 			return nil
 		}
-		return disk.RemoveAll(stage)
+		return t.disk.RemoveAll(stage)
 	})
 	for _, sub := range []string{"new", "old"} {
-		if err := disk.Mkdir(filepath.Join(stage, sub), 0o700); err != nil {
+		if err := t.disk.Mkdir(path.Join(stage, sub), 0o700); err != nil {
 			return fmt.Errorf("failed to create a staging folder: %w", err)
 		}
 	}
 	return nil
 }
 
-// mkdirAll creates dir and its missing parents, journaling each one.
+// mkdirAll creates the folder dir of the output folder and its missing
+// parents, journaling each one.
 func (t *transaction) mkdirAll(dir string) error {
 	var missing []string
-	for d := dir; ; d = filepath.Dir(d) {
-		info, err := os.Lstat(d)
+	for d := dir; d != "."; d = path.Dir(d) {
+		info, err := t.plan.root.Lstat(d)
 		if err == nil {
 			if !info.IsDir() {
 				return fmt.Errorf("failed to create folder %s: %s is not a folder", dir, d)
@@ -220,26 +270,23 @@ func (t *transaction) mkdirAll(dir string) error {
 			return fmt.Errorf("failed to create folder %s: %w", dir, err)
 		}
 		missing = append(missing, d)
-		if filepath.Dir(d) == d {
-			break
-		}
 	}
 	for i := len(missing) - 1; i >= 0; i-- {
 		d := missing[i]
-		if err := disk.Mkdir(d, newFolderMode); err != nil {
+		if err := t.disk.Mkdir(d, newFolderMode); err != nil {
 			return fmt.Errorf("failed to create folder %s: %w", d, err)
 		}
-		t.record("remove folder "+d, func() error { return disk.Remove(d) })
+		t.record("remove folder "+d, func() error { return t.disk.Remove(d) })
 	}
 	return nil
 }
 
 // install moves a staged file to target.
-func (t *transaction) install(staged, target, rel string) error {
-	if err := disk.Rename(staged, target); err != nil {
-		return fmt.Errorf("failed to write %s: %w", rel, err)
+func (t *transaction) install(staged, target string) error {
+	if err := t.disk.Rename(staged, target); err != nil {
+		return fmt.Errorf("failed to write %s: %w", target, err)
 	}
-	t.record("remove "+rel, func() error { return disk.Remove(target) })
+	t.record("remove "+target, func() error { return t.disk.Remove(target) })
 	return nil
 }
 
@@ -247,18 +294,18 @@ func (t *transaction) install(staged, target, rel string) error {
 // file about to be replaced it links it there, so that target never goes
 // missing (the rename of the new version over it is atomic); where links
 // are not supported, and for a file to be removed, it moves it.
-func (t *transaction) backup(target, rel string, i int, replace bool) error {
-	saved := filepath.Join(t.stage, "old", strconv.Itoa(i))
+func (t *transaction) backup(target string, i int, replace bool) error {
+	saved := path.Join(t.stage, "old", strconv.Itoa(i))
 	if replace {
-		if err := disk.Link(target, saved); err == nil {
-			t.record("restore "+rel, func() error { return disk.Rename(saved, target) })
+		if err := t.disk.Link(target, saved); err == nil {
+			t.record("restore "+target, func() error { return t.disk.Rename(saved, target) })
 			return nil
 		}
 	}
-	if err := disk.Rename(target, saved); err != nil {
-		return fmt.Errorf("failed to move %s aside: %w", rel, err)
+	if err := t.disk.Rename(target, saved); err != nil {
+		return fmt.Errorf("failed to move %s aside: %w", target, err)
 	}
-	t.record("restore "+rel, func() error { return disk.Rename(saved, target) })
+	t.record("restore "+target, func() error { return t.disk.Rename(saved, target) })
 	return nil
 }
 
@@ -287,27 +334,26 @@ func (t *transaction) removeEmptied() error {
 		return strings.Compare(a, b)
 	})
 	for _, rel := range dirs {
-		full := filepath.Join(t.plan.root, filepath.FromSlash(rel))
-		entries, err := os.ReadDir(full)
+		entries, err := fs.ReadDir(t.plan.root.FS(), rel)
 		if err != nil {
 			return fmt.Errorf("failed to read folder %s: %w", rel, err)
 		}
 		if len(entries) > 0 {
 			continue
 		}
-		info, err := os.Lstat(full)
+		info, err := t.plan.root.Lstat(rel)
 		if err != nil {
 			return fmt.Errorf("failed to read folder %s: %w", rel, err)
 		}
-		if err := disk.Remove(full); err != nil {
+		if err := t.disk.Remove(rel); err != nil {
 			return fmt.Errorf("failed to remove emptied folder %s: %w", rel, err)
 		}
 		mode := info.Mode().Perm()
 		t.record("recreate folder "+rel, func() error {
-			if err := disk.Mkdir(full, mode); err != nil {
+			if err := t.disk.Mkdir(rel, mode); err != nil {
 				return err
 			}
-			return os.Chmod(full, mode) // the umask may have narrowed it
+			return t.disk.Chmod(rel, mode) // the umask may have narrowed it
 		})
 	}
 	return nil

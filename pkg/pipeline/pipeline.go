@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
@@ -133,19 +132,15 @@ func readConfig(budget *input.Budget, opts Options) (*api.Config, api.Problems) 
 		return opts.Config, nil
 	}
 	if opts.ConfigObject != nil {
-		obj, err := budget.Object(opts.ConfigObject.Node, opts.ConfigObject.Origin)
-		if err != nil {
-			return nil, problemsOf(err, nil)
+		obj, problems := budget.Object(opts.ConfigObject.Node, opts.ConfigObject.Origin)
+		if len(problems) > 0 {
+			return nil, problems
 		}
 		return api.DecodeConfig(obj)
 	}
-	objs, err := budget.ReadFile(opts.ConfigFile)
-	if err != nil {
-		var ps api.Problems
-		if errors.As(err, &ps) {
-			return nil, ps
-		}
-		return nil, api.Problems{{File: opts.ConfigFile, Message: err.Error()}}
+	objs, problems := budget.ReadFile(opts.ConfigFile)
+	if len(problems) > 0 {
+		return nil, problems
 	}
 	if len(objs) != 1 {
 		return nil, api.Problems{{File: opts.ConfigFile, Message: fmt.Sprintf("the config file must hold exactly one %s, found %d objects", api.ConfigKind, len(objs))}}
@@ -159,14 +154,14 @@ func readInputs(budget *input.Budget, cfg *api.Config, opts Options, lazy bool) 
 	var problems api.Problems
 	objects := make([]api.Object, 0, len(opts.Items))
 	for _, item := range opts.Items {
-		objs, err := budget.Unwrap(item.Node, item.Origin)
-		if err == nil {
+		objs, ps := budget.Unwrap(item.Node, item.Origin)
+		if len(ps) == 0 {
 			// Items are held whole until they are written.
-			err = budget.HoldItems(objs)
+			ps = budget.HoldItems(objs)
 		}
-		if err != nil {
-			problems = append(problems, problemsOf(err, cfg)...)
-			if input.IsOverBudget(err) {
+		if len(ps) > 0 {
+			problems = append(problems, ps...)
+			if budget.Exhausted() {
 				return nil, problems
 			}
 			continue
@@ -182,32 +177,18 @@ func readInputs(budget *input.Budget, cfg *api.Config, opts Options, lazy bool) 
 		prepare = boilDown
 	}
 	if len(cfg.Inputs) > 0 {
-		objs, err := input.Read(cfg.Inputs, input.Options{Dir: opts.Dir, Inside: true, Prepare: prepare, Budget: budget})
-		if err != nil {
-			return nil, problemsOf(err, cfg)
+		objs, problems := input.Read(cfg.Inputs, input.Options{Dir: opts.Dir, Config: cfg, Prepare: prepare, Budget: budget})
+		if len(problems) > 0 {
+			return nil, problems
 		}
 		objects = append(objects, objs...)
 	}
 	if len(opts.Inputs) > 0 {
-		objs, err := input.Read(opts.Inputs, input.Options{Dir: opts.Dir, Prepare: prepare, Budget: budget})
-		if err != nil {
-			return nil, problemsOf(err, nil)
+		objs, problems := input.Read(opts.Inputs, input.Options{Dir: opts.Dir, Prepare: prepare, Budget: budget})
+		if len(problems) > 0 {
+			return nil, problems
 		}
 		objects = append(objects, objs...)
 	}
 	return objects, nil
-}
-
-// problemsOf returns the problems an error of package input carries, or
-// one problem of the config's spec.inputs for any other error (a pattern
-// that names nothing); without a config, one problem of the error alone.
-func problemsOf(err error, cfg *api.Config) api.Problems {
-	var ps api.Problems
-	if errors.As(err, &ps) {
-		return ps
-	}
-	if cfg == nil {
-		return api.Problems{{Message: err.Error()}}
-	}
-	return api.Problems{api.Errorf(cfg.Ref, cfg.Origin, "spec.inputs", "%v", err)}
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
 
 // ChangeKind is the kind of a posture change, as SPEC 6.1 names it.
@@ -44,14 +45,11 @@ type Change struct {
 	From      string     `json:"from"`
 	To        string     `json:"to"`
 	Weakens   bool       `json:"weakens"`
-	// Role of a guard identity change: FluxIdentitiesVariable,
-	// HelmIdentitiesVariable or PlatformIdentitiesVariable. Not part of the JSON shape; the words
+	// Role of a guard identity change: wire.GuardFluxIdentitiesVariable,
+	// wire.GuardHelmIdentitiesVariable or wire.GuardPlatformIdentitiesVariable. Not part of the JSON shape; the words
 	// name it.
 	Role string `json:"-"`
 }
-
-// GuardSubject is the subject of the guard's on and off.
-const GuardSubject = GuardPolicyName
 
 // Compare lists what changes from old to new, sorted as SPEC 6.1 says:
 // weakening first, then by tenant namespace, change and subject.
@@ -146,15 +144,15 @@ func compareGuard(old, new *Guard) []Change {
 	case old == nil && new == nil:
 		return nil
 	case old == nil:
-		return []Change{{Change: ChangeGuard, Subject: GuardSubject, From: Disabled, To: Enabled}}
+		return []Change{{Change: ChangeGuard, Subject: wire.GuardName, From: Disabled, To: Enabled}}
 	case new == nil:
-		return []Change{{Change: ChangeGuard, Subject: GuardSubject, From: Enabled, To: Disabled, Weakens: true}}
+		return []Change{{Change: ChangeGuard, Subject: wire.GuardName, From: Enabled, To: Disabled, Weakens: true}}
 	}
 	var out []Change
 	for _, list := range []struct {
 		role     string
 		old, new []string
-	}{{FluxIdentitiesVariable, old.FluxIdentities, new.FluxIdentities}, {HelmIdentitiesVariable, old.HelmIdentities, new.HelmIdentities}, {PlatformIdentitiesVariable, old.PlatformIdentities, new.PlatformIdentities}} {
+	}{{wire.GuardFluxIdentitiesVariable, old.FluxIdentities, new.FluxIdentities}, {wire.GuardHelmIdentitiesVariable, old.HelmIdentities, new.HelmIdentities}, {wire.GuardPlatformIdentitiesVariable, old.PlatformIdentities, new.PlatformIdentities}} {
 		added, removed := diffSets(list.old, list.new)
 		for _, id := range added {
 			out = append(out, Change{Change: ChangeGuard, Subject: id, From: Absent, To: Present, Weakens: true, Role: list.role})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
 
@@ -53,7 +54,7 @@ func (r *Record) readEgress(doc *yaml.Node) error {
 		for _, sel := range rule.ToEndpoints {
 			var kind string
 			for k, v := range sel.MatchLabels {
-				if bareKey(k) == render.ApplicationKindLabel {
+				if bareKey(k) == wire.ApplicationKindLabel {
 					kind = v
 				}
 			}
@@ -61,7 +62,7 @@ func (r *Record) readEgress(doc *yaml.Node) error {
 				continue
 			}
 			for _, req := range sel.MatchExpressions {
-				if bareKey(req.Key) != render.ApplicationNameLabel || req.Operator != "NotIn" {
+				if bareKey(req.Key) != wire.ApplicationNameLabel || req.Operator != "NotIn" {
 					continue
 				}
 				for _, name := range req.Values {
@@ -70,7 +71,7 @@ func (r *Record) readEgress(doc *yaml.Node) error {
 						continue
 					}
 					seen[app] = true
-					pod := podLabels(ns, map[string]string{render.ApplicationKindLabel: kind, render.ApplicationNameLabel: name})
+					pod := podLabels(ns, map[string]string{wire.ApplicationKindLabel: kind, wire.ApplicationNameLabel: name})
 					if !p.denies(pod) {
 						r.Reachable = append(r.Reachable, app)
 					}
@@ -85,7 +86,7 @@ func (r *Record) readEgress(doc *yaml.Node) error {
 	}
 	r.AncestorIngress = "denied"
 	for _, a := range ancestors {
-		if !p.denies(podLabels(a, map[string]string{IngressServiceLabel: IngressServiceValue})) {
+		if !p.denies(podLabels(a, map[string]string{wire.IngressServiceLabel: wire.IngressServiceValue})) {
 			r.AncestorIngress = "allowed"
 			break
 		}

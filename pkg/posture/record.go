@@ -12,25 +12,8 @@ import (
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
-)
-
-// Names of the objects and fields the posture is read from. They are the
-// contract between the renderers and this reader.
-const (
-	// GuardPolicyName is the ValidatingAdmissionPolicy of the
-	// management-plane guard (SPEC 3.5).
-	GuardPolicyName = render.GuardName
-	// FluxIdentitiesVariable and PlatformIdentitiesVariable are the guard's
-	// spec.variables whose expressions are JSON arrays of user names.
-	FluxIdentitiesVariable     = render.GuardFluxIdentitiesVariable
-	HelmIdentitiesVariable     = render.GuardHelmIdentitiesVariable
-	PlatformIdentitiesVariable = render.GuardPlatformIdentitiesVariable
-	// IngressServiceLabel and IngressServiceValue select the ingress pods
-	// of a tenant; a deny of them for every ancestor is what
-	// cluster.egress.allowAncestorIngress: false renders.
-	IngressServiceLabel = "cozystack.io/service"
-	IngressServiceValue = "ingress"
 )
 
 // Kind says what a Record was read from.
@@ -103,7 +86,7 @@ func ReadDocument(doc *yaml.Node) (Record, error) {
 		err = r.readAdmission(doc)
 	case group == "cilium.io" && r.Key.Kind == "CiliumNetworkPolicy" && r.Key.Name == render.EgressPolicyName:
 		err = r.readEgress(doc)
-	case group == "admissionregistration.k8s.io" && r.Key.Kind == "ValidatingAdmissionPolicy" && r.Key.Name == GuardPolicyName:
+	case group == "admissionregistration.k8s.io" && r.Key.Kind == "ValidatingAdmissionPolicy" && r.Key.Name == wire.GuardName:
 		err = r.readGuard(doc)
 	}
 	if err != nil {
@@ -121,13 +104,13 @@ func path(k Key) string {
 
 func (r *Record) readRelease(doc *yaml.Node) error {
 	labels := yamlnode.Lookup(doc, "metadata", "labels")
-	if scalar(yamlnode.Get(labels, render.ComputePlaneLabel)) == "true" {
+	if scalar(yamlnode.Get(labels, wire.ComputePlaneLabel)) == "true" {
 		r.Kind = KindCluster
 		return r.readNodeGroups(yamlnode.Lookup(doc, "spec", "values", "nodeGroups"))
 	}
-	kind, name := scalar(yamlnode.Get(labels, render.RoutedKindLabel)), scalar(yamlnode.Get(labels, render.RoutedNameLabel))
+	kind, name := scalar(yamlnode.Get(labels, wire.RoutedKindLabel)), scalar(yamlnode.Get(labels, wire.RoutedNameLabel))
 	if kind == "" || name == "" {
-		kind, name = scalar(yamlnode.Get(labels, render.ApplicationKindLabel)), scalar(yamlnode.Get(labels, render.ApplicationNameLabel))
+		kind, name = scalar(yamlnode.Get(labels, wire.ApplicationKindLabel)), scalar(yamlnode.Get(labels, wire.ApplicationNameLabel))
 	}
 	if kind == "" || name == "" {
 		return nil // a release of no app: nothing to read
@@ -223,11 +206,11 @@ func (r *Record) readGuard(doc *yaml.Node) error {
 	for i, v := range vars.Content {
 		var list *[]string
 		switch scalar(yamlnode.Get(v, "name")) {
-		case FluxIdentitiesVariable:
+		case wire.GuardFluxIdentitiesVariable:
 			list = &r.FluxIdentities
-		case HelmIdentitiesVariable:
+		case wire.GuardHelmIdentitiesVariable:
 			list = &r.HelmIdentities
-		case PlatformIdentitiesVariable:
+		case wire.GuardPlatformIdentitiesVariable:
 			list = &r.PlatformIdentities
 		default:
 			continue

@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/posture"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
 
 func read(t *testing.T, doc string) posture.Record {
@@ -116,8 +117,8 @@ func TestGuard(t *testing.T) {
 		{"turned off", state(on), state(), []posture.Change{{Change: posture.ChangeGuard, Subject: "computeplane-guard", From: "enabled", To: "disabled", Weakens: true}}},
 		{"turned on", state(), state(on), []posture.Change{{Change: posture.ChangeGuard, Subject: "computeplane-guard", From: "disabled", To: "enabled"}}},
 		{"identities added and removed", state(on), state(guard(`["`+kc+`", "system:serviceaccount:ci:deployer"]`, `[]`)), []posture.Change{
-			{Change: posture.ChangeGuard, Subject: "system:serviceaccount:ci:deployer", From: "absent", To: "present", Weakens: true, Role: posture.FluxIdentitiesVariable},
-			{Change: posture.ChangeGuard, Subject: capi, From: "present", To: "absent", Role: posture.PlatformIdentitiesVariable},
+			{Change: posture.ChangeGuard, Subject: "system:serviceaccount:ci:deployer", From: "absent", To: "present", Weakens: true, Role: wire.GuardFluxIdentitiesVariable},
+			{Change: posture.ChangeGuard, Subject: capi, From: "present", To: "absent", Role: wire.GuardPlatformIdentitiesVariable},
 		}},
 	}
 	for _, tc := range cases {

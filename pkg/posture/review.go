@@ -9,8 +9,8 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
 
 // Collector gathers the records of the files that change, from the
@@ -164,13 +164,13 @@ func sharedRecords(objs []render.Object, changed map[Key]bool, want func(render.
 func isPostureObject(o render.Object) bool {
 	switch o.Kind {
 	case "HelmRelease":
-		return o.Name == fleet.DirectClusterRelease
+		return o.Name == wire.DirectClusterRelease
 	case "ConfigMap":
 		return o.Name == render.AdmissionConfigMapName
 	case "CiliumNetworkPolicy":
 		return o.Name == render.EgressPolicyName
 	case "ValidatingAdmissionPolicy":
-		return o.Name == GuardPolicyName
+		return o.Name == wire.GuardName
 	}
 	return false
 }

@@ -1,6 +1,7 @@
 package posture_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/pipeline"
 	"github.com/computeplane-dev/computeplane-fn/pkg/posture"
 	"github.com/computeplane-dev/computeplane-fn/pkg/units"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
 
 // fleetDir copies the CI example's inputs (three tenants: acme with a
@@ -81,7 +83,7 @@ func review(t *testing.T, before, after []edit) *posture.Result {
 	apply(t, dir, before)
 	_, files := render(t, dir)
 	out := filepath.Join(dir, "rendered")
-	if _, err := output.WriteDir(out, files); err != nil {
+	if _, err := output.WriteDir(context.Background(), out, files, output.DirOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.RemoveAll(filepath.Join(dir, "fleet")); err != nil {
@@ -91,7 +93,7 @@ func review(t *testing.T, before, after []edit) *posture.Result {
 	apply(t, dir, after)
 	r, files := render(t, dir)
 	c := posture.NewCollector()
-	if _, err := output.CheckDirReading(out, files, c.Read); err != nil {
+	if _, err := output.WriteDir(context.Background(), out, files, output.DirOptions{Check: true, Read: c.Read}); err != nil {
 		t.Fatal(err)
 	}
 	checked, err := posture.Review(r.Objects, c)
@@ -100,7 +102,7 @@ func review(t *testing.T, before, after []edit) *posture.Result {
 	}
 	// Writing reads the same.
 	c = posture.NewCollector()
-	if _, err := output.WriteDirReading(t.Context(), out, files, c.Read); err != nil {
+	if _, err := output.WriteDir(t.Context(), out, files, output.DirOptions{Read: c.Read}); err != nil {
 		t.Fatal(err)
 	}
 	written, err := posture.Review(r.Objects, c)
@@ -234,7 +236,7 @@ func TestReview(t *testing.T) {
 	}, {
 		name:  "a Flux identity is added to the guard",
 		after: []edit{guardConfig("    fluxIdentities: [system:serviceaccount:flux-system:computeplane-fleet, system:serviceaccount:ci:deployer]\n")},
-		want:  []posture.Change{{Change: posture.ChangeGuard, Subject: "system:serviceaccount:ci:deployer", From: "absent", To: "present", Weakens: true, Role: posture.FluxIdentitiesVariable}},
+		want:  []posture.Change{{Change: posture.ChangeGuard, Subject: "system:serviceaccount:ci:deployer", From: "absent", To: "present", Weakens: true, Role: wire.GuardFluxIdentitiesVariable}},
 	}, {
 		name:   "the guard is turned on again",
 		before: []edit{guardConfig("    enabled: false\n")},

@@ -1,6 +1,10 @@
 package posture
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
+)
 
 // Sentence states a change in words, for a reader who does not read YAML.
 func Sentence(c Change) string {
@@ -39,16 +43,16 @@ func Sentence(c Change) string {
 		return fmt.Sprintf("node group `%s` changes from `%s` to `%s`", c.Subject, c.From, c.To)
 	case ChangeGuard:
 		switch {
-		case c.Subject == GuardSubject && c.To == Enabled:
+		case c.Subject == wire.GuardName && c.To == Enabled:
 			return "the management-plane guard is turned on"
-		case c.Subject == GuardSubject:
+		case c.Subject == wire.GuardName:
 			return "the management-plane guard is turned off"
 		}
 		role := "fleet identity (may set spec.kubeConfig and read a ComputePlane's credentials)"
 		switch c.Role {
-		case HelmIdentitiesVariable:
+		case wire.GuardHelmIdentitiesVariable:
 			role = "helm-controller identity (may set a kubeConfig of another cluster)"
-		case PlatformIdentitiesVariable:
+		case wire.GuardPlatformIdentitiesVariable:
 			role = "platform identity (may change ComputePlane VMs and their disks)"
 		}
 		if c.To == Present {
@@ -104,9 +108,9 @@ func Why(c Change) string {
 		return "capacity and cost of the ComputePlane change; isolation does not."
 	case ChangeGuard:
 		switch {
-		case c.Subject == GuardSubject && c.Weakens:
+		case c.Subject == wire.GuardName && c.Weakens:
 			return "nothing on the live management cluster stops an app that runs code from running outside its ComputePlane, or anyone from setting spec.kubeConfig."
-		case c.Subject == GuardSubject:
+		case c.Subject == wire.GuardName:
 			return "the live management cluster refuses code-running apps outside their ComputePlane and kubeConfig from anyone but Flux."
 		case c.Weakens:
 			return "whoever holds this identity passes the guard's checks: it can point Flux objects at any cluster or change ComputePlane VMs."

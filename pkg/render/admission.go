@@ -12,6 +12,7 @@ import (
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
 
 // Names of the Pod Security wiring of a cluster's API server. Kamaji runs
@@ -266,6 +267,6 @@ func hardeningMeta(name string, t *fleet.Tenant) metav1.ObjectMeta {
 		Name:        name,
 		Namespace:   t.Namespace,
 		Labels:      managedLabels(nil),
-		Annotations: map[string]string{PruneAnnotation: PruneDisabled},
+		Annotations: map[string]string{wire.PruneAnnotation: wire.PruneDisabled},
 	}
 }

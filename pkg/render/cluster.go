@@ -16,18 +16,8 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
 	"github.com/computeplane-dev/computeplane-fn/pkg/knobs"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
-)
-
-// Labels and annotations of the cluster HelmRelease.
-const (
-	ShardingLabel     = "sharding.fluxcd.io/key"
-	ShardingTenants   = "tenants"
-	ComputePlaneLabel = "internal.cozystack.io/computeplane"
-	// PruneAnnotation with PruneDisabled keeps Flux's kustomize-controller
-	// from deleting the live cluster when its HelmRelease leaves Git.
-	PruneAnnotation = "kustomize.toolkit.fluxcd.io/prune"
-	PruneDisabled   = "disabled"
 )
 
 const (
@@ -63,6 +53,12 @@ func NewClusterPlan(cfg *api.Config) (*ClusterPlan, api.Problems) {
 	}
 	fixed, admission, problems := fixedValues(cfg)
 	if len(problems) > 0 {
+		return nil, problems
+	}
+	if roles := nodeRoleProblems(fixed, "spec.cluster.values"); len(roles) > 0 {
+		for _, f := range slices.Sorted(maps.Keys(roles)) {
+			problems = append(problems, api.Errorf(cfg.Ref, cfg.Origin, f, "%s", roles[f]))
+		}
 		return nil, problems
 	}
 	if msg := ingressNodesProblem(fixed); msg != "" && valueAt(fixed, "nodeGroups") != nil {
@@ -108,7 +104,8 @@ func fixedValues(cfg *api.Config) (map[string]any, *Admission, api.Problems) {
 // Security configuration exempts (OperatorOnlyAddons, whatever the knob
 // schema says) is refused with the path; fixed values are never silently
 // overridden.
-// Node groups a tenant gives must leave the pinned ingress addon a node.
+// Node groups a tenant gives must leave the pinned ingress addon a node, and
+// their roles must be label name parts (nodeRoleProblems).
 func (p *ClusterPlan) Values(t *fleet.Tenant) (map[string]any, api.Problems) {
 	if t.Knobs == nil || len(t.Knobs.Values) == 0 {
 		return yamlnode.CopyValue(p.fixed), nil
@@ -143,6 +140,13 @@ func (p *ClusterPlan) Values(t *fleet.Tenant) (map[string]any, api.Problems) {
 					"is fixed by the operator (%s) and cannot be set by a tenant; remove it from this ComputePlane object", joinPath(fixed)))
 			}
 			break
+		}
+	}
+	roles := nodeRoleProblems(k.Values, "spec")
+	for _, f := range slices.Sorted(maps.Keys(roles)) {
+		if !reportedAt(reported, f) {
+			reported[f] = true
+			problems = append(problems, api.Errorf(k.Ref, k.Origin, f, "%s", roles[f]))
 		}
 	}
 	// Operator-only whatever the schema; a path the operator fixed is
@@ -237,10 +241,10 @@ func RenderClusterRelease(f *fleet.Fleet, plan *ClusterPlan, t *fleet.Tenant) (O
 	if len(problems) > 0 {
 		return Object{}, problems
 	}
-	release := fleet.DirectClusterRelease
-	labels := map[string]string{ComputePlaneLabel: "true"}
-	if shardLabelRendered(f, ShardingTenants) {
-		labels[ShardingLabel] = ShardingTenants
+	release := wire.DirectClusterRelease
+	labels := map[string]string{wire.ComputePlaneLabel: "true"}
+	if shardLabelRendered(f, wire.ShardingTenants) {
+		labels[wire.ShardingLabel] = wire.ShardingTenants
 	}
 	hr := helmv2.HelmRelease{
 		TypeMeta: metav1.TypeMeta{APIVersion: helmv2.GroupVersion.String(), Kind: helmv2.HelmReleaseKind},
@@ -248,7 +252,7 @@ func RenderClusterRelease(f *fleet.Fleet, plan *ClusterPlan, t *fleet.Tenant) (O
 			Name:        release,
 			Namespace:   t.Namespace,
 			Labels:      managedLabels(labels),
-			Annotations: map[string]string{PruneAnnotation: PruneDisabled},
+			Annotations: map[string]string{wire.PruneAnnotation: wire.PruneDisabled},
 		},
 		Spec: helmv2.HelmReleaseSpec{
 			ReleaseName: release,
@@ -268,7 +272,7 @@ func RenderClusterRelease(f *fleet.Fleet, plan *ClusterPlan, t *fleet.Tenant) (O
 				Remediation: &helmv2.UpgradeRemediation{Retries: -1},
 			},
 			Values:     &apiextensionsv1.JSON{Raw: []byte("{}")},
-			ValuesFrom: []helmv2.ValuesReference{{Kind: "Secret", Name: ValuesSecret}},
+			ValuesFrom: []helmv2.ValuesReference{{Kind: "Secret", Name: wire.ValuesSecret}},
 			// helm-controller impersonates the tenant's installer for the
 			// whole install, hooks included (RenderInstaller).
 			ServiceAccountName: fleet.InstallerAccount,

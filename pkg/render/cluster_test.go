@@ -191,8 +191,8 @@ nodeGroups:
 			"controlPlane: {replicas: 3}",
 			"controlPlane: {apiServer: {resourcesPreset: large}}",
 			"addons: {velero: {enabled: true}}",
-			"addons: {ingressNginx: {hosts: [apps.acme.example.com]}}",
-			"host: acme.example.com",
+			"version: v1.34",
+			"nodeHealthCheck: {maxUnhealthy: 40%}",
 		} {
 			if _, problems := p.Values(knobTenant(values(t, knobs))); len(problems) > 0 {
 				t.Errorf("%s: refused: %v", knobs, problems)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
 
 // Names and labels of the egress policy of a ComputePlane's VMs.
@@ -89,15 +90,15 @@ type ciliumPortProtocol struct {
 	Protocol string `json:"protocol"`
 }
 
-// ControlPlanePort is a port of the Kamaji control-plane pods that the
+// controlPlanePort is a port of the Kamaji control-plane pods that the
 // cluster's VMs need, with where it comes from.
-type ControlPlanePort struct {
+type controlPlanePort struct {
 	Port   int32
 	Name   string
 	Source string
 }
 
-// ControlPlanePorts are the TCP ports of a cluster's control-plane pods that
+// controlPlanePorts are the TCP ports of a cluster's control-plane pods that
 // its VMs may reach; every other port and protocol of those pods is denied.
 // From Kamaji (clastix/kamaji) and apps/kubernetes (Cozystack at 3c780acd):
 //
@@ -114,10 +115,56 @@ type ControlPlanePort struct {
 //     on the cluster's Service; its Talos workers have their machine
 //     certificates signed there, without which the chart's reconcile Jobs
 //     cannot reach them.
-var ControlPlanePorts = []ControlPlanePort{
+var controlPlanePorts = []controlPlanePort{
 	{6443, "kube-apiserver", "Kamaji TenantControlPlane spec.networkProfile.port (default 6443)"},
 	{8132, "konnectivity-server", "apps/kubernetes spec.addons.konnectivity.server.port"},
 	{50001, "talos-trustd", "apps/kubernetes talos-csr-signer container and Service port"},
+}
+
+// BaselineNamespace is a platform namespace that Cozystack's tenant baseline
+// opens to every pod of every tenant (apps/tenant
+// templates/networkpolicy.yaml at Cozystack 3c780acd, each an allow-to-*
+// CiliumNetworkPolicy with endpointSelector {}), with what runs there and
+// whether the ComputePlane's VMs keep it.
+type BaselineNamespace struct {
+	Namespace string
+	// Policy is the baseline's policy that opens it.
+	Policy string
+	// What runs there.
+	What string
+	// Deny says whether computeplane-egress takes it away from the VMs.
+	Deny   bool
+	Reason string
+}
+
+// BaselineNamespaces are those namespaces. Cluster DNS, opened by
+// allow-to-dns to kube-system's kube-dns pods only, stays open; the rest of
+// the baseline (the tenant's own namespace, descendants, ancestors' etcd,
+// ingress and vminsert, the internet) is RenderEgress's.
+var BaselineNamespaces = []BaselineNamespace{
+	{"cozy-dashboard", "allow-to-dashboard", "the Cozystack dashboard and its backend, whose port 8080 proxies /api and /apis to kubernetes.default.svc without authenticating the caller", true,
+		"a path to the management API server around the deny of the kube-apiserver entity; the VMs have no use for the dashboard, which people reach through its ingress"},
+	{"cozy-linstor", "allow-to-linstor-gui", "the LINSTOR controller (the storage API of the management cluster), linstor-gui and its gatekeeper, cert-manager's ACME solvers", true,
+		"the controller's API manages every volume of the platform; the VMs' disks are attached by KubeVirt on the node and replicated by DRBD between the nodes' host networks, never over the VMs' pod network"},
+	{"cozy-keycloak", "allow-to-keycloak", "Keycloak, the platform's identity provider (realms, admin console and API)", true,
+		"the VMs do not log anyone in; an app inside that signs users in with Keycloak reaches it by its public host name, through the internet, as a browser does"},
+	{"cozy-grafana-operator", "allow-to-grafana-dashboards", "the Grafana operator and the static server of Grafana plugins and dashboards for the tenants' Grafana pods", true,
+		"only the tenants' Grafana pods on the management cluster install plugins from there"},
+	{"cozy-kubevirt-cdi", "allow-to-cdi-upload-proxy", "CDI: the upload proxy, its API server and controller", true,
+		"disk images are imported and uploaded by CDI's own pods and by users through the upload proxy's ingress, never by a running VM"},
+}
+
+// deniedBaselineNamespaces returns the namespaces of BaselineNamespaces
+// that the VMs lose, sorted.
+func deniedBaselineNamespaces() []string {
+	var out []string
+	for _, b := range BaselineNamespaces {
+		if b.Deny {
+			out = append(out, b.Namespace)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Port numbers and protocols of Cilium's port rules.
@@ -142,7 +189,7 @@ const (
 //     own apps annotated computeplane.dev/reachable-from-computeplane:
 //     "true", matched by both lineage labels, kind and name;
 //   - every port and protocol of the cluster's own control plane but the
-//     TCP ports of ControlPlanePorts;
+//     TCP ports of controlPlanePorts;
 //   - every endpoint of every descendant tenant: the namespaces known from
 //     the inputs by name, and any other by the tenant.cozystack.io/<tenant>
 //     label Cozystack puts on descendant namespaces;
@@ -151,7 +198,11 @@ const (
 //   - the ingress pods (cozystack.io/service: ingress) of every ancestor
 //     tenant, unless the config's cluster.egress.allowAncestorIngress says
 //     otherwise: the management API can be published there with TLS
-//     passthrough.
+//     passthrough;
+//   - every pod of the platform namespaces the tenant baseline opens to all
+//     tenant pods that the VMs have no use for (BaselineNamespaces): the
+//     dashboard, whose backend proxies the management API without
+//     authenticating, LINSTOR, Keycloak, the Grafana operator and CDI.
 //
 // Cilium applies deny rules before allow rules and has no "except", on a
 // selector or on a port, so the exceptions are cut out of the deny rules:
@@ -178,6 +229,9 @@ func RenderEgress(f *fleet.Fleet, t *fleet.Tenant) (Object, error) {
 			ToPorts:     []ciliumPortDenyRule{{Ports: controlPlaneClosedPorts()}},
 		},
 		{ToEndpoints: descendantSelectors(t)},
+		{ToEndpoints: []metav1.LabelSelector{{MatchExpressions: []metav1.LabelSelectorRequirement{
+			{Key: PodNamespaceKey, Operator: metav1.LabelSelectorOpIn, Values: deniedBaselineNamespaces()},
+		}}}},
 	}
 	if etcd := ancestorEtcdSelectors(t); len(etcd) > 0 {
 		rules = append(rules, ciliumEgressDeny{ToEndpoints: etcd})
@@ -210,8 +264,8 @@ func RenderEgress(f *fleet.Fleet, t *fleet.Tenant) (Object, error) {
 // Port 0 is not a port a connection can use, and Cilium reads it as "every
 // port", so ranges start at 1.
 func controlPlaneClosedPorts() []ciliumPortProtocol {
-	open := make([]int32, len(ControlPlanePorts))
-	for i, p := range ControlPlanePorts {
+	open := make([]int32, len(controlPlanePorts))
+	for i, p := range controlPlanePorts {
 		open[i] = p.Port
 	}
 	slices.Sort(open)
@@ -255,15 +309,15 @@ func ownNamespaceSelectors(t *fleet.Tenant, release string) []metav1.LabelSelect
 	}
 	if len(kinds) > 0 {
 		otherKinds.MatchExpressions = append(otherKinds.MatchExpressions, metav1.LabelSelectorRequirement{
-			Key: ApplicationKindLabel, Operator: metav1.LabelSelectorOpNotIn, Values: kinds,
+			Key: wire.ApplicationKindLabel, Operator: metav1.LabelSelectorOpNotIn, Values: kinds,
 		})
 	}
 	out := []metav1.LabelSelector{otherKinds}
 	for _, kind := range kinds {
 		out = append(out, metav1.LabelSelector{
-			MatchLabels: map[string]string{PodNamespaceKey: t.Namespace, ApplicationKindLabel: kind},
+			MatchLabels: map[string]string{PodNamespaceKey: t.Namespace, wire.ApplicationKindLabel: kind},
 			MatchExpressions: append(slices.Clone(notCluster), metav1.LabelSelectorRequirement{
-				Key: ApplicationNameLabel, Operator: metav1.LabelSelectorOpNotIn, Values: exposed[kind],
+				Key: wire.ApplicationNameLabel, Operator: metav1.LabelSelectorOpNotIn, Values: exposed[kind],
 			}),
 		})
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/internal/ciliumeval"
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
 
 // expectEgress is the contract of the egress policy (SPEC 3.3), written as
@@ -22,6 +23,8 @@ func expectEgress(release string, allowAncestorIngress bool, dst ciliumeval.Endp
 	}
 	l := dst.Labels
 	switch {
+	case slices.Contains([]string{"cozy-dashboard", "cozy-linstor", "cozy-keycloak", "cozy-grafana-operator", "cozy-kubevirt-cdi"}, dst.Namespace):
+		return false // platform namespaces the tenant baseline opens, of no use to the VMs
 	case dst.Namespace == "tenant-acme":
 		if l[render.ControlPlaneLabel] == release {
 			// The own control plane, on exactly its ports. ICMP has no
@@ -35,7 +38,7 @@ func expectEgress(release string, allowAncestorIngress bool, dst ciliumeval.Endp
 			return true // the cluster's own VMs
 		}
 		exposed := map[[2]string]bool{{"Postgres", "db"}: true}
-		return exposed[[2]string{l[render.ApplicationKindLabel], l[render.ApplicationNameLabel]}]
+		return exposed[[2]string{l[wire.ApplicationKindLabel], l[wire.ApplicationNameLabel]}]
 	case dst.NamespaceLabels["tenant.cozystack.io/tenant-acme"] == "set":
 		return false // a descendant, known or not
 	case dst.Namespace == "tenant-root":
@@ -76,6 +79,11 @@ func flowTable(release string) ([]ciliumeval.Endpoint, []ciliumeval.Flow) {
 		{"tenant-beta", chain("tenant-root", "tenant-beta")},
 		{"kube-system", nil},
 		{"cozy-system", nil},
+		{"cozy-dashboard", nil},
+		{"cozy-linstor", nil},
+		{"cozy-kubevirt-cdi", nil},
+		{"cozy-keycloak", nil},
+		{"cozy-grafana-operator", nil},
 	}
 	opt := func(vs ...string) []string { return append(vs, "") } // "" = absent
 	var dsts []ciliumeval.Endpoint
@@ -88,7 +96,7 @@ func flowTable(release string) ([]ciliumeval.Endpoint, []ciliumeval.Flow) {
 							labels := map[string]string{}
 							for k, v := range map[string]string{
 								render.ControlPlaneLabel: cp, render.ClusterNameLabel: cluster,
-								render.ApplicationKindLabel: app[0], render.ApplicationNameLabel: app[1],
+								wire.ApplicationKindLabel: app[0], wire.ApplicationNameLabel: app[1],
 								"cozystack.io/service": service, "app.kubernetes.io/instance": instance,
 							} {
 								if v != "" {

@@ -2,6 +2,8 @@ package render_test
 
 import (
 	"fmt"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/input"
 	"github.com/computeplane-dev/computeplane-fn/pkg/pipeline"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
 
@@ -154,9 +157,9 @@ func parsePolicy(t *testing.T, obj map[string]any) *ciliumeval.Policy {
 // Labels of the pods the flows go to.
 func lineage(kind, name string) map[string]string {
 	return map[string]string{
-		render.ApplicationKindLabel:  kind,
-		render.ApplicationGroupLabel: api.AppsGroup,
-		render.ApplicationNameLabel:  name,
+		wire.ApplicationKindLabel:  kind,
+		wire.ApplicationGroupLabel: api.AppsGroup,
+		wire.ApplicationNameLabel:  name,
 	}
 }
 
@@ -228,8 +231,8 @@ func TestEgressFlows(t *testing.T) {
 		{"unexposed app of an exposed kind", pod("tenant-acme", acmeNS, lineage("Postgres", "other")), false, https},
 		{"Redis named like the exposed Postgres", pod("tenant-acme", acmeNS, lineage("Redis", "db")), false, https},
 		{"app annotated \"false\"", pod("tenant-acme", acmeNS, lineage("Redis", "cache")), false, https},
-		{"pod with the exposed name and no kind", pod("tenant-acme", acmeNS, map[string]string{render.ApplicationNameLabel: "db"}), false, https},
-		{"pod with the exposed kind and no name", pod("tenant-acme", acmeNS, map[string]string{render.ApplicationKindLabel: "Postgres"}), false, https},
+		{"pod with the exposed name and no kind", pod("tenant-acme", acmeNS, map[string]string{wire.ApplicationNameLabel: "db"}), false, https},
+		{"pod with the exposed kind and no name", pod("tenant-acme", acmeNS, map[string]string{wire.ApplicationKindLabel: "Postgres"}), false, https},
 		{"pod without lineage labels in the tenant namespace", pod("tenant-acme", acmeNS, map[string]string{"app": "operator"}), false, https},
 		{"routed app annotated reachable: its kind is not exposed here", pod("tenant-acme", acmeNS, lineage("JupyterHub", "lab")), false, https},
 		{"child tenant's app, exposed in the child", pod("tenant-acme-dev", devNS, lineage("Postgres", "db")), false, https},
@@ -302,7 +305,7 @@ metadata: {name: queue, namespace: tenant-acme, annotations: {computeplane.dev/r
 			for _, cp := range values("computeplane") {
 				for _, cluster := range values("computeplane") {
 					labels := map[string]string{}
-					for k, v := range map[string]string{render.ApplicationKindLabel: kind, render.ApplicationNameLabel: name, render.ControlPlaneLabel: cp, render.ClusterNameLabel: cluster} {
+					for k, v := range map[string]string{wire.ApplicationKindLabel: kind, wire.ApplicationNameLabel: name, render.ControlPlaneLabel: cp, render.ClusterNameLabel: cluster} {
 						if v != "" {
 							labels[k] = v
 						}
@@ -332,8 +335,10 @@ metadata: {name: queue, namespace: tenant-acme, annotations: {computeplane.dev/r
 
 // TestEgressWithTenantBaseline evaluates the policy together with the egress
 // policies Cozystack's tenant chart puts in tenant-acme (apps/tenant
-// templates/networkpolicy.yaml at 3c780acd, rendered for tenant-acme): the
-// baseline allows, the ComputePlane policy takes away.
+// templates/networkpolicy.yaml at 3c780acd, rendered for tenant-acme; the
+// allow-to-apiserver policy selects only pods labelled for it, never the
+// VMs, and is left out): the baseline allows, the ComputePlane policy takes
+// away.
 func TestEgressWithTenantBaseline(t *testing.T) {
 	policies := []*ciliumeval.Policy{parsePolicy(t, renderPolicies(t, egressFleet)["tenant-acme"])}
 	for _, doc := range strings.Split(tenantBaseline, "---\n") {
@@ -364,6 +369,12 @@ func TestEgressWithTenantBaseline(t *testing.T) {
 		{"ancestor vminsert: open by design", ciliumeval.Pod("tenant-root", map[string]string{"app.kubernetes.io/name": "vminsert"}, tenantNS("tenant-root")), true, ciliumeval.Port(ciliumeval.TCP, 8480)},
 		{"another tenant: the baseline denies", ciliumeval.Pod("tenant-beta", lineage("Postgres", "db"), tenantNS("tenant-root", "tenant-beta")), false, https},
 		{"cluster DNS", ciliumeval.Pod("kube-system", map[string]string{"k8s-app": "kube-dns"}, nil), true, ciliumeval.Port(ciliumeval.UDP, 53)},
+		{"the dashboard's API proxy: the baseline allows, the ComputePlane policy denies", ciliumeval.Pod("cozy-dashboard", map[string]string{"app.kubernetes.io/name": "dashboard"}, nil), false, ciliumeval.Port(ciliumeval.TCP, 8080)},
+		{"the LINSTOR controller: the baseline allows, the ComputePlane policy denies", ciliumeval.Pod("cozy-linstor", map[string]string{"app.kubernetes.io/component": "linstor-controller"}, nil), false, ciliumeval.Port(ciliumeval.TCP, 3370)},
+		{"Keycloak: the baseline allows, the ComputePlane policy denies", ciliumeval.Pod("cozy-keycloak", map[string]string{"app": "keycloak"}, nil), false, ciliumeval.Port(ciliumeval.TCP, 8080)},
+		{"Grafana's plugin server: the baseline allows, the ComputePlane policy denies", ciliumeval.Pod("cozy-grafana-operator", map[string]string{"app": "grafana-dashboards"}, nil), false, https},
+		{"CDI's upload proxy: the baseline allows, the ComputePlane policy denies", ciliumeval.Pod("cozy-kubevirt-cdi", map[string]string{"cdi.kubevirt.io": "cdi-uploadproxy"}, nil), false, ciliumeval.Port(ciliumeval.TCP, 8443)},
+		{"another platform namespace: the baseline denies", ciliumeval.Pod("cozy-system", nil, nil), false, https},
 		{"management API server", ciliumeval.Entity("kube-apiserver"), false, https},
 		{"the internet", ciliumeval.Entity("world"), true, https},
 	}
@@ -420,6 +431,60 @@ spec:
   egress:
   - toEndpoints:
     - matchLabels: {"k8s:io.kubernetes.pod.namespace": kube-system, k8s-app: kube-dns}
+---
+apiVersion: cilium.io/v2
+kind: CiliumNetworkPolicy
+metadata: {name: allow-to-dashboard, namespace: tenant-acme}
+spec:
+  endpointSelector: {}
+  egress:
+  - toEndpoints:
+    - matchLabels: {"k8s:io.kubernetes.pod.namespace": cozy-dashboard}
+---
+apiVersion: cilium.io/v2
+kind: CiliumNetworkPolicy
+metadata: {name: allow-to-linstor-gui, namespace: tenant-acme}
+spec:
+  endpointSelector: {}
+  egress:
+  - toEndpoints:
+    - matchLabels: {"k8s:io.kubernetes.pod.namespace": cozy-linstor}
+---
+apiVersion: cilium.io/v2
+kind: CiliumNetworkPolicy
+metadata: {name: allow-to-keycloak, namespace: tenant-acme}
+spec:
+  endpointSelector: {}
+  egress:
+  - toEndpoints:
+    - matchLabels: {"k8s:io.kubernetes.pod.namespace": cozy-keycloak}
+---
+apiVersion: cilium.io/v2
+kind: CiliumNetworkPolicy
+metadata: {name: allow-to-grafana-dashboards, namespace: tenant-acme}
+spec:
+  endpointSelector: {}
+  egress:
+  - toEndpoints:
+    - matchLabels: {"k8s:io.kubernetes.pod.namespace": cozy-grafana-operator}
+---
+apiVersion: cilium.io/v2
+kind: CiliumNetworkPolicy
+metadata: {name: allow-to-cdi-upload-proxy, namespace: tenant-acme}
+spec:
+  endpointSelector: {}
+  egress:
+  - toEndpoints:
+    - matchLabels: {"k8s:io.kubernetes.pod.namespace": cozy-kubevirt-cdi}
+---
+apiVersion: cilium.io/v2
+kind: CiliumNetworkPolicy
+metadata: {name: allow-to-ingress, namespace: tenant-acme}
+spec:
+  endpointSelector: {}
+  egress:
+  - toEndpoints:
+    - matchLabels: {cozystack.io/service: ingress}
 `
 
 // TestEgressPolicyShapes checks the policy of every tenant of the fleet:
@@ -460,6 +525,26 @@ spec: {computeplane: true}
 	} {
 		if v := ciliumeval.Egress([]*ciliumeval.Policy{root}, src, dst, ciliumeval.Port(ciliumeval.TCP, 5432)); v.Allowed {
 			t.Errorf("root ComputePlane -> %v: %s; every tenant is a descendant of root and root's own pods are not exposed", dst, v.Reason)
+		}
+	}
+}
+
+// TestDocsListTheBaselineNamespaces keeps the README's table of what the
+// tenant baseline opens in step with BaselineNamespaces: each platform
+// namespace has its row, with the baseline policy and the verdict.
+func TestDocsListTheBaselineNamespaces(t *testing.T) {
+	doc, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range render.BaselineNamespaces {
+		verdict := "open"
+		if b.Deny {
+			verdict = "deny"
+		}
+		row := regexp.MustCompile("(?m)^\\| `" + regexp.QuoteMeta(b.Namespace) + "` \\(`" + regexp.QuoteMeta(b.Policy) + "`\\) \\| [^|]* \\| " + verdict + " \\|")
+		if !row.Match(doc) {
+			t.Errorf("the README has no row `%s` (`%s`) with verdict %s", b.Namespace, b.Policy, verdict)
 		}
 	}
 }

@@ -7,3 +7,10 @@ var (
 	ReleaseAnnotations = releaseAnnotations
 	ObjectMeta         = objectMeta
 )
+
+// The installer's rules, for the test that reads them against the chart.
+var (
+	InstallerRules           = installerRules
+	InstallerClusterRules    = installerClusterRules
+	InstallerKubeSystemRules = installerKubeSystemRules
+)

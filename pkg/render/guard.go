@@ -11,21 +11,7 @@ import (
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
-)
-
-// GuardName names the ValidatingAdmissionPolicy of the management-plane
-// guard and its binding.
-const GuardName = "computeplane-guard"
-
-// Names of the guard's variables that hold the fleet's values; every rule
-// reads them, so that the expressions are the same text for every fleet.
-// The pull-request summary reads the two identity lists back from a
-// committed policy: each is a CEL list literal in JSON syntax, the sorted
-// list without duplicates as encoding/json writes it.
-const (
-	GuardFluxIdentitiesVariable     = "fluxIdentities"
-	GuardHelmIdentitiesVariable     = "helmIdentities"
-	GuardPlatformIdentitiesVariable = "platformIdentities"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
 
 // The guard's CEL. The values of the fleet come in as variables (see
@@ -60,7 +46,9 @@ request.?subResource.orValue('') == 'token'`
 request.resource.resource in ['rolebindings', 'clusterrolebindings']`
 	celIsDiskCopy = `(request.resource.group == 'cdi.kubevirt.io' && request.resource.resource == 'datavolumes') ||
 (request.resource.group == '' && request.resource.resource == 'persistentvolumeclaims') ||
-(request.resource.group == 'snapshot.storage.k8s.io' && request.resource.resource == 'volumesnapshots')`
+(request.resource.group == 'snapshot.storage.k8s.io' && request.resource.resource == 'volumesnapshots') ||
+(request.resource.group == 'snapshot.kubevirt.io' && request.resource.resource == 'virtualmachinesnapshots') ||
+(request.resource.group == 'export.kubevirt.io' && request.resource.resource == 'virtualmachineexports')`
 
 	celFromFlux     = `request.userInfo.username in variables.fluxIdentities`
 	celFromHelm     = `request.userInfo.username in variables.helmIdentities`
@@ -80,7 +68,7 @@ request.userInfo.groups.exists(g, g == 'system:masters')`
 	celRoutedKinds = `!variables.isHelmRelease ? [] :
 variables.computePlaneKinds.filter(k, [object, oldObject].exists(o,
   o != null &&
-  ['` + ApplicationKindLabel + `', '` + RoutedKindLabel + `'].exists(l,
+  ['` + wire.ApplicationKindLabel + `', '` + wire.RoutedKindLabel + `'].exists(l,
     o.metadata.?labels[?l].orValue('').lowerAscii() == k.lowerAscii())))`
 	// routedChart: the object's chartRef, before or after the update, is
 	// one of a definition placed on the ComputePlane (a namespace left out
@@ -114,20 +102,27 @@ oldObject.spec.kubeConfig : null`
 	celSetsKubeConfig = `variables.specChanged &&
 (variables.newKubeConfig != null || variables.oldKubeConfig != null)`
 
+	// celIsCredential: the Secret named n is one of the cluster's
+	// credentials (fleet.ClusterCredentials), or a worker's machine
+	// configuration (<release>-<machine><suffix>, fleet.MachineCredentialSuffixes).
+	celIsCredential = `(n in variables.credentials ||
+    (n.startsWith(variables.clusterRelease + '-') &&
+      variables.machineCredentialSuffixes.exists(s, n.endsWith(s))))`
+
 	// namesCredential / oldNamesCredential: the kubeConfig after / before
 	// the request reads one of a ComputePlane's credentials.
 	celNamesCredential = `variables.newKubeConfig != null &&
-variables.newKubeConfig.?secretRef.?name.orValue('') in variables.credentials`
+[variables.newKubeConfig.?secretRef.?name.orValue('')].exists(n, ` + celIsCredential + `)`
 	celOldNamesCredential = `variables.oldKubeConfig != null &&
-variables.oldKubeConfig.?secretRef.?name.orValue('') in variables.credentials`
+[variables.oldKubeConfig.?secretRef.?name.orValue('')].exists(n, ` + celIsCredential + `)`
 	// readsCredentials: the object hands one of a ComputePlane's
 	// credentials to what it runs, through a HelmRelease's valuesFrom or a
 	// Kustomization's postBuild.substituteFrom.
 	celReadsCredentials = `variables.specChanged &&
-(object.?spec.?valuesFrom.orValue([]).exists(v,
-    v.?kind.orValue('') == 'Secret' && v.?name.orValue('') in variables.credentials) ||
-  object.?spec.?postBuild.?substituteFrom.orValue([]).exists(v,
-    v.?kind.orValue('') == 'Secret' && v.?name.orValue('') in variables.credentials))`
+(object.?spec.?valuesFrom.orValue([]) +
+  object.?spec.?postBuild.?substituteFrom.orValue([])).exists(v,
+  v.?kind.orValue('') == 'Secret' &&
+  [v.?name.orValue('')].exists(n, ` + celIsCredential + `))`
 
 	// usesAccount: a HelmRelease or Kustomization whose spec names the
 	// fleet's account (in the fleet's namespace) or a cluster installer:
@@ -179,9 +174,12 @@ object.metadata.?labels[?'` + ClusterNameLabel + `'].orValue('') : ''`
   object.?spec.?dataVolumeTemplates.orValue([]).exists(d,
     d.?spec.?source.?pvc.?name.orValue('').startsWith(variables.clusterRelease + '-')))`
 	// copiesDisk: a DataVolume, PersistentVolumeClaim or VolumeSnapshot
-	// made from a disk of the cluster (a clone, a restore, a snapshot).
+	// made from a disk of the cluster (a clone, a restore, a snapshot), or
+	// a KubeVirt snapshot or export of a worker or its disks (every one is
+	// named <cluster release>-...).
 	celCopiesDisk = `variables.isDiskCopy && object != null &&
 [object.?spec.?source.?pvc.?name.orValue(''),
+  object.?spec.?source.?name.orValue(''),
   object.?spec.?dataSource.?name.orValue(''),
   object.?spec.?dataSourceRef.?name.orValue(''),
   object.?spec.?source.?persistentVolumeClaimName.orValue('')].exists(n,
@@ -223,7 +221,8 @@ has(object.metadata.deletionTimestamp) ||
   ` + celTarget + ` +
   ": only the fleet (" + variables.fluxIdentities.join(", ") +
   ") may set or change spec.kubeConfig, change the spec of a release that has one, or read a ComputePlane's credentials (" +
-  variables.credentials.join(", ") + ") through valuesFrom or postBuild.substituteFrom" +
+  variables.kubeconfigSecret + ", " + variables.clusterRelease + "-kubeconfig, " + variables.clusterRelease +
+  "-ca and every other Secret Kamaji and the chart write for it) through valuesFrom or postBuild.substituteFrom" +
   (variables.directDelivery ? ", and a namespace's cluster installer (" + variables.installerAccount + ") the kubeConfig of its own cluster" : "") +
   "; " + request.userInfo.username +
   " is neither; a release that reaches another cluster belongs in the fleet repository"`
@@ -335,15 +334,16 @@ func guardVariables(v guardValues) ([]admissionv1.Variable, error) {
 		name  string
 		value any
 	}{
-		{GuardFluxIdentitiesVariable, sortedUnique(v.FluxIdentities)},
-		{GuardHelmIdentitiesVariable, sortedUnique(v.HelmIdentities)},
-		{GuardPlatformIdentitiesVariable, sortedUnique(v.PlatformIdentities)},
+		{wire.GuardFluxIdentitiesVariable, sortedUnique(v.FluxIdentities)},
+		{wire.GuardHelmIdentitiesVariable, sortedUnique(v.HelmIdentities)},
+		{wire.GuardPlatformIdentitiesVariable, sortedUnique(v.PlatformIdentities)},
 		{"computePlaneKinds", sortedUnique(v.ComputePlaneKinds)},
 		{"computePlaneCharts", chartLiterals(v.ComputePlaneCharts)},
 		{"clusterRelease", v.ClusterRelease},
 		{"kubeconfigSecret", fleet.KubeconfigSecret(v.ClusterRelease)},
 		{"kubeconfigKey", fleet.KubeconfigKey},
 		{"credentials", sortedUnique(fleet.ClusterCredentials(v.ClusterRelease))},
+		{"machineCredentialSuffixes", sortedUnique(fleet.MachineCredentialSuffixes)},
 		{"directDelivery", v.DirectDelivery},
 		{"installerAccount", fleet.InstallerAccount},
 		{"fleetNamespace", v.FleetNamespace},
@@ -443,6 +443,8 @@ func guardRules() []admissionv1.NamedRuleWithOperations {
 		rule("rbac.authorization.k8s.io", "clusterrolebindings", create, update),
 		rule("cdi.kubevirt.io", "datavolumes", create),
 		rule("snapshot.storage.k8s.io", "volumesnapshots", create),
+		rule("snapshot.kubevirt.io", "virtualmachinesnapshots", create),
+		rule("export.kubevirt.io", "virtualmachineexports", create),
 	}
 }
 
@@ -526,7 +528,7 @@ func RenderGuard(f *fleet.Fleet) ([]Object, error) {
 	equivalent := admissionv1.Equivalent
 	policy := admissionv1.ValidatingAdmissionPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicy"},
-		ObjectMeta: metav1.ObjectMeta{Name: GuardName, Labels: managedLabels(nil)},
+		ObjectMeta: metav1.ObjectMeta{Name: wire.GuardName, Labels: managedLabels(nil)},
 		Spec: admissionv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy: &fail,
 			MatchConstraints: &admissionv1.MatchResources{
@@ -539,9 +541,9 @@ func RenderGuard(f *fleet.Fleet) ([]Object, error) {
 	}
 	binding := admissionv1.ValidatingAdmissionPolicyBinding{
 		TypeMeta:   metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicyBinding"},
-		ObjectMeta: metav1.ObjectMeta{Name: GuardName, Labels: managedLabels(nil)},
+		ObjectMeta: metav1.ObjectMeta{Name: wire.GuardName, Labels: managedLabels(nil)},
 		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{
-			PolicyName:        GuardName,
+			PolicyName:        wire.GuardName,
 			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
 		},
 	}

@@ -98,17 +98,19 @@ type guardResource struct {
 
 // resources of the kinds the guard matches, by kind.
 var guardResources = map[string]guardResource{
-	"HelmRelease":           {gvr: schema.GroupVersionResource{Group: "helm.toolkit.fluxcd.io", Version: "v2", Resource: "helmreleases"}},
-	"Kustomization":         {gvr: schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}},
-	"VirtualMachine":        {gvr: schema.GroupVersionResource{Group: "kubevirt.io", Version: "v1", Resource: "virtualmachines"}},
-	"Pod":                   {gvr: schema.GroupVersionResource{Version: "v1", Resource: "pods"}},
-	"TokenRequest":          {gvr: schema.GroupVersionResource{Version: "v1", Resource: "serviceaccounts"}, subresource: "token"},
-	"Secret":                {gvr: schema.GroupVersionResource{Version: "v1", Resource: "secrets"}},
-	"PersistentVolumeClaim": {gvr: schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}},
-	"RoleBinding":           {gvr: schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"}},
-	"ClusterRoleBinding":    {gvr: schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"}},
-	"DataVolume":            {gvr: schema.GroupVersionResource{Group: "cdi.kubevirt.io", Version: "v1beta1", Resource: "datavolumes"}},
-	"VolumeSnapshot":        {gvr: schema.GroupVersionResource{Group: "snapshot.storage.k8s.io", Version: "v1", Resource: "volumesnapshots"}},
+	"HelmRelease":            {gvr: schema.GroupVersionResource{Group: "helm.toolkit.fluxcd.io", Version: "v2", Resource: "helmreleases"}},
+	"Kustomization":          {gvr: schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}},
+	"VirtualMachine":         {gvr: schema.GroupVersionResource{Group: "kubevirt.io", Version: "v1", Resource: "virtualmachines"}},
+	"Pod":                    {gvr: schema.GroupVersionResource{Version: "v1", Resource: "pods"}},
+	"TokenRequest":           {gvr: schema.GroupVersionResource{Version: "v1", Resource: "serviceaccounts"}, subresource: "token"},
+	"Secret":                 {gvr: schema.GroupVersionResource{Version: "v1", Resource: "secrets"}},
+	"PersistentVolumeClaim":  {gvr: schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}},
+	"RoleBinding":            {gvr: schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"}},
+	"ClusterRoleBinding":     {gvr: schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"}},
+	"DataVolume":             {gvr: schema.GroupVersionResource{Group: "cdi.kubevirt.io", Version: "v1beta1", Resource: "datavolumes"}},
+	"VolumeSnapshot":         {gvr: schema.GroupVersionResource{Group: "snapshot.storage.k8s.io", Version: "v1", Resource: "volumesnapshots"}},
+	"VirtualMachineSnapshot": {gvr: schema.GroupVersionResource{Group: "snapshot.kubevirt.io", Version: "v1beta1", Resource: "virtualmachinesnapshots"}},
+	"VirtualMachineExport":   {gvr: schema.GroupVersionResource{Group: "export.kubevirt.io", Version: "v1beta1", Resource: "virtualmachineexports"}},
 }
 
 // admit evaluates the request and returns the messages of the rules that

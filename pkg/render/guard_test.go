@@ -14,6 +14,7 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/input"
 	"github.com/computeplane-dev/computeplane-fn/pkg/pipeline"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
 
 // guardFleet: tenant acme with a ComputePlane, a routed JupyterHub and a
@@ -128,8 +129,8 @@ func TestGuardShape(t *testing.T) {
 			t.Errorf("labels %v: want the managed-by label", m)
 		}
 	}
-	if policy.Name != render.GuardName || binding.Name != render.GuardName || binding.Spec.PolicyName != render.GuardName {
-		t.Errorf("names: policy %q, binding %q bound to %q; want %q", policy.Name, binding.Name, binding.Spec.PolicyName, render.GuardName)
+	if policy.Name != wire.GuardName || binding.Name != wire.GuardName || binding.Spec.PolicyName != wire.GuardName {
+		t.Errorf("names: policy %q, binding %q bound to %q; want %q", policy.Name, binding.Name, binding.Spec.PolicyName, wire.GuardName)
 	}
 	if fp := policy.Spec.FailurePolicy; fp == nil || *fp != admissionv1.Fail {
 		t.Errorf("failurePolicy %v, want Fail", fp)
@@ -152,9 +153,9 @@ func TestGuardShape(t *testing.T) {
 		vars[v.Name] = v.Expression
 	}
 	for name, want := range map[string][]string{
-		render.GuardFluxIdentitiesVariable:     {"system:serviceaccount:flux-system:computeplane-fleet"},
-		render.GuardPlatformIdentitiesVariable: api.DefaultPlatformIdentities(),
-		"computePlaneKinds":                    {"JupyterHub"},
+		wire.GuardFluxIdentitiesVariable:     {"system:serviceaccount:flux-system:computeplane-fleet"},
+		wire.GuardPlatformIdentitiesVariable: api.DefaultPlatformIdentities(),
+		"computePlaneKinds":                  {"JupyterHub"},
 	} {
 		var got []string
 		if err := json.Unmarshal([]byte(vars[name]), &got); err != nil {
@@ -174,10 +175,10 @@ func TestGuardIdentitiesFromConfig(t *testing.T) {
 		got[v.Name] = v.Expression
 	}
 	want := map[string]string{
-		render.GuardFluxIdentitiesVariable:     `["b","system:serviceaccount:cozy-fluxcd:flux"]`,
-		render.GuardPlatformIdentitiesVariable: `["capk"]`,
-		"clusterRelease":                       `"computeplane-cluster"`,
-		"kubeconfigSecret":                     `"computeplane-cluster-admin-kubeconfig"`,
+		wire.GuardFluxIdentitiesVariable:     `["b","system:serviceaccount:cozy-fluxcd:flux"]`,
+		wire.GuardPlatformIdentitiesVariable: `["capk"]`,
+		"clusterRelease":                     `"computeplane-cluster"`,
+		"kubeconfigSecret":                   `"computeplane-cluster-admin-kubeconfig"`,
 	}
 	for name, w := range want {
 		if got[name] != w {
@@ -188,7 +189,7 @@ func TestGuardIdentitiesFromConfig(t *testing.T) {
 
 func TestGuardDisabled(t *testing.T) {
 	for _, o := range renderGuardFleet(t, "{guard: {enabled: false}}") {
-		if o.APIVersion == "admissionregistration.k8s.io/v1" && o.Name == render.GuardName {
+		if o.APIVersion == "admissionregistration.k8s.io/v1" && o.Name == wire.GuardName {
 			t.Errorf("guard off, yet the output holds %s %s", o.Kind, o.Name)
 		}
 	}
@@ -413,6 +414,20 @@ metadata: {name: copy, namespace: tenant-acme}
 spec:
   source: {persistentVolumeClaimName: computeplane-md0-abcde-fghij-disk-system}
 `
+	vmSnapshot := `
+apiVersion: snapshot.kubevirt.io/v1beta1
+kind: VirtualMachineSnapshot
+metadata: {name: copy, namespace: tenant-acme}
+spec:
+  source: {apiGroup: kubevirt.io, kind: VirtualMachine, name: computeplane-md0-abcde-fghij}
+`
+	vmExport := `
+apiVersion: export.kubevirt.io/v1beta1
+kind: VirtualMachineExport
+metadata: {name: copy, namespace: tenant-acme}
+spec:
+  source: {apiGroup: "", kind: PersistentVolumeClaim, name: computeplane-md0-abcde-fghij-disk-system}
+`
 	installerPod := `
 apiVersion: v1
 kind: Pod
@@ -520,6 +535,8 @@ subjects:
 		{"G2 valuesFrom another Secret", create(tenantUser, edit(t, valuesFromKubeconfig, "name: computeplane-admin-kubeconfig", "name: my-values")), ""},
 		{"G2 substituteFrom the CA, by a tenant user", create(tenantUser, substituteFromCA), g2},
 		{"G2 substituteFrom the CA, by the fleet", create(fleetAccount, substituteFromCA), ""},
+		{"G2 valuesFrom a worker's machine configuration", create(tenantUser, edit(t, valuesFromKubeconfig, "name: computeplane-admin-kubeconfig", "name: computeplane-md0-abcde-fghij-bootstrap-data")), g2},
+		{"G2 valuesFrom Kamaji's datastore config", create(cozyFlux, edit(t, valuesFromKubeconfig, "name: computeplane-admin-kubeconfig", "name: computeplane-datastore-config")), g2},
 
 		// G3: a ComputePlane's worker VMs and their disks are the platform's.
 		{"G3 a tenant user opens a worker to the API server", update(tenantUser, worker, workerOpened), g3Owner},
@@ -549,6 +566,9 @@ subjects:
 		{"G3 a VolumeSnapshot of it", create(tenantUser, snapshot), g3Disks},
 		{"G3 a DataVolume of the tenant's own", create(tenantUser, edit(t, dataVolumeClone, "computeplane-md0-abcde-fghij-disk-system", "vm-disk-mine")), ""},
 		{"G3 KubeVirt's controller copying it", create(capk, dataVolumeClone), ""},
+		{"G3 a snapshot of a worker VM", create(tenantUser, vmSnapshot), g3Disks},
+		{"G3 a snapshot of the tenant's own VM", create(tenantUser, edit(t, vmSnapshot, "name: computeplane-md0-abcde-fghij", "name: vm-instance-mine")), ""},
+		{"G3 an export of a worker's disk", create(tenantUser, vmExport), g3Disks},
 
 		// G4: the fleet's and the installers' accounts are the fleet's.
 		{"G4 a tenant user's release running as the installer", create(tenantUser, asInstaller), g4Acct},

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
 
 // The accounts the function renders (docs/guard.md, "Identities"). Each
@@ -231,7 +232,7 @@ func RenderInstallerRole(f *fleet.Fleet) ([]Object, error) {
 // ClusterRole, ClusterRoleBinding, Role and RoleBinding (in kube-system)
 // computeplane-installer-<namespace> of its rights outside the namespace.
 func RenderInstaller(f *fleet.Fleet, t *fleet.Tenant) ([]Object, error) {
-	release, ns, scoped := fleet.DirectClusterRelease, t.Namespace, InstallerScopedName(t.Namespace)
+	release, ns, scoped := wire.DirectClusterRelease, t.Namespace, InstallerScopedName(t.Namespace)
 	subject := []rbacv1.Subject{{Kind: "ServiceAccount", Name: fleet.InstallerAccount, Namespace: ns}}
 	sa := corev1.ServiceAccount{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},

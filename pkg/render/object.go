@@ -8,7 +8,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
-	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
 
@@ -133,7 +133,7 @@ func managedLabels(labels map[string]string) map[string]string {
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	labels[fleet.ManagedByLabel] = fleet.ManagedByValue
+	labels[wire.ManagedByLabel] = wire.ManagedByValue
 	return labels
 }
 

@@ -9,9 +9,9 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 )
 
-// AddonSettings are the settings of an addon of apps/kubernetes that a
+// addonSettings are the settings of an addon of apps/kubernetes that a
 // ComputePlane's Pod Security exemptions make operator-only.
-var AddonSettings = []string{"enabled", "valuesOverride"}
+var addonSettings = []string{"enabled", "valuesOverride"}
 
 // addonReach maps every addon of apps/kubernetes's values (addons.<name>)
 // to the namespaces of the addon releases whose presence or values its
@@ -81,12 +81,87 @@ func OperatorOnlyAddons(a *Admission) []OperatorOnlyAddon {
 	return out
 }
 
-// operatorOnlyProblems refuses the knobs a tenant sets on an operator-only
-// addon: addons.<addon>.enabled, addons.<addon>.valuesOverride, or
-// addons.<addon> itself when it is not a mapping (which would set both).
+// OperatorOnlyPath is a path of apps/kubernetes's values that only the
+// operator may set, whatever the knob schema allows: what it sets runs code,
+// or claims a name, outside the ComputePlane (on the management cluster, on
+// its shared ingress, or as the node OS under every Pod Security check).
+type OperatorOnlyPath struct {
+	// Path is the values path; "*" stands for any one key.
+	Path []string
+	// Reason says what a tenant's setting there would do.
+	Reason string
+}
+
+// operatorOnlyPaths are those paths, read from the chart's values schema and
+// templates (Cozystack at 3c780acd, packages/apps/kubernetes): every value
+// that names an image, a registry, a mirror, a URL fetched, a host name, an
+// identity provider or a file of a pod that runs on the management cluster.
+// What a tenant may set elsewhere (node groups, resources, versions from the
+// chart's enum, addons' settings inside the ComputePlane) stays the knob
+// schema's.
+var operatorOnlyPaths = []OperatorOnlyPath{
+	{[]string{"images"}, "names the images of pods that run on the management cluster with the cluster's credentials: the bootstrap-token Job (kubectl, with the admin kubeconfig), the talos-csr-signer sidecar of the Kamaji control plane (with the Talos CA and tokens) and the wait-for-kubeconfig init containers"},
+	{[]string{"talos"}, "sets the workers' operating system: the URL the management cluster's CDI importer fetches the disk image from (talos.imageFactoryURL), the schematic (system extensions), version and installer image of the node OS, and the registry mirrors every image of the nodes is pulled through; the node OS runs beneath every Pod Security check and holds the kubelet's credentials"},
+	{[]string{"host"}, "claims a host name on the management cluster's shared ingress (the control plane's ingress, with TLS passthrough): another tenant's or the platform's name would be routed to this cluster"},
+	{[]string{"addons", "*", "hosts"}, "claims host names on the management cluster's shared ingress (addons.ingressNginx.hosts with exposeMethod Proxied): another tenant's or the platform's names would be routed into this cluster"},
+	{[]string{"oidc"}, "decides who authenticates to the cluster and as what (the API server's AuthenticationConfiguration, its issuers and claim mappings, users bound to cluster-admin, a Secret of the tenant namespace mounted into the control plane), and runs the OIDC Jobs on the management cluster: a tenant's setting could make its users cluster-admin, which the withheld kubeconfig exists to prevent"},
+	{[]string{"controlPlane", "apiServer", "extraArgs"}, "sets flags of the cluster's API server, which runs on the management cluster (authorization, admission, authentication)"},
+	{[]string{"controlPlane", "apiServer", "extraVolumes"}, "adds volumes (host paths, Secrets of the tenant namespace) to the control-plane pod on the management cluster"},
+	{[]string{"controlPlane", "apiServer", "extraVolumeMounts"}, "mounts volumes into the API server, which runs on the management cluster"},
+}
+
+// OperatorOnlyPaths returns the values paths only the operator may set,
+// whatever the knob schema (see operatorOnlyPaths), with why.
+func OperatorOnlyPaths() []OperatorOnlyPath {
+	out := make([]OperatorOnlyPath, len(operatorOnlyPaths))
+	for i, p := range operatorOnlyPaths {
+		out[i] = OperatorOnlyPath{Path: slices.Clone(p.Path), Reason: p.Reason}
+	}
+	return out
+}
+
+// setPaths returns the paths of values that match pattern ("*" any one
+// key), sorted; a step through something that is not a mapping matches
+// nothing, since it sets nothing below it.
+func setPaths(v map[string]any, pattern []string) [][]string {
+	if len(pattern) == 0 {
+		return nil
+	}
+	keys := []string{pattern[0]}
+	if pattern[0] == "*" {
+		keys = slices.Sorted(maps.Keys(v))
+	}
+	var out [][]string
+	for _, k := range keys {
+		c, set := v[k]
+		switch {
+		case !set:
+		case len(pattern) == 1:
+			out = append(out, []string{k})
+		default:
+			if m, ok := c.(map[string]any); ok {
+				for _, rest := range setPaths(m, pattern[1:]) {
+					out = append(out, append([]string{k}, rest...))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// operatorOnlyProblems refuses the knobs a tenant sets at an operator-only
+// path (OperatorOnlyPaths), and on an operator-only addon:
+// addons.<addon>.enabled, addons.<addon>.valuesOverride, or addons.<addon>
+// itself when it is not a mapping (which would set both).
 func operatorOnlyProblems(a *Admission, knobs *api.Knobs) api.Problems {
-	addons, _ := knobs.Values["addons"].(map[string]any)
 	var problems api.Problems
+	for _, op := range operatorOnlyPaths {
+		for _, path := range setPaths(knobs.Values, op.Path) {
+			problems = append(problems, api.Errorf(knobs.Ref, knobs.Origin, fieldPath("spec", joinPath(path)),
+				"is operator-only whatever the knob schema: it %s; remove it from this ComputePlane object (the operator sets it in spec.cluster.values)", op.Reason))
+		}
+	}
+	addons, _ := knobs.Values["addons"].(map[string]any)
 	for _, o := range OperatorOnlyAddons(a) {
 		v, set := addons[o.Addon]
 		if !set {
@@ -99,7 +174,7 @@ func operatorOnlyProblems(a *Admission, knobs *api.Knobs) api.Problems {
 			problems = append(problems, api.Errorf(knobs.Ref, knobs.Origin, fieldPath("spec", joinPath([]string{"addons", o.Addon})), "%s", why))
 			continue
 		}
-		for _, key := range AddonSettings {
+		for _, key := range addonSettings {
 			if _, set := m[key]; set {
 				problems = append(problems, api.Errorf(knobs.Ref, knobs.Origin, fieldPath("spec", joinPath([]string{"addons", o.Addon, key})), "%s", why))
 			}

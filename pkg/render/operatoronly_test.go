@@ -39,7 +39,6 @@ func TestAddonsInExemptNamespacesAreOperatorOnly(t *testing.T) {
 		{"gpu operator, off in the operator's values: no exemption", api.PodSecurityRestricted, nil, "addons: {gpuOperator: {enabled: true}}", ""},
 		{"monitoring agents the operator turned on", api.PodSecurityRestricted, monitoring, "addons: {monitoringAgents: {valuesOverride: {fluent-bit: {hostNetwork: true}}}}", "spec.addons.monitoringAgents.valuesOverride"},
 		{"privileged: nothing to bypass", api.PodSecurityPrivileged, nil, "addons: {cilium: {valuesOverride: {cilium: {hostNetwork: true}}}}", ""},
-		{"other settings of an exempt addon stay the schema's", api.PodSecurityRestricted, nil, "addons: {ingressNginx: {hosts: [apps.example.com]}}", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -66,6 +65,54 @@ func TestAddonsInExemptNamespacesAreOperatorOnly(t *testing.T) {
 			if p.Field != tt.refuse || p.File != "knobs.yaml" || p.Object.Kind != api.KnobsKind ||
 				!strings.Contains(p.Message, "operator-only") || !strings.Contains(p.Message, "exempt from this cluster") {
 				t.Errorf("problem = %+v; want one at %s saying it is operator-only because the namespace is exempt", p, tt.refuse)
+			}
+		})
+	}
+}
+
+// TestOperatorOnlyPaths: under a knob schema that lets a tenant set
+// anything, every path that runs code or claims a name outside the
+// ComputePlane is refused at the operator-only path, at every Pod Security
+// level; the settings beside them pass.
+func TestOperatorOnlyPaths(t *testing.T) {
+	tests := []struct {
+		name   string
+		knobs  string
+		refuse []string
+	}{
+		{"an image of the bootstrap Job", "images: {kubectl: evil.example/kubectl:1}", []string{"spec.images"}},
+		{"images whole", "images: {}", []string{"spec.images"}},
+		{"the Talos image factory", "talos: {imageFactoryURL: http://10.0.0.1}", []string{"spec.talos"}},
+		{"Talos registry mirrors", "talos: {registryMirrors: {ghcr.io: {endpoints: [http://evil]}}}", []string{"spec.talos"}},
+		{"the Talos version and schematic", "talos: {version: v1.10.0, schematicID: abc}", []string{"spec.talos"}},
+		{"another tenant's host on the shared ingress", "addons: {ingressNginx: {hosts: [shop.other-tenant.example]}}", []string{"spec.addons.ingressNginx.hosts"}},
+		{"hosts of any addon", "addons: {gatewayAPI: {hosts: [a.example]}, velero: {hosts: []}}", []string{"spec.addons.gatewayAPI.hosts", "spec.addons.velero.hosts"}},
+		{"the control plane's host name", "host: api.platform.example", []string{"spec.host"}},
+		{"OIDC users made admin", "oidc: {mode: System, users: [{email: me@example.com, role: admin}]}", []string{"spec.oidc"}},
+		{"an OIDC Secret mounted into the control plane", "oidc: {customConfig: {secretRef: {name: computeplane-admin-kubeconfig}}}", []string{"spec.oidc"}},
+		{"an API server flag, with podSecurity privileged", "controlPlane: {apiServer: {extraArgs: [--authorization-mode=AlwaysAllow]}}", []string{"spec.controlPlane.apiServer.extraArgs"}},
+		{"a host path in the control-plane pod", "controlPlane: {apiServer: {extraVolumes: [{name: root, hostPath: {path: /}}], extraVolumeMounts: [{name: root, mountPath: /host}]}}",
+			[]string{"spec.controlPlane.apiServer.extraVolumeMounts", "spec.controlPlane.apiServer.extraVolumes"}},
+		{"an addon set to a scalar sets no hosts", "addons: {velero: on}", nil},
+		{"what stays the schema's", "version: v1.34\nstorageClass: replicated\ncontrolPlane: {replicas: 3, apiServer: {resourcesPreset: large}}\nnodeHealthCheck: {maxUnhealthy: 40%}\naddons: {velero: {enabled: true}}", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// privileged: no Pod Security wiring fixes controlPlane.apiServer,
+			// and no addon is operator-only for its exemptions.
+			cfg := config(api.PodSecurityPrivileged, api.DefaultClusterValues())
+			cfg.Cluster.Knobs = values(t, permissiveKnobs)
+			_, problems := plan(t, cfg).Values(knobTenant(values(t, strings.ReplaceAll(tt.knobs, "\\n", "\n"))))
+			var got []string
+			for _, p := range problems {
+				if !strings.Contains(p.Message, "operator-only whatever the knob schema") || p.File != "knobs.yaml" {
+					t.Errorf("problem = %+v; want one saying it is operator-only", p)
+				}
+				got = append(got, p.Field)
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, tt.refuse) {
+				t.Errorf("refused %v, want %v", got, tt.refuse)
 			}
 		})
 	}
@@ -126,5 +173,28 @@ func TestSecurityDocsListTheAddonsReach(t *testing.T) {
 		if !slices.Equal(got, reach[addon]) {
 			t.Errorf("the README says addons.%s reaches %v; the code says %v", addon, got, reach[addon])
 		}
+	}
+}
+
+// TestDocsListTheOperatorOnlyPaths keeps the README's table of
+// operator-only knob paths in step with the code: one row per path, and no
+// other.
+func TestDocsListTheOperatorOnlyPaths(t *testing.T) {
+	doc, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(doc), "### Operator-only knob paths\n")
+	section, _, _ = strings.Cut(section, "\n### ")
+	var got []string
+	for _, m := range regexp.MustCompile("(?m)^\\| `([^`]+)` \\|").FindAllStringSubmatch(section, -1) {
+		got = append(got, m[1])
+	}
+	var want []string
+	for _, p := range render.OperatorOnlyPaths() {
+		want = append(want, strings.Join(p.Path, "."))
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("the README's operator-only paths are %v; the code's %v", got, want)
 	}
 }

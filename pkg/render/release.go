@@ -15,26 +15,8 @@ import (
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
-)
-
-// Labels and prefixes of app releases, as cozystack-api writes them.
-const (
-	// AppLabelPrefix is glued onto every key of the app's own labels and
-	// annotations when they are copied to its HelmRelease.
-	AppLabelPrefix = api.ReleaseKeyPrefix
-
-	ApplicationKindLabel  = "apps.cozystack.io/application.kind"
-	ApplicationGroupLabel = "apps.cozystack.io/application.group"
-	ApplicationNameLabel  = "apps.cozystack.io/application.name"
-
-	// Routed releases carry these instead of the three above, so that
-	// cozystack-api does not list them as editable apps.
-	RoutedKindLabel = "computeplane.dev/application.kind"
-	RoutedNameLabel = "computeplane.dev/application.name"
-
-	// ValuesSecret is the platform Secret every release takes values from.
-	ValuesSecret = "cozystack-values"
 )
 
 // Release settings of cozystack-api v1.6 (its flag defaults).
@@ -47,7 +29,7 @@ const (
 // RenderRelease builds the HelmRelease of one app, field for field what
 // cozystack-api makes from it; with placement ComputePlane it is routed onto
 // the tenant's cluster through the cluster's admin kubeconfig.
-func RenderRelease(f *fleet.Fleet, app *fleet.App) (Object, error) {
+func RenderRelease(f *fleet.Fleet, app *fleet.App) (Object, api.Problems) {
 	return newReleases(f, false).render(app)
 }
 
@@ -58,21 +40,21 @@ func releaseLabels(f *fleet.Fleet, app *fleet.App) map[string]string {
 	def := app.Definition
 	labels := make(map[string]string, len(def.Labels)+len(app.Labels)+4)
 	for k, v := range def.Labels {
-		if k == ShardingLabel && !shardLabelRendered(f, v) {
+		if k == wire.ShardingLabel && !shardLabelRendered(f, v) {
 			continue
 		}
 		labels[k] = v
 	}
 	for k, v := range app.Labels {
-		labels[AppLabelPrefix+k] = v
+		labels[wire.ReleaseKeyPrefix+k] = v
 	}
 	if app.Placement == api.PlacementComputePlane && !f.Config.Routing.EditableThroughAPI {
-		labels[RoutedKindLabel] = app.Kind
-		labels[RoutedNameLabel] = app.Name
+		labels[wire.RoutedKindLabel] = app.Kind
+		labels[wire.RoutedNameLabel] = app.Name
 	} else {
-		labels[ApplicationKindLabel] = app.Kind
-		labels[ApplicationGroupLabel] = api.AppsGroup
-		labels[ApplicationNameLabel] = app.Name
+		labels[wire.ApplicationKindLabel] = app.Kind
+		labels[wire.ApplicationGroupLabel] = api.AppsGroup
+		labels[wire.ApplicationNameLabel] = app.Name
 	}
 	return managedLabels(labels)
 }
@@ -85,7 +67,7 @@ func releaseAnnotations(app *fleet.App) map[string]string {
 	}
 	annotations := make(map[string]string, len(app.Annotations))
 	for k, v := range app.Annotations {
-		annotations[AppLabelPrefix+k] = v
+		annotations[wire.ReleaseKeyPrefix+k] = v
 	}
 	return annotations
 }
@@ -116,7 +98,7 @@ func releaseSpec(f *fleet.Fleet, def *api.Definition, routed, values bool) helmv
 			Strategy:    &helmv2.UpgradeStrategy{Name: "RetryOnFailure", RetryInterval: &metav1.Duration{Duration: releaseRetryInterval}},
 			DisableWait: def.DisableWait,
 		},
-		ValuesFrom: []helmv2.ValuesReference{{Kind: "Secret", Name: ValuesSecret}},
+		ValuesFrom: []helmv2.ValuesReference{{Kind: "Secret", Name: wire.ValuesSecret}},
 	}
 	for _, hc := range def.HealthCheckExprs {
 		spec.HealthCheckExprs = append(spec.HealthCheckExprs, kustomize.CustomHealthCheck{
@@ -215,12 +197,12 @@ func (r *releases) template(key templateKey) (*yaml.Node, error) {
 // (releaseBody), since rendering it then can fail on nothing the user wrote;
 // the problem of values that could not be encoded is returned here, where
 // the release is planned. Any other release is rendered now.
-func (r *releases) render(app *fleet.App) (Object, error) {
+func (r *releases) render(app *fleet.App) (Object, api.Problems) {
 	o := releaseObject(app)
 	values := app.Values()
 	if values.Encoded() {
 		if err := values.Err(); err != nil {
-			return Object{}, valuesProblem(app.App, err)
+			return Object{}, api.Problems{valuesProblem(app.App, err)}
 		}
 		o.Body = releaseBody{releases: r, app: app}
 		return o, nil
@@ -229,12 +211,12 @@ func (r *releases) render(app *fleet.App) (Object, error) {
 	if !values.IsZero() {
 		var err error
 		if n, err = values.Node(); err != nil {
-			return Object{}, valuesProblem(app.App, err)
+			return Object{}, api.Problems{valuesProblem(app.App, err)}
 		}
 	}
 	n, err := r.node(app, n)
 	if err != nil {
-		return Object{}, err
+		return Object{}, api.Problems{internalProblem(err)}
 	}
 	o.Body = NodeBody(n)
 	return o, nil

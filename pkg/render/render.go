@@ -1,7 +1,6 @@
 package render
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/computeplane-dev/computeplane-fn/internal/parallel"
@@ -23,18 +22,8 @@ import (
 func Outputs(f *fleet.Fleet, lazy bool) ([]Object, api.Problems) {
 	out := make([]Object, 0, len(f.Apps)+len(f.Tenants)+1)
 	var problems api.Problems
-	fail := func(err error) {
-		var p api.Problem
-		var ps api.Problems
-		switch {
-		case errors.As(err, &ps):
-			problems = append(problems, ps...)
-		case errors.As(err, &p):
-			problems = append(problems, p)
-		default:
-			problems = append(problems, api.Problem{Message: fmt.Sprintf("internal error: %v", err)})
-		}
-	}
+	// The renderers' errors are none of the user's: the encoder failed.
+	fail := func(err error) { problems = append(problems, internalProblem(err)) }
 
 	if p, over := predictCopies(f); over {
 		return nil, api.Problems{p}
@@ -138,9 +127,9 @@ func Outputs(f *fleet.Fleet, lazy bool) ([]Object, api.Problems) {
 	}
 	releases := newReleases(f, lazy)
 	for _, app := range f.Apps {
-		o, err := releases.render(app)
-		if err != nil {
-			fail(err)
+		o, ps := releases.render(app)
+		if len(ps) > 0 {
+			problems = append(problems, ps...)
 			continue
 		}
 		out = append(out, o)
@@ -149,6 +138,12 @@ func Outputs(f *fleet.Fleet, lazy bool) ([]Object, api.Problems) {
 		return nil, problems.Compact()
 	}
 	return out, nil
+}
+
+// internalProblem is the problem of a failure that is no mistake of the
+// user's (an encoder that failed): a bug to report.
+func internalProblem(err error) api.Problem {
+	return api.Problem{Message: fmt.Sprintf("internal error: %v", err)}
 }
 
 // RenderComputePlane builds everything one tenant's ComputePlane needs under

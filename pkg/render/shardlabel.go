@@ -7,12 +7,8 @@ import (
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
-
-// ShardLabelPolicyName names the MutatingAdmissionPolicy (and its binding)
-// that gives the function's releases their sharding.fluxcd.io/key under
-// spec.releases.shardLabel: Admission.
-const ShardLabelPolicyName = "computeplane-release-shard"
 
 // shardLabelRendered reports whether a release carries the shard label in
 // the render: only under spec.releases.shardLabel: Rendered. Otherwise the
@@ -21,7 +17,7 @@ const ShardLabelPolicyName = "computeplane-release-shard"
 // kustomize-controller then never reverts the shard flux-shard-operator
 // writes there (docs/flux-wiring.md, "helm-controller shards").
 func shardLabelRendered(f *fleet.Fleet, value string) bool {
-	return value != ShardingTenants || f.Config.Releases.ShardLabel == api.ShardLabelRendered
+	return value != wire.ShardingTenants || f.Config.Releases.ShardLabel == api.ShardLabelRendered
 }
 
 // shardLabelPolicyRules are what the fleet's account needs to apply
@@ -53,15 +49,15 @@ func RenderShardLabelPolicy(f *fleet.Fleet) ([]Object, error) {
 	equivalent := admissionv1.Equivalent
 	policy := admissionv1.MutatingAdmissionPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "MutatingAdmissionPolicy"},
-		ObjectMeta: metav1.ObjectMeta{Name: ShardLabelPolicyName, Labels: managedLabels(nil)},
+		ObjectMeta: metav1.ObjectMeta{Name: wire.ShardLabelPolicyName, Labels: managedLabels(nil)},
 		Spec: admissionv1.MutatingAdmissionPolicySpec{
 			FailurePolicy: &fail,
 			MatchConstraints: &admissionv1.MatchResources{
 				MatchPolicy: &equivalent,
 				ObjectSelector: &metav1.LabelSelector{
-					MatchLabels: map[string]string{fleet.ManagedByLabel: fleet.ManagedByValue},
+					MatchLabels: map[string]string{wire.ManagedByLabel: wire.ManagedByValue},
 					MatchExpressions: []metav1.LabelSelectorRequirement{
-						{Key: ShardingLabel, Operator: metav1.LabelSelectorOpDoesNotExist},
+						{Key: wire.ShardingLabel, Operator: metav1.LabelSelectorOpDoesNotExist},
 					},
 				},
 				ResourceRules: []admissionv1.NamedRuleWithOperations{{
@@ -76,12 +72,12 @@ func RenderShardLabelPolicy(f *fleet.Fleet) ([]Object, error) {
 			// On update the object selector matches the old object too.
 			MatchConditions: []admissionv1.MatchCondition{{
 				Name:       "no-shard-label",
-				Expression: `!has(object.metadata.labels) || !('` + ShardingLabel + `' in object.metadata.labels)`,
+				Expression: `!has(object.metadata.labels) || !('` + wire.ShardingLabel + `' in object.metadata.labels)`,
 			}},
 			Mutations: []admissionv1.Mutation{{
 				PatchType: admissionv1.PatchTypeApplyConfiguration,
 				ApplyConfiguration: &admissionv1.ApplyConfiguration{
-					Expression: `Object{metadata: Object.metadata{labels: {"` + ShardingLabel + `": "` + ShardingTenants + `"}}}`,
+					Expression: `Object{metadata: Object.metadata{labels: {"` + wire.ShardingLabel + `": "` + wire.ShardingTenants + `"}}}`,
 				},
 			}},
 			ReinvocationPolicy: admissionv1.NeverReinvocationPolicy,
@@ -89,8 +85,8 @@ func RenderShardLabelPolicy(f *fleet.Fleet) ([]Object, error) {
 	}
 	binding := admissionv1.MutatingAdmissionPolicyBinding{
 		TypeMeta:   metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "MutatingAdmissionPolicyBinding"},
-		ObjectMeta: metav1.ObjectMeta{Name: ShardLabelPolicyName, Labels: managedLabels(nil)},
-		Spec:       admissionv1.MutatingAdmissionPolicyBindingSpec{PolicyName: ShardLabelPolicyName},
+		ObjectMeta: metav1.ObjectMeta{Name: wire.ShardLabelPolicyName, Labels: managedLabels(nil)},
+		Spec:       admissionv1.MutatingAdmissionPolicyBindingSpec{PolicyName: wire.ShardLabelPolicyName},
 	}
 	out := make([]Object, 0, 2)
 	for _, obj := range []struct {

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
 
 // shardLabels are the sharding.fluxcd.io/key labels of the rendered
@@ -28,7 +29,7 @@ func shardLabels(t *testing.T, out []render.Object) map[string]string {
 		if err := yaml.Unmarshal(objectJSON(t, o), &hr); err != nil {
 			t.Fatal(err)
 		}
-		v, ok := hr.Metadata.Labels[render.ShardingLabel]
+		v, ok := hr.Metadata.Labels[wire.ShardingLabel]
 		if !ok {
 			v = "-"
 		}
@@ -49,7 +50,7 @@ func TestShardLabelAdmission(t *testing.T) {
 	}{
 		{"{}", "-", true},
 		{"{releases: {shardLabel: Admission}}", "-", true},
-		{"{releases: {shardLabel: Rendered}}", render.ShardingTenants, false},
+		{"{releases: {shardLabel: Rendered}}", wire.ShardingTenants, false},
 	} {
 		out := renderGuardFleet(t, c.spec)
 		labels := shardLabels(t, out)
@@ -62,7 +63,7 @@ func TestShardLabelAdmission(t *testing.T) {
 				want = c.label
 			}
 			if v != want {
-				t.Errorf("%s: HelmRelease %s has %s %q, want %q", c.spec, name, render.ShardingLabel, v, want)
+				t.Errorf("%s: HelmRelease %s has %s %q, want %q", c.spec, name, wire.ShardingLabel, v, want)
 			}
 		}
 		if _, ok := labels["tenant-acme/computeplane"]; !ok {
@@ -86,8 +87,8 @@ func TestShardLabelAdmission(t *testing.T) {
 			default:
 				continue
 			}
-			if o.Name != render.ShardLabelPolicyName && o.Kind != "ClusterRole" || !o.Platform {
-				t.Errorf("%s: %s %s (platform %v), want %s, a platform object", c.spec, o.Kind, o.Name, o.Platform, render.ShardLabelPolicyName)
+			if o.Name != wire.ShardLabelPolicyName && o.Kind != "ClusterRole" || !o.Platform {
+				t.Errorf("%s: %s %s (platform %v), want %s, a platform object", c.spec, o.Kind, o.Name, o.Platform, wire.ShardLabelPolicyName)
 			}
 			if err := yaml.UnmarshalStrict(objectJSON(t, o), into); err != nil {
 				t.Fatalf("%s: %s: %v", c.spec, o.Kind, err)
@@ -109,12 +110,12 @@ func TestShardLabelAdmission(t *testing.T) {
 		if !c.policy {
 			continue
 		}
-		if binding.Spec.PolicyName != render.ShardLabelPolicyName {
+		if binding.Spec.PolicyName != wire.ShardLabelPolicyName {
 			t.Errorf("binding names policy %q", binding.Spec.PolicyName)
 		}
 		sel := policy.Spec.MatchConstraints.ObjectSelector
 		if sel.MatchLabels["app.kubernetes.io/managed-by"] != "computeplane-fn" || len(sel.MatchExpressions) != 1 ||
-			sel.MatchExpressions[0].Key != render.ShardingLabel || sel.MatchExpressions[0].Operator != "DoesNotExist" {
+			sel.MatchExpressions[0].Key != wire.ShardingLabel || sel.MatchExpressions[0].Operator != "DoesNotExist" {
 			t.Errorf("object selector %+v: want the function's releases without a shard label", sel)
 		}
 		rules := policy.Spec.MatchConstraints.ResourceRules

@@ -2,17 +2,20 @@ package render
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
 )
 
 // Warnings returns what a person should know about a checked fleet without
-// it being refused: under delivery: Platform, one per tenant whose
-// ComputePlane runs without Pod Security, because the platform's
+// it being refused: under delivery: Platform, per tenant with a
+// ComputePlane, that it runs without Pod Security, because the platform's
 // computeplane module passes only addons and nodeGroups to its cluster and
 // offers no way to load an admission configuration into the cluster's API
-// server. Each names the tenant's Tenant object; none changes the output or
+// server; and, with the guard on, that the guard admits the cluster's
+// credentials from the platform's helm-controller, which installs the
+// module's cluster as it installs every other chart. Each names the tenant's Tenant object; none changes the output or
 // the exit status. The KRM function reports them as results of severity
 // warning, the standalone CLI on stderr, and the pull-request summary in
 // its text.
@@ -25,13 +28,21 @@ func Warnings(f *fleet.Fleet) api.Problems {
 		if !t.ComputePlane {
 			continue
 		}
-		w := api.Problem{Message: fmt.Sprintf(
-			"the ComputePlane of tenant %s (%s) runs without Pod Security: under delivery: Platform the platform's computeplane module provisions the cluster %s and cannot load an admission configuration into its API server, so its pods are not held to restricted or baseline; only the egress policy %s is enforced. Use delivery: Direct for Pod Security",
-			t.Name, t.Namespace, f.ClusterRelease(), EgressPolicyName)}
-		if t.Object != nil {
-			w.Object, w.File = t.Object.Ref, t.Object.Origin.File
+		warn := func(w api.Problem) {
+			if t.Object != nil {
+				w.Object, w.File = t.Object.Ref, t.Object.Origin.File
+			}
+			out = append(out, w)
 		}
-		out = append(out, w)
+		warn(api.Problem{Message: fmt.Sprintf(
+			"the ComputePlane of tenant %s (%s) runs without Pod Security: under delivery: Platform the platform's computeplane module provisions the cluster %s and cannot load an admission configuration into its API server, so its pods are not held to restricted or baseline; only the egress policy %s is enforced. Use delivery: Direct for Pod Security",
+			t.Name, t.Namespace, f.ClusterRelease(), EgressPolicyName)})
+		if f.Config.Guard.Enabled {
+			warn(api.Problem{Message: fmt.Sprintf(
+				"the ComputePlane of tenant %s (%s) is guarded less: under delivery: Platform the platform's helm-controller (guard.helmIdentities: %s) installs the module's cluster %s, and the same account installs every other chart of the platform, so the management-plane guard cannot tell the cluster's own addon releases from a release any chart renders; it admits a kubeConfig or a valuesFrom naming %s's credentials (%s) from that account. Use delivery: Direct, where the cluster installs as its own account (%s)",
+				t.Name, t.Namespace, strings.Join(f.Config.Guard.HelmIdentities, ", "), f.ClusterRelease(), f.ClusterRelease(),
+				strings.Join(fleet.ClusterCredentials(f.ClusterRelease()), ", "), fleet.InstallerAccount)})
+		}
 	}
 	return out
 }

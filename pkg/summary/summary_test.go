@@ -16,6 +16,7 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/pipeline"
 	"github.com/computeplane-dev/computeplane-fn/pkg/posture"
 	"github.com/computeplane-dev/computeplane-fn/pkg/summary"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden summaries in testdata/")
@@ -166,7 +167,7 @@ func postureChanges() *posture.Result {
 		{Tenant: "acme", Namespace: "tenant-acme", Change: posture.ChangePlacement, Subject: "JupyterHub/old", From: "ComputePlane", To: "ManagementPlane", Weakens: true},
 		{Tenant: "acme", Namespace: "tenant-acme", Change: posture.ChangeEgress, Subject: "tenant-acme", From: "denied", To: "allowed", Weakens: true},
 		{Tenant: "acme", Namespace: "tenant-acme", Change: posture.ChangeNodeGroups, Subject: "md0", From: "u1.medium 0-3 gpus=0", To: "u1.large 1-4 gpus=1"},
-		{Change: posture.ChangeGuard, Subject: "system:serviceaccount:ci:deployer", From: "absent", To: "present", Weakens: true, Role: posture.FluxIdentitiesVariable},
+		{Change: posture.ChangeGuard, Subject: "system:serviceaccount:ci:deployer", From: "absent", To: "present", Weakens: true, Role: wire.GuardFluxIdentitiesVariable},
 		{Tenant: "old", Namespace: "tenant-old", Change: posture.ChangeTenant, Subject: "tenant-old", From: "present", To: "absent"},
 	}
 	posture.Sort(changes)

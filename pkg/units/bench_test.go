@@ -86,9 +86,9 @@ func benchLayout(b *testing.B) (*units.Plan, []units.File) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	files, err := plan.Files()
-	if err != nil {
-		b.Fatal(err)
+	files, ferr := plan.Files()
+	if ferr != nil {
+		b.Fatal(ferr)
 	}
 	return plan, files
 }

@@ -22,9 +22,9 @@ func ExampleLayout() {
 	for i := range 12 {
 		objs = append(objs, helmRelease("tenant-big", fmt.Sprintf("redis-r%02d", i)))
 	}
-	plan, err := units.NewPlan(cfg, objs)
-	if err != nil {
-		fmt.Println(err)
+	plan, problems := units.NewPlan(cfg, objs)
+	if len(problems) > 0 {
+		fmt.Println(problems)
 		return
 	}
 	for _, u := range plan.Units {

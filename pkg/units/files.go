@@ -14,9 +14,9 @@ import (
 	kusttypes "sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
 	"github.com/computeplane-dev/computeplane-fn/pkg/output"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
 
 // File is one file of the fleet folder, the fleet-folder writer's own type.
@@ -165,7 +165,7 @@ func (p *Plan) GroupKustomization(g *Group) *kustomizev1.Kustomization {
 
 func (p *Plan) kustomization(name, folder string, shard int) *kustomizev1.Kustomization {
 	fc := p.Fleet
-	labels := map[string]string{fleet.ManagedByLabel: fleet.ManagedByValue}
+	labels := map[string]string{wire.ManagedByLabel: wire.ManagedByValue}
 	if shard > 0 {
 		labels[ShardLabel] = ShardValue(shard)
 	}
@@ -201,7 +201,7 @@ func kustomizeFile(folder, name string, resources []string) (File, error) {
 		TypeMeta: kusttypes.TypeMeta{APIVersion: kusttypes.KustomizationVersion, Kind: kusttypes.KustomizationKind},
 		MetaData: &kusttypes.ObjectMeta{
 			Name:   name,
-			Labels: map[string]string{fleet.ManagedByLabel: fleet.ManagedByValue},
+			Labels: map[string]string{wire.ManagedByLabel: wire.ManagedByValue},
 		},
 		Resources: resources,
 	}

@@ -2,7 +2,6 @@ package units
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"path"
@@ -91,13 +90,13 @@ type Group struct {
 	Units  []*Unit
 }
 
-// NewPlan lays the objects out in units. cfg.Fleet must be set. Problems a
-// user can act on (a wiring group over the bound, two units that would share
-// a Kustomization name, two objects that would share a file) are returned as
-// api.Problems.
-func NewPlan(cfg *api.Config, objs []render.Object) (*Plan, error) {
+// NewPlan lays the objects out in units. cfg.Fleet must be set. The
+// problems say what a user can act on: a wiring group over the bound, two
+// units that would share a Kustomization name, two objects that would share
+// a file.
+func NewPlan(cfg *api.Config, objs []render.Object) (*Plan, api.Problems) {
 	if cfg == nil || cfg.Fleet == nil {
-		return nil, fmt.Errorf("failed to lay out the fleet: the config has no spec.fleet")
+		return nil, api.Problems{{Message: "failed to lay out the fleet: the config has no spec.fleet"}}
 	}
 	fc := cfg.Fleet
 	byFolder := map[string]*unitObjects{}
@@ -200,12 +199,17 @@ func NewPlan(cfg *api.Config, objs []render.Object) (*Plan, error) {
 
 // Layout renders the fleet folder of cfg.Fleet for the rendered objects: the
 // units and the wiring, as files sorted by path. See NewPlan and Plan.Files.
-func Layout(cfg *api.Config, objs []render.Object) ([]File, error) {
-	p, err := NewPlan(cfg, objs)
-	if err != nil {
-		return nil, err
+func Layout(cfg *api.Config, objs []render.Object) ([]File, api.Problems) {
+	p, problems := NewPlan(cfg, objs)
+	if len(problems) > 0 {
+		return nil, problems
 	}
-	return p.Files()
+	files, err := p.Files()
+	if err != nil {
+		// No mistake of the user's: the encoder failed.
+		return nil, api.Problems{api.Errorf(cfg.Ref, cfg.Origin, "spec.fleet", "failed to lay out the fleet: %v", err)}
+	}
+	return files, nil
 }
 
 type unitObjects struct {
@@ -432,13 +436,5 @@ func Files(cfg *api.Config, objs []render.Object) ([]File, api.Problems) {
 		}
 		return files, nil
 	}
-	files, err := Layout(cfg, generated)
-	if err != nil {
-		var ps api.Problems
-		if errors.As(err, &ps) {
-			return nil, ps
-		}
-		return nil, api.Problems{api.Errorf(cfg.Ref, cfg.Origin, "spec.fleet", "failed to lay out the fleet: %v", err)}
-	}
-	return files, nil
+	return Layout(cfg, generated)
 }

@@ -1,0 +1,202 @@
+package render_test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	rbacvalidation "k8s.io/component-helpers/auth/rbac/validation"
+	"sigs.k8s.io/yaml"
+
+	"github.com/computeplane-dev/computeplane-fn/pkg/render"
+)
+
+// clusterChart is the apps/kubernetes chart of Cozystack 3c780acd.
+const clusterChart = "../../../shared/third_party/cozystack/packages/apps/kubernetes/templates"
+
+// chartResources names the resource of every kind the chart's templates
+// create or look up, and whether it is cluster-scoped.
+var chartResources = map[string]struct {
+	resource string
+	cluster  bool
+}{
+	"Certificate": {"certificates", false}, "CiliumNetworkPolicy": {"ciliumnetworkpolicies", false},
+	"Cluster": {"clusters", false}, "ClusterRole": {"clusterroles", true}, "ClusterRoleBinding": {"clusterrolebindings", true},
+	"ConfigMap": {"configmaps", false}, "Deployment": {"deployments", false}, "HelmRelease": {"helmreleases", false},
+	"Ingress": {"ingresses", false}, "Issuer": {"issuers", false}, "Job": {"jobs", false},
+	"KamajiControlPlane": {"kamajicontrolplanes", false}, "KeycloakClient": {"keycloakclients", false},
+	"KeycloakClientScope": {"keycloakclientscopes", false}, "KubevirtCluster": {"kubevirtclusters", false},
+	"KubevirtMachineTemplate": {"kubevirtmachinetemplates", false}, "MachineDeployment": {"machinedeployments", false},
+	"MachineHealthCheck": {"machinehealthchecks", false}, "Role": {"roles", false}, "RoleBinding": {"rolebindings", false},
+	"Secret": {"secrets", false}, "Service": {"services", false}, "ServiceAccount": {"serviceaccounts", false},
+	"WorkloadMonitor": {"workloadmonitors", false}, "MachineSet": {"machinesets", false},
+	"StorageClass": {"storageclasses", true}, "VirtualMachineClusterInstancetype": {"virtualmachineclusterinstancetypes", true},
+}
+
+var (
+	// wholeLineActions are template actions (comments, ifs, ranges) that
+	// fill their lines, over several lines too; inlineAction any other.
+	wholeLineActions = regexp.MustCompile(`(?ms)^[ \t]*\{\{.*?\}\}[ \t]*\n`)
+	inlineAction     = regexp.MustCompile(`\{\{.*?\}\}`)
+	lookupCall       = regexp.MustCompile(`lookup "([^"]*)" "([^"]*)" ([^ ]+) `)
+)
+
+// templated stands for a template action in what readChart reads: upper
+// case, so never part of an object's name.
+const templated = "TEMPLATED"
+
+// chartObject is a top-level document of a template, its actions blanked.
+type chartObject struct {
+	file       string
+	APIVersion string                     `json:"apiVersion"`
+	Kind       string                     `json:"kind"`
+	Metadata   struct{ Namespace string } `json:"metadata"`
+	Rules      []rbacv1.PolicyRule        `json:"rules"`
+}
+
+// readChart reads the documents the chart's templates write (template
+// actions that fill their lines dropped, other actions replaced by a word)
+// and the lookups they make.
+func readChart(t *testing.T) (objs []chartObject, lookups []chartObject) {
+	t.Helper()
+	if _, err := os.Stat(clusterChart); err != nil {
+		t.Skipf("the apps/kubernetes chart is not here (%v): ../shared/third_party is needed", err)
+	}
+	err := filepath.WalkDir(clusterChart, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".yaml") {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for _, m := range lookupCall.FindAllStringSubmatch(string(data), -1) {
+			group, _, _ := strings.Cut(m[1], "/")
+			if !strings.Contains(m[1], "/") {
+				group = ""
+			}
+			lookups = append(lookups, chartObject{file: p, APIVersion: group, Kind: m[2]})
+		}
+		text := inlineAction.ReplaceAllString(wholeLineActions.ReplaceAllString(string(data), ""), templated)
+		for _, doc := range strings.Split(text, "\n---") {
+			var o chartObject
+			if err := yaml.Unmarshal([]byte(doc), &o); err != nil || o.Kind == "" {
+				continue // a comment, or a document only templates make sense of
+			}
+			o.file = p
+			objs = append(objs, o)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) < 50 {
+		t.Fatalf("read only %d objects from the chart", len(objs))
+	}
+	return objs, lookups
+}
+
+func groupOf(apiVersion string) string {
+	if g, _, ok := strings.Cut(apiVersion, "/"); ok {
+		return g
+	}
+	return ""
+}
+
+// TestInstallerHoldsWhatTheChartCreates: the installer's rights are exactly
+// what apps/kubernetes creates, looks up and grants in its Roles and
+// ClusterRoles, read from the chart's templates: every kind it creates in
+// its namespace, in kube-system and cluster-wide is covered (RBAC's own
+// comparison, k8s.io/component-helpers), and every rule of the installer's
+// namespaced ClusterRole is used by the chart.
+func TestInstallerHoldsWhatTheChartCreates(t *testing.T) {
+	objs, lookups := readChart(t)
+	namespaced, kubeSystem, cluster := render.InstallerRules(), render.InstallerKubeSystemRules("computeplane", "tenant-acme"), render.InstallerClusterRules("computeplane", "tenant-acme")
+	covers := func(where string, owner []rbacv1.PolicyRule, need rbacv1.PolicyRule, file string) {
+		if ok, missing := rbacvalidation.Covers(owner, []rbacv1.PolicyRule{need}); !ok {
+			t.Errorf("%s: the installer lacks %v in %s", file, missing, where)
+		}
+	}
+	used := map[string]bool{} // group/resource of the namespaced rules
+	for _, o := range objs {
+		r, ok := chartResources[o.Kind]
+		if !ok {
+			t.Errorf("%s: kind %s is not in this test's table", o.file, o.Kind)
+			continue
+		}
+		need := rbacv1.PolicyRule{APIGroups: []string{groupOf(o.APIVersion)}, Resources: []string{r.resource}, Verbs: []string{"create"}}
+		switch {
+		case r.cluster:
+			covers("cluster scope", cluster, need, o.file)
+		case o.Metadata.Namespace == "kube-system":
+			covers("kube-system", kubeSystem, need, o.file)
+		default:
+			covers("its namespace", namespaced, need, o.file)
+			used[groupOf(o.APIVersion)+"/"+r.resource] = true
+		}
+		for _, rule := range o.Rules {
+			// A name the chart templates is the release's; a rule held
+			// without names covers it, and one with literal names only
+			// those.
+			rule.ResourceNames = slices.DeleteFunc(rule.ResourceNames, func(n string) bool { return strings.Contains(n, templated) })
+			if o.Kind == "ClusterRole" {
+				covers("cluster scope (what its ClusterRole "+o.file+" grants)", cluster, rule, o.file)
+				continue
+			}
+			covers("its namespace (what its Role grants)", namespaced, rule, o.file)
+			for _, g := range rule.APIGroups {
+				for _, res := range rule.Resources {
+					used[g+"/"+res] = true
+				}
+			}
+		}
+	}
+	for _, l := range lookups {
+		r, ok := chartResources[l.Kind]
+		if !ok {
+			t.Errorf("%s: lookup of kind %s is not in this test's table", l.file, l.Kind)
+			continue
+		}
+		need := rbacv1.PolicyRule{APIGroups: []string{l.APIVersion}, Resources: []string{r.resource}, Verbs: []string{"get", "list"}}
+		if r.cluster {
+			covers("cluster scope (a lookup)", cluster, need, l.file)
+		} else {
+			covers("its namespace (a lookup)", namespaced, need, l.file)
+			used[l.APIVersion+"/"+r.resource] = true
+		}
+	}
+	for _, rule := range namespaced {
+		for _, g := range rule.APIGroups {
+			for _, res := range rule.Resources {
+				if !used[g+"/"+res] {
+					t.Errorf("the installer holds %s/%s in its namespace, which the chart neither creates nor grants", g, res)
+				}
+			}
+		}
+	}
+}
+
+// TestInstallerCannotEscalate: outside its namespace the installer may
+// touch only its own cluster's objects by name, and bind only those roles.
+func TestInstallerCannotEscalate(t *testing.T) {
+	for _, rules := range [][]rbacv1.PolicyRule{render.InstallerClusterRules("computeplane", "tenant-acme"), render.InstallerKubeSystemRules("computeplane", "tenant-acme")} {
+		for _, r := range rules {
+			if slices.Contains(r.Verbs, "*") || slices.Contains(r.Resources, "*") || slices.Contains(r.APIGroups, "*") {
+				t.Errorf("a wildcard rule outside the namespace: %v", r)
+			}
+			for _, v := range r.Verbs {
+				if (v == "bind" || v == "escalate" || v == "update" || v == "delete" || v == "patch") && len(r.ResourceNames) == 0 {
+					t.Errorf("%s without resourceNames outside the namespace: %v", v, r)
+				}
+			}
+			if slices.Contains(r.Resources, "secrets") {
+				t.Errorf("Secrets outside the namespace: %v", r)
+			}
+		}
+	}
+}

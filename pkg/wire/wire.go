@@ -1,0 +1,86 @@
+package wire
+
+// ManagedByLabel marks every object this function generates; objects that
+// carry it among the inputs are earlier output and are generated anew.
+const (
+	ManagedByLabel = "app.kubernetes.io/managed-by"
+	ManagedByValue = "computeplane-fn"
+)
+
+// Release names of the ComputePlane cluster, per delivery. The admin
+// kubeconfig Secret, which every routed release reads, is derived from it in
+// one place: fleet.KubeconfigSecret.
+const (
+	DirectClusterRelease   = "computeplane"
+	PlatformClusterRelease = "computeplane-cluster"
+	// PlatformModuleRelease is the HelmRelease of Cozystack's computeplane
+	// tenant module, which owns the cluster under delivery: Platform.
+	PlatformModuleRelease = "computeplane"
+)
+
+// Labels and prefixes of app releases, as cozystack-api writes them.
+const (
+	// ReleaseKeyPrefix is what cozystack-api glues onto every key of an
+	// app's labels and annotations when it copies them to the app's
+	// HelmRelease.
+	ReleaseKeyPrefix = "apps.cozystack.io-"
+
+	ApplicationKindLabel  = "apps.cozystack.io/application.kind"
+	ApplicationGroupLabel = "apps.cozystack.io/application.group"
+	ApplicationNameLabel  = "apps.cozystack.io/application.name"
+
+	// Routed releases carry these instead of the three above, so that
+	// cozystack-api does not list them as editable apps.
+	RoutedKindLabel = "computeplane.dev/application.kind"
+	RoutedNameLabel = "computeplane.dev/application.name"
+
+	// ValuesSecret is the platform Secret every release takes values from.
+	ValuesSecret = "cozystack-values"
+)
+
+// Labels and annotations of the cluster HelmRelease.
+const (
+	ShardingLabel     = "sharding.fluxcd.io/key"
+	ShardingTenants   = "tenants"
+	ComputePlaneLabel = "internal.cozystack.io/computeplane"
+	// PruneAnnotation with PruneDisabled keeps Flux's kustomize-controller
+	// from deleting the live cluster when its HelmRelease leaves Git.
+	PruneAnnotation = "kustomize.toolkit.fluxcd.io/prune"
+	PruneDisabled   = "disabled"
+)
+
+// ShardLabelPolicyName names the MutatingAdmissionPolicy (and its binding)
+// that gives the function's releases ShardingLabel: ShardingTenants under
+// spec.releases.shardLabel: Admission.
+const ShardLabelPolicyName = "computeplane-release-shard"
+
+// GuardName names the ValidatingAdmissionPolicy of the management-plane
+// guard (SPEC 3.5) and its binding; the posture summary names the guard's
+// on and off by it too.
+const GuardName = "computeplane-guard"
+
+// Names of the guard's variables that hold the fleet's values; every rule
+// reads them, so that the expressions are the same text for every fleet.
+// The pull-request summary reads the three identity lists back from a
+// committed policy: each is a CEL list literal in JSON syntax, the sorted
+// list without duplicates as encoding/json writes it.
+const (
+	GuardFluxIdentitiesVariable     = "fluxIdentities"
+	GuardHelmIdentitiesVariable     = "helmIdentities"
+	GuardPlatformIdentitiesVariable = "platformIdentities"
+)
+
+// Origin labels helm-controller stamps, last, on every object it applies
+// from a release's chart: the HelmRelease it comes from.
+const (
+	HelmOriginNameLabel      = "helm.toolkit.fluxcd.io/name"
+	HelmOriginNamespaceLabel = "helm.toolkit.fluxcd.io/namespace"
+)
+
+// IngressServiceLabel and IngressServiceValue select the ingress pods of a
+// tenant; a deny of them for every ancestor is what
+// cluster.egress.allowAncestorIngress: false renders.
+const (
+	IngressServiceLabel = "cozystack.io/service"
+	IngressServiceValue = "ingress"
+)
