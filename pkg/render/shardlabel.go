@@ -70,14 +70,17 @@ func RenderShardLabelPolicy(f *fleet.Fleet) ([]Object, error) {
 				}},
 			},
 			// On update the object selector matches the old object too.
+			// The expressions are written on several lines, as the
+			// guard's are: kustomize and kubectl keep them in literal
+			// blocks, and fold a long single line.
 			MatchConditions: []admissionv1.MatchCondition{{
 				Name:       "no-shard-label",
-				Expression: `!has(object.metadata.labels) || !('` + wire.ShardingLabel + `' in object.metadata.labels)`,
+				Expression: "!has(object.metadata.labels) ||\n!('" + wire.ShardingLabel + "' in object.metadata.labels)",
 			}},
 			Mutations: []admissionv1.Mutation{{
 				PatchType: admissionv1.PatchTypeApplyConfiguration,
 				ApplyConfiguration: &admissionv1.ApplyConfiguration{
-					Expression: `Object{metadata: Object.metadata{labels: {"` + wire.ShardingLabel + `": "` + wire.ShardingTenants + `"}}}`,
+					Expression: "Object{metadata: Object.metadata{labels: {\n  \"" + wire.ShardingLabel + "\": \"" + wire.ShardingTenants + "\"}}}",
 				},
 			}},
 			ReinvocationPolicy: admissionv1.NeverReinvocationPolicy,

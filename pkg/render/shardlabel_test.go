@@ -123,7 +123,7 @@ func TestShardLabelAdmission(t *testing.T) {
 			!slices.Equal(rules[0].Operations, []admissionv1.OperationType{admissionv1.Create, admissionv1.Update}) {
 			t.Errorf("resource rules %+v: want helmreleases on CREATE and UPDATE", rules)
 		}
-		want := `Object{metadata: Object.metadata{labels: {"sharding.fluxcd.io/key": "tenants"}}}`
+		want := "Object{metadata: Object.metadata{labels: {\n  \"sharding.fluxcd.io/key\": \"tenants\"}}}"
 		if len(policy.Spec.Mutations) != 1 || policy.Spec.Mutations[0].ApplyConfiguration == nil ||
 			policy.Spec.Mutations[0].ApplyConfiguration.Expression != want {
 			t.Errorf("mutations %+v: want the apply configuration %s", policy.Spec.Mutations, want)
