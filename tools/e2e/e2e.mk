@@ -58,20 +58,21 @@ $(E2E_BIN)/source-watcher-%:
 	chmod -R u+w $(E2E_WORK)/src
 	cd $(E2E_WORK)/src/source-watcher && GOFLAGS='-mod=mod -buildvcs=false' $(GO) build -o $@ ./cmd
 
-# Both build from one copy (keyed by the same digest), one after the other.
-$(E2E_WORK)/src/cozystack-%/go.mod:
-	rm -rf $(E2E_WORK)/src/cozystack-*
-	mkdir -p $(E2E_WORK)/src/cozystack-$*
-	cp -r $(THIRD_PARTY)/cozystack/. $(E2E_WORK)/src/cozystack-$*/
-	chmod -R u+w $(E2E_WORK)/src/cozystack-$*
+# Both build from one copy, made by the first that needs it (keyed by the
+# same digest), one after the other even under make -j (the order-only
+# prerequisite): each takes both cores. Like helm-controller's, the rules
+# have no prerequisite files: a binary in E2E_BIN is reused as it is.
+cozystack_copy = test -f $(E2E_WORK)/src/cozystack-$(1)/go.mod || { \
+	rm -rf $(E2E_WORK)/src/cozystack-* && mkdir -p $(E2E_WORK)/src/cozystack-$(1) && \
+	cp -r $(THIRD_PARTY)/cozystack/. $(E2E_WORK)/src/cozystack-$(1)/ && chmod -R u+w $(E2E_WORK)/src/cozystack-$(1); }
 
-$(E2E_BIN)/flux-shard-operator-%: $(E2E_WORK)/src/cozystack-%/go.mod
+$(E2E_BIN)/flux-shard-operator-%:
+	$(call cozystack_copy,$*)
 	cd $(E2E_WORK)/src/cozystack-$* && GOFLAGS='-mod=mod -buildvcs=false' $(GO) build -o $@ ./cmd/flux-shard-operator
 
-$(E2E_BIN)/cozystack-api-%: $(E2E_WORK)/src/cozystack-%/go.mod
+$(E2E_BIN)/cozystack-api-%: | $(E2E_BIN)/flux-shard-operator-%
+	$(call cozystack_copy,$*)
 	cd $(E2E_WORK)/src/cozystack-$* && GOFLAGS='-mod=mod -buildvcs=false' $(GO) build -o $@ ./cmd/cozystack-api
-
-.PRECIOUS: $(E2E_WORK)/src/cozystack-%/go.mod
 
 .PHONY: e2e-tools
 e2e-tools: ## Build the components of the real-control-plane suite into bin/e2e (once per version)
