@@ -51,6 +51,10 @@ func TestPlatformWarnsOfPodSecurity(t *testing.T) {
 			podSecurity++
 		case strings.Contains(r.Message, "is guarded less") && strings.Contains(r.Message, "computeplane-cluster-admin-kubeconfig"):
 			guard++
+		case strings.Contains(r.Message, "computeplane-baseline"):
+			// The fixture has no spec.fleet: its routed apps' baseline is
+			// not rendered, which is warned about per tenant too.
+			continue
 		default:
 			t.Errorf("result %q names neither Pod Security nor the guard", r.Message)
 		}
@@ -85,8 +89,8 @@ func TestPlatformWarnsOfPodSecurity(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.Contains(out.String(), "results:") || len(items) == 0 {
-			t.Errorf("a Direct fleet has results or no items:\n%s", out.String())
+		if strings.Contains(out.String(), "Pod Security") || strings.Contains(out.String(), "guarded less") || len(items) == 0 {
+			t.Errorf("a Direct fleet has results of Pod Security or the guard, or no items:\n%s", out.String())
 		}
 	}
 }

@@ -75,6 +75,9 @@ func (f *fleetRepo) index(t *testing.T, out string) {
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".yaml") || filepath.Base(p) == "kustomization.yaml" {
 			return err
 		}
+		if strings.Contains(filepath.ToSlash(p), "/_baseline/") {
+			return nil // applied inside a ComputePlane, never here
+		}
 		rel, _ := filepath.Rel(out, p)
 		// The unit is the deepest folder a wiring Kustomization points at.
 		unit := ""
@@ -100,7 +103,7 @@ func (f *fleetRepo) index(t *testing.T, out string) {
 func (f *fleetRepo) kustomizations() []string {
 	var out []string
 	for k, o := range f.objs {
-		if o.GetKind() == "Kustomization" && o.GetAPIVersion() == kustomizeV1 {
+		if o.GetKind() == "Kustomization" && o.GetAPIVersion() == kustomizeV1 && o.GetNamespace() == harness.FluxNamespace {
 			out = append(out, f.objs[k].GetName())
 		}
 	}
@@ -217,6 +220,11 @@ func (e *env) testFleet(t *testing.T) {
 	for _, ns := range []string{"tenant-gamma", "tenant-delta", "tenant-epsilon"} {
 		e.namespaces(ns)
 		e.writeCozystackValues(t, ns)
+	}
+	// The tenants with a ComputePlane: their baselines apply into a
+	// stand-in, and their routed units wait for that.
+	for _, ns := range []string{"tenant-gamma", "tenant-delta"} {
+		e.standInComputePlane(t, ns)
 	}
 	f.publish(t)
 	root := obj(kustomizeV1, "Kustomization", harness.FluxNamespace, fleetRoot, map[string]any{

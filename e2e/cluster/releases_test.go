@@ -162,6 +162,11 @@ func (e *env) releases(t *testing.T, s releaseScenario) {
 	}
 	e.waitReady(t, e.admin, helmV2, "HelmRelease", s.tenant, addon, 2*time.Minute)
 	e.waitFor(t, cpc, "v1", "ConfigMap", "cozy-cilium", "cilium", 30*time.Second, harness.Exists)
+	// These fleets have no spec.fleet, so no in-cluster baseline (the
+	// InCluster test applies the real one): the test plays its part, as it
+	// plays Kamaji's, with what it gives the routed apps' account.
+	e.aggregateAdmin(t, cpc)
+	e.applyAll(t, cpc, sharedBaseline(s.tenant), false)
 
 	for _, hr := range routedHRs {
 		ns, name := hr.GetNamespace(), hr.GetName()
@@ -320,4 +325,18 @@ func (e *env) applyGuardFirst(t *testing.T, objs []*unstructured.Unstructured) {
 		t.Fatalf("the render is refused after the guard was updated: %v", err)
 	}
 	e.applyAll(t, e.kc, rest, false)
+}
+
+// sharedBaseline is what the in-cluster baseline gives routed apps of a
+// tenant with shared namespaces: the namespace, the account
+// computeplane-apps and its RoleBinding to the admin ClusterRole.
+func sharedBaseline(ns string) []*unstructured.Unstructured {
+	return []*unstructured.Unstructured{
+		namespace(ns),
+		obj("v1", "ServiceAccount", ns, "computeplane-apps", nil),
+		obj("rbac.authorization.k8s.io/v1", "RoleBinding", ns, "computeplane-apps", map[string]any{
+			"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "admin"},
+			"subjects": []any{map[string]any{"kind": "ServiceAccount", "name": "computeplane-apps", "namespace": ns}},
+		}),
+	}
 }

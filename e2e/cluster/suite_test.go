@@ -115,6 +115,7 @@ func TestControlPlane(t *testing.T) {
 	t.Run("Releases", e.testReleases)
 	t.Run("Fleet", e.testFleet)
 	t.Run("Guard", e.testGuard)
+	t.Run("InCluster", e.testInCluster)
 	t.Run("ShardOperator", e.testShardOperator)
 	t.Run("CozystackAPI", e.testCozystackAPI)
 }

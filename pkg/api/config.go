@@ -93,15 +93,6 @@ type EgressConfig struct {
 	AllowAncestorIngress bool `json:"allowAncestorIngress"`
 }
 
-// RoutingConfig tunes the HelmReleases of routed apps.
-type RoutingConfig struct {
-	// EditableThroughAPI keeps the apps.cozystack.io/application.* labels on
-	// routed releases, so cozystack-api lists them and lets users edit them.
-	// An edit through the API rebuilds the release without its kubeConfig
-	// and so moves the app onto the management cluster: off by default.
-	EditableThroughAPI bool `json:"editableThroughAPI"`
-}
-
 // ReleasesConfig tunes every HelmRelease the function renders in a tenant
 // namespace (apps and clusters).
 type ReleasesConfig struct {
@@ -191,6 +182,9 @@ func (c *Config) Default() {
 	if c.Fleet != nil {
 		c.Fleet.Default()
 	}
+	if c.Routing.Namespaces == "" {
+		c.Routing.Namespaces = NamespacesShared
+	}
 	// Absent, null (reported) or not a list (reported): the fleet's account.
 	if c.Guard.FluxIdentities == nil {
 		c.Guard.FluxIdentities = Identities{c.FleetIdentity()}
@@ -259,6 +253,7 @@ func (c *Config) Validate() Problems {
 		c.Fleet.validate(d, c.written)
 	}
 	c.Guard.validate(d, c.written)
+	c.Routing.validate(d)
 	if c.Delivery == Platform {
 		// The egress policy is emitted under both deliveries; the rest of
 		// spec.cluster, and the source, belong to the platform's module.

@@ -224,6 +224,9 @@ func Build(cfg *api.Config, objects []api.Object) (*Fleet, api.Problems) {
 	problems = append(problems, f.buildTenants(tenants)...)
 	problems = append(problems, f.attachKnobs(knobs)...)
 	problems = append(problems, f.buildApps(appObjects)...)
+	if len(problems) == 0 {
+		problems = append(problems, f.checkRouting()...)
+	}
 	if len(problems) > 0 {
 		return nil, problems.Compact()
 	}

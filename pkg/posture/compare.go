@@ -3,6 +3,7 @@ package posture
 import (
 	"cmp"
 	"slices"
+	"strings"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
@@ -22,6 +23,10 @@ const (
 	ChangeNodeGroups   ChangeKind = "nodeGroups"
 	ChangeGuard        ChangeKind = "guard"
 	ChangeTenant       ChangeKind = "tenant"
+	// ChangeRights is a routed app's rights inside its ComputePlane.
+	ChangeRights ChangeKind = "rights"
+	// ChangeNamespaces is per-app namespaces turned on or off.
+	ChangeNamespaces ChangeKind = "namespaces"
 )
 
 // The words of from and to.
@@ -127,6 +132,16 @@ func Compare(old, new *State) []Change {
 		if o.AncestorIngress != "" && n.AncestorIngress != "" && o.AncestorIngress != n.AncestorIngress {
 			add(with(ChangeEgress, ns, o.AncestorIngress, n.AncestorIngress, n.AncestorIngress == Allowed))
 		}
+		for _, app := range unionKeys(o.Rights, n.Rights) {
+			from, inOld := o.Rights[app]
+			to, inNew := n.Rights[app]
+			if inOld && inNew && from != to {
+				add(with(ChangeRights, app, from, to, rightsWeaken(from, to)))
+			}
+		}
+		if o.AppNamespaces != "" && n.AppNamespaces != "" && o.AppNamespaces != n.AppNamespaces {
+			add(with(ChangeNamespaces, ns, o.AppNamespaces, n.AppNamespaces, n.AppNamespaces == api.NamespacesShared))
+		}
 		for _, g := range unionKeys(o.NodeGroups, n.NodeGroups) {
 			from, to := cmp.Or(o.NodeGroups[g], Absent), cmp.Or(n.NodeGroups[g], Absent)
 			if from != to {
@@ -178,6 +193,21 @@ func Sort(cs []Change) {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Change, b.Change), cmp.Compare(a.Subject, b.Subject),
 			cmp.Compare(a.From, b.From), cmp.Compare(a.To, b.To), cmp.Compare(a.Role, b.Role))
 	})
+}
+
+// rightsWeaken reports whether a routed app may do more inside its
+// ComputePlane with rights to than with rights from: back to super-admin,
+// or a ClusterRole granted that it did not have.
+func rightsWeaken(from, to string) bool {
+	switch {
+	case to == RightsSuperAdmin:
+		return from != RightsSuperAdmin
+	case from == RightsSuperAdmin:
+		return false
+	}
+	_, fromRole, _ := strings.Cut(from, GrantPrefix)
+	_, toRole, _ := strings.Cut(to, GrantPrefix)
+	return toRole != "" && toRole != fromRole
 }
 
 // levelRank orders Pod Security levels by what they enforce; none (no Pod

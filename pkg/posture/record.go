@@ -31,6 +31,9 @@ const (
 	KindApp Kind = "app"
 	// KindGuard is the computeplane-guard ValidatingAdmissionPolicy.
 	KindGuard Kind = "guard"
+	// KindGrant is a ClusterRoleBinding of the in-cluster baseline: an
+	// operator's grant to the account of routed apps.
+	KindGrant Kind = "grant"
 	// KindOther is any other object: it carries no posture, but its
 	// namespace shows that the tenant is there.
 	KindOther Kind = "other"
@@ -59,9 +62,16 @@ type Record struct {
 	// tenant's ingress pods are denied, "allowed" otherwise; "" for the
 	// root tenant, which has no ancestors.
 	AncestorIngress string
-	// App ("Kind/name") and Placement of an app release.
-	App       string
-	Placement api.Placement
+	// App ("Kind/name") and Placement of an app release; for a routed
+	// one also the Account helm-controller installs it as inside the
+	// ComputePlane (spec.serviceAccountName, "" for the cluster's
+	// super-admin) and its TargetNamespace there.
+	App             string
+	Placement       api.Placement
+	Account         string
+	TargetNamespace string
+	// Account (above) and ClusterRole of a grant.
+	ClusterRole string
 	// FluxIdentities and PlatformIdentities of the guard, sorted.
 	FluxIdentities, HelmIdentities, PlatformIdentities []string
 }
@@ -118,9 +128,46 @@ func (r *Record) readRelease(doc *yaml.Node) error {
 	r.Kind, r.App, r.Placement = KindApp, kind+"/"+name, api.PlacementManagementPlane
 	if !yamlnode.IsNull(yamlnode.Lookup(doc, "spec", "kubeConfig")) {
 		r.Placement = api.PlacementComputePlane
+		r.Account = scalar(yamlnode.Lookup(doc, "spec", "serviceAccountName"))
+		r.TargetNamespace = cmp.Or(scalar(yamlnode.Lookup(doc, "spec", "targetNamespace")), r.Key.Namespace)
 	}
 	return nil
 }
+
+// InClusterFolder is the folder of a tenant's in-cluster baseline in the
+// fleet folder (<namespace>/_baseline/...): what is there is applied inside
+// the tenant's ComputePlane, never to the management cluster.
+const InClusterFolder = "/" + wire.BaselineFolder + "/"
+
+// ReadInCluster reads one object of a tenant's in-cluster baseline. Its
+// Record is keyed by the tenant's namespace (its own namespace is one of
+// the ComputePlane's), so that it counts for that tenant; a
+// ClusterRoleBinding is a grant, everything else carries no posture of its
+// own (the routed releases say the rest).
+func ReadInCluster(tenantNamespace string, doc *yaml.Node) (Record, error) {
+	doc = yamlnode.Resolve(doc)
+	md := yamlnode.Get(doc, "metadata")
+	kind := scalar(yamlnode.Get(doc, "kind"))
+	r := Record{Kind: KindOther, Key: InClusterKey(tenantNamespace, kind, scalar(yamlnode.Get(md, "namespace")), scalar(yamlnode.Get(md, "name")))}
+	if kind != "ClusterRoleBinding" {
+		return r, nil
+	}
+	r.Kind = KindGrant
+	r.ClusterRole = scalar(yamlnode.Lookup(doc, "roleRef", "name"))
+	subjects := yamlnode.Get(doc, "subjects")
+	if subjects == nil || subjects.Kind != yaml.SequenceNode || len(subjects.Content) == 0 {
+		return r, fmt.Errorf("failed to read the posture of ClusterRoleBinding %s in the ComputePlane of %s: subjects: no account", r.Key.Name, tenantNamespace)
+	}
+	r.Account = scalar(yamlnode.Get(subjects.Content[0], "name"))
+	return r, nil
+}
+
+// InClusterKey is the Key of an object inside a tenant's ComputePlane.
+func InClusterKey(tenantNamespace, kind, namespace, name string) Key {
+	return Key{Kind: kind, Namespace: tenantNamespace, Name: inClusterKeyPrefix + namespace + "/" + name}
+}
+
+const inClusterKeyPrefix = "computeplane:"
 
 // nodeGroup is the part of an apps/kubernetes node group the summary names.
 type nodeGroup struct {

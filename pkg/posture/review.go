@@ -36,8 +36,15 @@ func NewCollector() *Collector { return &Collector{changed: map[Key]bool{}} }
 func (c *Collector) Read(path string, old bool, docs []*yaml.Node) {
 	recs := make([]pathRecord, 0, len(docs))
 	var problems []string
+	tenantNS, _, inCluster := strings.Cut(path, InClusterFolder)
 	for _, d := range docs {
-		r, err := ReadDocument(d)
+		var r Record
+		var err error
+		if inCluster {
+			r, err = ReadInCluster(tenantNS, d)
+		} else {
+			r, err = ReadDocument(d)
+		}
 		if err != nil {
 			side := "the new render"
 			if old {
@@ -102,11 +109,18 @@ func Review(objs []render.Object, c *Collector) (*Result, error) {
 	// A ComputePlane under delivery: Platform shows only by its egress
 	// policy or its routed releases. Where neither side has a cluster
 	// release and the reading differs, read the unchanged releases too.
+	// Where the in-cluster baseline changes (a grant), the rights of the
+	// routed apps there come from their releases too.
 	again := map[string]bool{}
 	for ns := range touched {
 		o, n := res.Old.Tenants[ns], res.New.Tenants[ns]
 		if o != nil && n != nil && o.ComputePlane != n.ComputePlane && !o.direct && !n.direct {
 			again[ns] = true
+		}
+	}
+	for k := range c.changed {
+		if touched[k.Namespace] && strings.HasPrefix(k.Name, inClusterKeyPrefix) {
+			again[k.Namespace] = true
 		}
 	}
 	if len(again) > 0 {
@@ -139,6 +153,22 @@ func sharedRecords(objs []render.Object, changed map[Key]bool, want func(render.
 		if !o.Generated || !touched[o.Namespace] {
 			continue
 		}
+		for _, in := range o.InCluster {
+			// The in-cluster baseline's grants, where their files do not
+			// change (those that do come through the Collector).
+			if in.Kind != "ClusterRoleBinding" || changed[InClusterKey(o.Namespace, in.Kind, in.Namespace, in.Name)] {
+				continue
+			}
+			n, err := in.Node()
+			if err != nil {
+				return nil, err
+			}
+			r, err := ReadInCluster(o.Namespace, n)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, r)
+		}
 		key := Key{Kind: o.Kind, Namespace: o.Namespace, Name: o.Name}
 		if changed[key] {
 			continue
@@ -169,6 +199,8 @@ func isPostureObject(o render.Object) bool {
 		return o.Name == render.AdmissionConfigMapName
 	case "CiliumNetworkPolicy":
 		return o.Name == render.EgressPolicyName
+	case "Kustomization":
+		return o.Name == wire.BaselineKustomization
 	case "ValidatingAdmissionPolicy":
 		return o.Name == wire.GuardName
 	}

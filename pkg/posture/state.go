@@ -39,9 +39,30 @@ type Tenant struct {
 	NodeGroups map[string]string
 	// Apps by "Kind/name": where each runs.
 	Apps map[string]api.Placement
+	// Rights of each routed app inside the ComputePlane, by "Kind/name"
+	// (RightsSuperAdmin, RightsNamespaceAdmin, or that with "+ ClusterRole
+	// <name>" for a grant).
+	Rights map[string]string
+	// AppNamespaces is NamespacesPerApp or NamespacesShared as the routed
+	// releases' target namespaces show it; "" without routed apps.
+	AppNamespaces string
 
 	direct, egress bool
+	accounts       map[string]string // routed app -> account
+	grants         map[string]string // account -> ClusterRole
 }
+
+// What a routed app may do inside its ComputePlane.
+const (
+	// RightsSuperAdmin: it installs with the cluster's super-admin
+	// kubeconfig (no spec.serviceAccountName).
+	RightsSuperAdmin = "super-admin"
+	// RightsNamespaceAdmin: it installs as its own account, admin of its
+	// namespace only.
+	RightsNamespaceAdmin = "namespace-admin"
+	// GrantPrefix joins a grant to RightsNamespaceAdmin.
+	GrantPrefix = " + ClusterRole "
+)
 
 // Guard is the management-plane guard's identities.
 type Guard struct {
@@ -64,7 +85,8 @@ func Assemble(records []Record) *State {
 		}
 		t := s.Tenants[ns]
 		if t == nil {
-			t = &Tenant{Namespace: ns, Apps: map[string]api.Placement{}}
+			t = &Tenant{Namespace: ns, Apps: map[string]api.Placement{}, Rights: map[string]string{},
+				accounts: map[string]string{}, grants: map[string]string{}}
 			s.Tenants[ns] = t
 		}
 		switch r.Kind {
@@ -76,9 +98,29 @@ func Assemble(records []Record) *State {
 			t.egress, t.Reachable, t.AncestorIngress = true, r.Reachable, r.AncestorIngress
 		case KindApp:
 			t.Apps[r.App] = r.Placement
+			if r.Placement == api.PlacementComputePlane {
+				t.accounts[r.App] = r.Account
+				if r.TargetNamespace != ns {
+					t.AppNamespaces = api.NamespacesPerApp
+				} else if t.AppNamespaces == "" {
+					t.AppNamespaces = api.NamespacesShared
+				}
+			}
+		case KindGrant:
+			t.grants[r.Account] = r.ClusterRole
 		}
 	}
 	for _, t := range s.Tenants {
+		for app, account := range t.accounts {
+			switch role, granted := t.grants[account]; {
+			case account == "":
+				t.Rights[app] = RightsSuperAdmin
+			case granted:
+				t.Rights[app] = RightsNamespaceAdmin + GrantPrefix + role
+			default:
+				t.Rights[app] = RightsNamespaceAdmin
+			}
+		}
 		routed := slices.Contains(slices.Collect(maps.Values(t.Apps)), api.PlacementComputePlane)
 		t.ComputePlane = t.direct || t.egress || routed
 		switch {

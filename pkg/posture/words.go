@@ -2,6 +2,7 @@ package posture
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
@@ -64,6 +65,13 @@ func Sentence(c Change) string {
 			return "the tenant is added"
 		}
 		return "the tenant is removed"
+	case ChangeRights:
+		return fmt.Sprintf("`%s` installs inside its ComputePlane as %s (was %s)", c.Subject, rightsWords(c.To), rightsWords(c.From))
+	case ChangeNamespaces:
+		if c.To == "PerApp" {
+			return "its routed apps get a namespace each inside its ComputePlane (were sharing one)"
+		}
+		return "its routed apps share one namespace inside its ComputePlane (had one each)"
 	}
 	return fmt.Sprintf("%s %s changes from %s to %s", c.Change, c.Subject, c.From, c.To)
 }
@@ -116,6 +124,19 @@ func Why(c Change) string {
 			return "whoever holds this identity passes the guard's checks: it can point Flux objects at any cluster or change ComputePlane VMs."
 		}
 		return "this identity no longer passes the guard's checks."
+	case ChangeRights:
+		switch {
+		case c.Weakens && c.To == RightsSuperAdmin:
+			return "its chart acts as cluster-admin of the ComputePlane: it can lift Pod Security on any namespace, bind any role and read every other app's Secrets."
+		case c.Weakens:
+			return "its chart may do cluster-wide what the granted ClusterRole allows, beyond its own namespace."
+		}
+		return "its chart may do less inside the ComputePlane than before."
+	case ChangeNamespaces:
+		if c.Weakens {
+			return "the charts of one tenant's routed apps can read each other's Secrets and change each other's objects again."
+		}
+		return "one app's chart can no longer read another app's Secrets or change its objects."
 	case ChangeTenant:
 		if c.To == Present {
 			return "a new tenant's own posture is in the tenants table below; adding it loosens no other tenant."
@@ -123,4 +144,15 @@ func Why(c Change) string {
 		return "its generated objects are pruned from the fleet folder; Flux keeps a live ComputePlane (prune is disabled on it)."
 	}
 	return ""
+}
+
+// rightsWords states a routed app's rights inside its ComputePlane.
+func rightsWords(r string) string {
+	if r == RightsSuperAdmin {
+		return "the cluster's super-admin"
+	}
+	if _, role, ok := strings.Cut(r, GrantPrefix); ok {
+		return fmt.Sprintf("admin of its own namespace, with ClusterRole `%s` granted cluster-wide", role)
+	}
+	return "admin of its own namespace only"
 }

@@ -42,6 +42,18 @@ type Object struct {
 	// in Flux units keeps them in their namespace's base unit whatever the
 	// split (package units): a cluster never runs before its fence.
 	Cluster bool
+	// InCluster are the objects a Kustomization with a kubeConfig applies
+	// inside a ComputePlane (the in-cluster baseline, RenderBaseline): they
+	// are never objects of the management cluster, so only the fleet-folder
+	// writer writes them, into the folder the Kustomization reads, which no
+	// unit lists; the stream and the KRM items leave them out.
+	InCluster []Object
+	// Routed marks the release of an app placed on a ComputePlane. A fleet
+	// laid out in units applies routed releases from a unit of their own
+	// that waits for the tenant's baseline Kustomization (package units):
+	// a HelmRelease can depend on HelmReleases only, so that is how a
+	// routed app never installs before its account and namespace exist.
+	Routed bool
 }
 
 // AppendYAML appends the object as one YAML document (without a "---"
@@ -78,6 +90,11 @@ func (o *Object) holdAsText() error {
 		return err
 	}
 	o.Body = textBody(text)
+	for i := range o.InCluster {
+		if err := o.InCluster[i].holdAsText(); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

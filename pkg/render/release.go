@@ -121,15 +121,24 @@ func releaseSpec(f *fleet.Fleet, def *api.Definition, routed, values bool) helmv
 		spec.KubeConfig = &meta.KubeConfigReference{
 			SecretRef: &meta.SecretKeyReference{Name: fleet.KubeconfigSecret(cluster), Key: fleet.KubeconfigKey},
 		}
-		// helm-controller creates only a target namespace
-		// (install.createNamespace), and a fresh cluster has no tenant
-		// namespace; with a target namespace it names the Helm release
-		// <targetNamespace>-<name> unless releaseName says otherwise. Both
-		// are the app's own and set per app (routedPlaceholder keeps their
+		// helm-controller creates only a target namespace, and a fresh
+		// cluster has no tenant namespace; with a target namespace it names
+		// the Helm release <targetNamespace>-<name> unless releaseName says
+		// otherwise. The target namespace is the one the in-cluster baseline
+		// creates for the app (fleet.AppNamespace), and helm-controller
+		// installs as the app's account there (fleet.AppAccount), which it
+		// impersonates inside the cluster: the account may not create
+		// namespaces, so install.createNamespace stays off. All three are
+		// the app's own and set per app (routedPlaceholder keeps their
 		// place among the sorted keys).
+		// Helm keeps its release records in the storage namespace, which
+		// defaults to the HelmRelease's own namespace, not the target one:
+		// with per-app namespaces the account may not read Secrets there,
+		// so the records go where the app installs.
 		spec.TargetNamespace = routedPlaceholder
+		spec.StorageNamespace = routedPlaceholder
 		spec.ReleaseName = routedPlaceholder
-		spec.Install.CreateNamespace = true
+		spec.ServiceAccountName = routedPlaceholder
 		// The cluster release never waits (apps/kubernetes' addons cannot
 		// be Ready before its workers exist), so it is Ready long before
 		// the cluster can take an app. The cluster's CNI addon release is
@@ -144,8 +153,8 @@ func releaseSpec(f *fleet.Fleet, def *api.Definition, routed, values bool) helmv
 	return spec
 }
 
-// routedPlaceholder holds the place of a routed release's targetNamespace
-// and releaseName in the shared spec of a definition, until render sets the
+// routedPlaceholder holds the place of a routed release's targetNamespace,
+// releaseName and serviceAccountName in the shared spec of a definition, until render sets the
 // app's own.
 const routedPlaceholder = "placeholder"
 
@@ -250,7 +259,9 @@ func (r *releases) node(app *fleet.App, values *yaml.Node) (*yaml.Node, error) {
 				}
 				if routed {
 					yamlnode.SetKey(spec, "releaseName", yamlnode.String(app.Release))
-					yamlnode.SetKey(spec, "targetNamespace", yamlnode.String(app.Namespace))
+					yamlnode.SetKey(spec, "serviceAccountName", yamlnode.String(r.f.AppAccount(app)))
+					yamlnode.SetKey(spec, "storageNamespace", yamlnode.String(r.f.AppNamespace(app)))
+					yamlnode.SetKey(spec, "targetNamespace", yamlnode.String(r.f.AppNamespace(app)))
 				}
 				v = spec
 			}
@@ -273,6 +284,7 @@ func releaseObject(app *fleet.App) Object {
 	return Object{
 		APIVersion: helmv2.GroupVersion.String(), Kind: helmv2.HelmReleaseKind, Namespace: app.Namespace, Name: app.Release,
 		Generated: true, From: app.Ref, Origin: app.Origin, Tenant: tenant,
+		Routed: app.Placement == api.PlacementComputePlane,
 	}
 }
 

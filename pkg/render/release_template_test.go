@@ -42,7 +42,9 @@ func reference(t *testing.T, f *fleet.Fleet, app *fleet.App) *yaml.Node {
 		Spec: render.ReleaseSpec(f, app.Definition, routed, !app.Values().IsZero()),
 	}
 	if routed {
-		hr.Spec.TargetNamespace, hr.Spec.ReleaseName = app.Namespace, app.Release
+		hr.Spec.TargetNamespace, hr.Spec.ReleaseName = f.AppNamespace(app), app.Release
+		hr.Spec.ServiceAccountName = f.AppAccount(app)
+		hr.Spec.StorageNamespace = f.AppNamespace(app)
 	}
 	n, err := render.TypedNode(&hr)
 	if err != nil {

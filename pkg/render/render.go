@@ -35,15 +35,25 @@ func Outputs(f *fleet.Fleet, lazy bool) ([]Object, api.Problems) {
 			if !t.ComputePlane {
 				continue
 			}
+			objs := make([]Object, 0, 2)
 			o, err := RenderEgress(f, t)
-			if err == nil && lazy {
-				err = o.holdAsText()
+			if err == nil {
+				objs = append(objs, o)
+				if f.Config.Fleet != nil {
+					o, err = RenderBaseline(f, t)
+					objs = append(objs, o)
+				}
+			}
+			for i := range objs {
+				if err == nil && lazy {
+					err = objs[i].holdAsText()
+				}
 			}
 			if err != nil {
 				problems = append(problems, problemOf(t, err))
 				continue
 			}
-			out = append(out, o)
+			out = append(out, objs...)
 		}
 	}
 	var installers []string
@@ -150,7 +160,8 @@ func internalProblem(err error) api.Problem {
 // delivery: Direct: the cluster HelmRelease, its installer (RenderInstaller)
 // and the hardening around it, the
 // Pod Security ConfigMap its API server loads (not under podSecurity:
-// privileged) and the egress policy of its VMs.
+// privileged), the egress policy of its VMs and, with spec.fleet, the
+// in-cluster baseline (RenderBaseline).
 func RenderComputePlane(f *fleet.Fleet, plan *ClusterPlan, t *fleet.Tenant) ([]Object, api.Problems) {
 	cluster, problems := RenderClusterRelease(f, plan, t)
 	if len(problems) > 0 {
@@ -173,7 +184,15 @@ func RenderComputePlane(f *fleet.Fleet, plan *ClusterPlan, t *fleet.Tenant) ([]O
 	if err != nil {
 		return nil, api.Problems{problemOf(t, err)}
 	}
-	return append(out, egress), nil
+	out = append(out, egress)
+	if f.Config.Fleet != nil {
+		baseline, err := RenderBaseline(f, t)
+		if err != nil {
+			return nil, api.Problems{problemOf(t, err)}
+		}
+		out = append(out, baseline)
+	}
+	return out, nil
 }
 
 // Limits of what inputs make the output copy many times: every ComputePlane

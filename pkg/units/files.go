@@ -14,6 +14,7 @@ import (
 	kusttypes "sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
 	"github.com/computeplane-dev/computeplane-fn/pkg/output"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
@@ -115,7 +116,44 @@ func (p *Plan) filesOfUnit(u *Unit) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(files, hook...), nil
+	files = append(files, hook...)
+	for _, o := range u.Objects {
+		if len(o.InCluster) == 0 {
+			continue
+		}
+		baseline, err := inClusterFiles(o)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, baseline...)
+	}
+	return files, nil
+}
+
+// inClusterFiles are the files of the objects a Kustomization with a
+// kubeConfig applies inside a ComputePlane (render.Object.InCluster): one
+// per object under <namespace>/_baseline, at the object's own path there
+// (<namespace>/<kind>-<name>.yaml, _cluster/ for cluster-scoped ones), and
+// a kustomization.yaml listing them. No unit's kustomization.yaml lists
+// that folder, so only the baseline Kustomization applies them, and only
+// inside its cluster.
+func inClusterFiles(o render.Object) ([]File, error) {
+	folder := fleet.BaselinePath(o.Namespace)
+	files := make([]File, 0, len(o.InCluster)+1)
+	resources := make([]string, 0, len(o.InCluster))
+	for _, in := range o.InCluster {
+		data, err := output.EncodeOne(in)
+		if err != nil {
+			return nil, fmt.Errorf("failed to encode %s %s/%s of %s %s/%s: %w", in.Kind, in.Namespace, in.Name, o.Kind, o.Namespace, o.Name, err)
+		}
+		files = append(files, File{Path: path.Join(folder, in.Path()), Data: data})
+		resources = append(resources, in.Path())
+	}
+	list, err := kustomizeFile(folder, o.Name, resources)
+	if err != nil {
+		return nil, err
+	}
+	return append(files, list), nil
 }
 
 // hookFiles returns the two files that hook a folder into Flux: its
@@ -138,13 +176,18 @@ func hookFiles(folder string, resources []string, ks *kustomizev1.Kustomization,
 // prune: true, so that what leaves Git leaves the cluster (the cluster
 // HelmRelease opts out with its prune: disabled annotation); wait: true for
 // the platform unit only, since every other unit depends on it; dependsOn
-// the platform unit and the unit's next part; deletionPolicy: Orphan on the
-// parts after the first (docs/flux-wiring.md says why).
+// the platform unit and the unit's next part, and a unit of routed
+// releases on its tenant's baseline Kustomization (in the tenant
+// namespace); deletionPolicy: Orphan on the parts after the first
+// (docs/flux-wiring.md says why).
 func (p *Plan) UnitKustomization(u *Unit) *kustomizev1.Kustomization {
 	ks := p.kustomization(u.Name, u.Folder, u.Shard)
 	ks.Spec.Wait = u.Platform
 	for _, d := range u.DependsOn {
 		ks.Spec.DependsOn = append(ks.Spec.DependsOn, kustomizev1.DependencyReference{Name: d})
+	}
+	if u.Baseline != "" {
+		ks.Spec.DependsOn = append(ks.Spec.DependsOn, kustomizev1.DependencyReference{Name: wire.BaselineKustomization, Namespace: u.Baseline})
 	}
 	if u.Orphan {
 		ks.Spec.DeletionPolicy = kustomizev1.DeletionPolicyOrphan

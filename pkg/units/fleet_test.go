@@ -16,6 +16,7 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/output"
 	"github.com/computeplane-dev/computeplane-fn/pkg/pipeline"
 	"github.com/computeplane-dev/computeplane-fn/pkg/units"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
 
 const quickstartFleet = `
@@ -68,13 +69,20 @@ func TestStandaloneFleet(t *testing.T) {
 	opts := krusty.MakeDefaultOptions()
 	opts.PluginConfig = kusttypes.DisabledPluginConfig()
 	seen := map[string]string{}
-	kustomizations := 0
+	kustomizations, baselines, inCluster := 0, 0, 0
 	for _, dir := range dirs {
 		m, err := krusty.MakeKustomizer(opts).Run(filesys.MakeFsOnDisk(), dir)
 		if err != nil {
 			t.Fatalf("kustomize build %s: %v", dir, err)
 		}
 		rel, _ := filepath.Rel(out, dir)
+		if strings.HasSuffix(rel, "/"+wire.BaselineFolder) {
+			// Applied inside the ComputePlane by the baseline
+			// Kustomization, never by a unit.
+			baselines++
+			inCluster += m.Size()
+			continue
+		}
 		for _, r := range m.Resources() {
 			if strings.HasPrefix(rel, "_flux") {
 				if r.GetKind() != "Kustomization" {
@@ -104,6 +112,13 @@ func TestStandaloneFleet(t *testing.T) {
 			}
 		}
 	}
+	wantInCluster := 0
+	for _, o := range objs {
+		wantInCluster += len(o.InCluster)
+	}
+	if inCluster != wantInCluster {
+		t.Errorf("the baseline folders hold %d objects, the baselines carry %d", inCluster, wantInCluster)
+	}
 	if len(seen) != len(objs) {
 		t.Errorf("the units hold %d objects, the render has %d", len(seen), len(objs))
 	}
@@ -113,7 +128,7 @@ func TestStandaloneFleet(t *testing.T) {
 		}
 	}
 	// units + 2 groups
-	if units := len(dirs) - 1 - 2; kustomizations != units+2 {
+	if units := len(dirs) - 1 - 2 - baselines; kustomizations != units+2 {
 		t.Errorf("%d Kustomizations in the wiring, want %d", kustomizations, units+2)
 	}
 }

@@ -26,6 +26,13 @@ const (
 	// ShardLabel is the label kustomize-controller shards select on
 	// (--watch-label-selector).
 	ShardLabel = "sharding.fluxcd.io/key"
+	// RoutedUnitPrefix starts the name of the unit of a namespace's routed
+	// releases: computeplane-routed-<namespace>. It waits for the tenant's
+	// baseline Kustomization, which the namespace's own unit applies.
+	RoutedUnitPrefix = NamePrefix + "routed-"
+	// RoutedFolder is the folder of that unit inside the namespace's
+	// folder: <namespace>/_routed (a part folder is never named so).
+	RoutedFolder = "_routed"
 	// KustomizationFile is the kustomize file of every unit and wiring folder.
 	KustomizationFile = "kustomization.yaml"
 	// maxNameLength keeps a Kustomization name usable as the label value
@@ -78,6 +85,10 @@ type Unit struct {
 	// Orphan is true for the parts after the first: deleting their
 	// Kustomization leaves their objects in place (see docs/flux-wiring.md).
 	Orphan bool
+	// Baseline is the namespace whose baseline Kustomization
+	// (wire.BaselineKustomization) must be ready before this unit is
+	// applied: set for the units of routed releases, empty otherwise.
+	Baseline string
 }
 
 // Group is one wiring group: a folder of Kustomizations of units, itself
@@ -111,7 +122,7 @@ func NewPlan(cfg *api.Config, objs []render.Object) (*Plan, api.Problems) {
 		}
 		u := byFolder[folder]
 		if u == nil {
-			u = &unitObjects{folder: folder, namespace: ns, platform: folder == api.PlatformUnitFolder}
+			u = &unitObjects{folder: folder, namespace: ns, platform: folder == api.PlatformUnitFolder, routed: o.Routed && ns != ""}
 			byFolder[folder] = u
 			folders = append(folders, folder)
 		}
@@ -137,8 +148,11 @@ func NewPlan(cfg *api.Config, objs []render.Object) (*Plan, api.Problems) {
 			files[b.file] = b
 		}
 		base := NamePrefix + folder
-		if u.platform {
+		switch {
+		case u.platform:
 			base = PlatformUnitName
+		case u.routed:
+			base = RoutedUnitPrefix + u.namespace
 		}
 		parts := split(u.objs, fc.MaxObjectsPerUnit)
 		for i, part := range parts {
@@ -150,6 +164,9 @@ func NewPlan(cfg *api.Config, objs []render.Object) (*Plan, api.Problems) {
 				Part:      i,
 				Parts:     len(parts),
 				Orphan:    i > 0,
+			}
+			if u.routed {
+				unit.Baseline = u.namespace
 			}
 			for _, fo := range part {
 				unit.Objects = append(unit.Objects, fo.Object)
@@ -216,6 +233,7 @@ type unitObjects struct {
 	folder    string
 	namespace string
 	platform  bool
+	routed    bool
 	objs      []fileObject
 }
 
@@ -227,12 +245,16 @@ type fileObject struct {
 // placement returns the unit folder of an object, its file inside that
 // folder and the namespace of the unit (empty for the platform unit).
 // Namespace units keep the default layout <namespace>/<kind>-<name>.yaml;
-// the platform unit spans namespaces, so its files keep their namespace
-// folder.
+// routed releases go to their namespace's routed unit,
+// <namespace>/_routed/<kind>-<name>.yaml; the platform unit spans
+// namespaces, so its files keep their namespace folder.
 func placement(o render.Object) (folder, file, namespace string) {
 	p := o.Path()
 	if o.Platform || o.Namespace == "" || o.Namespace == render.PlatformNamespace {
 		return api.PlatformUnitFolder, p, ""
+	}
+	if o.Routed {
+		return path.Join(path.Dir(p), RoutedFolder), path.Base(p), o.Namespace
 	}
 	return path.Dir(p), path.Base(p), o.Namespace
 }

@@ -84,3 +84,12 @@ const (
 	IngressServiceLabel = "cozystack.io/service"
 	IngressServiceValue = "ingress"
 )
+
+// The in-cluster baseline of a tenant's ComputePlane (docs/incluster.md):
+// the Flux Kustomization in the tenant namespace that applies it, and the
+// folder of its objects inside the namespace's folder of the fleet folder
+// (<namespace>/_baseline), which the posture review reads back.
+const (
+	BaselineKustomization = "computeplane-baseline"
+	BaselineFolder        = "_baseline"
+)
