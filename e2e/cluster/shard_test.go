@@ -126,6 +126,9 @@ func (e *env) testShardOperator(t *testing.T) {
 		e.namespaces(ns)
 		e.writeCozystackValues(t, ns)
 	}
+	// tenant-kappa's baseline applies into a stand-in ComputePlane, and its
+	// routed unit waits for that.
+	e.standInComputePlane(t, "tenant-kappa")
 	const reconciles = 3
 	var all []*unstructured.Unstructured
 	quietly := func(step string) {
