@@ -15,6 +15,9 @@ import (
 type bins struct {
 	etcd, apiserver, kustomizeController, helmController, sourceWatcher, fn string
 	sourceControllerDir                                                     string
+	// Cozystack's components and ../shared/third_party (their charts):
+	// optional, the stages that need them skip without.
+	shardOperator, cozystackAPI, thirdParty string
 }
 
 func binsFromEnv(t *testing.T) bins {
@@ -26,6 +29,9 @@ func binsFromEnv(t *testing.T) bins {
 		sourceWatcher:       os.Getenv("E2E_SOURCE_WATCHER"),
 		fn:                  os.Getenv("E2E_COMPUTEPLANE_FN"),
 		sourceControllerDir: os.Getenv("E2E_SOURCE_CONTROLLER_DIR"),
+		shardOperator:       os.Getenv("E2E_FLUX_SHARD_OPERATOR"),
+		cozystackAPI:        os.Getenv("E2E_COZYSTACK_API"),
+		thirdParty:          os.Getenv("E2E_THIRD_PARTY"),
 	}
 	for name, v := range map[string]string{
 		"E2E_ETCD": b.etcd, "E2E_KUBE_APISERVER": b.apiserver, "E2E_KUSTOMIZE_CONTROLLER": b.kustomizeController,
@@ -85,9 +91,14 @@ func TestControlPlane(t *testing.T) {
 	})
 	start := time.Now()
 	e.etcd = harness.StartEtcd(t, b.etcd, e.dir)
+	frontProxy, err := harness.NewFrontProxy(filepath.Join(e.dir, "front-proxy"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	e.mgmt = harness.StartAPIServer(t, harness.APIServerOptions{
 		Name: "management", Bin: b.apiserver, Etcd: e.etcd, Dir: e.dir,
-		Users: harness.ServiceAccountUsers(fluxIdentities...),
+		Users:     harness.ServiceAccountUsers(append(fluxIdentities, cozystackIdentities...)...),
+		ExtraArgs: frontProxy.Args,
 	})
 	e.admin = harness.MustClient(t, e.mgmt, harness.Admin, e.mgmt.Config(harness.Admin))
 	e.kc = harness.MustClient(t, e.mgmt, kustomizeControllerSA, e.mgmt.Config(kustomizeControllerSA))
@@ -105,6 +116,8 @@ func TestControlPlane(t *testing.T) {
 	t.Run("Fleet", e.testFleet)
 	t.Run("Guard", e.testGuard)
 	t.Run("InCluster", e.testInCluster)
+	t.Run("ShardOperator", e.testShardOperator)
+	t.Run("CozystackAPI", e.testCozystackAPI)
 }
 
 // applyCRDs installs Flux v2.8's CRDs and the others of ../shared/crds, and
