@@ -74,7 +74,7 @@ func TestFleetRepoLifecycle(t *testing.T) {
 
 	// First render: every object in its file.
 	r := cli(t, "--output-dir", "fleet", "config.yaml")
-	if r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "wrote fleet: 20 added, 0 changed, 0 removed") {
+	if r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "wrote fleet: 22 added, 0 changed, 0 removed") {
 		t.Fatalf("render: %+v", r)
 	}
 	stream := cli(t, "config.yaml")
@@ -89,9 +89,10 @@ func TestFleetRepoLifecycle(t *testing.T) {
 			t.Errorf("%s is not a document of the rendered stream", p)
 		}
 	}
-	// The source, 7 of the tenant, the guard's two, the fleet's account (3),
-	// the installer's role and the tenant's installer (6).
-	if len(files) != 20 {
+	// The source, 7 of the tenant, the guard's two, the shard-label
+	// policy's two, the fleet's account (3), the installer's role and the
+	// tenant's installer (6).
+	if len(files) != 22 {
 		t.Errorf("files: %v", files)
 	}
 
@@ -106,7 +107,7 @@ func TestFleetRepoLifecycle(t *testing.T) {
 	r = cli(t, "--output-dir", "fleet", "--check", "config.yaml")
 	wantDiff := `--- a/tenant-acme/helmrelease-jupyterhub-research.yaml
 +++ b/tenant-acme/helmrelease-jupyterhub-research.yaml
-@@ -22,7 +22,7 @@
+@@ -21,7 +21,7 @@
        name: RetryOnFailure
        retryInterval: 30s
      timeout: 10m0s

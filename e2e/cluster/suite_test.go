@@ -17,6 +17,9 @@ import (
 type bins struct {
 	etcd, apiserver, kustomizeController, helmController, sourceWatcher, fn string
 	sourceControllerDir                                                     string
+	// Cozystack's components and ../shared/third_party (their charts):
+	// optional, the stages that need them skip without.
+	shardOperator, cozystackAPI, thirdParty string
 }
 
 func binsFromEnv(t *testing.T) bins {
@@ -28,6 +31,9 @@ func binsFromEnv(t *testing.T) bins {
 		sourceWatcher:       os.Getenv("E2E_SOURCE_WATCHER"),
 		fn:                  os.Getenv("E2E_COMPUTEPLANE_FN"),
 		sourceControllerDir: os.Getenv("E2E_SOURCE_CONTROLLER_DIR"),
+		shardOperator:       os.Getenv("E2E_FLUX_SHARD_OPERATOR"),
+		cozystackAPI:        os.Getenv("E2E_COZYSTACK_API"),
+		thirdParty:          os.Getenv("E2E_THIRD_PARTY"),
 	}
 	for name, v := range map[string]string{
 		"E2E_ETCD": b.etcd, "E2E_KUBE_APISERVER": b.apiserver, "E2E_KUSTOMIZE_CONTROLLER": b.kustomizeController,
@@ -158,6 +164,8 @@ func TestControlPlane(t *testing.T) {
 			// guard.helmIdentities its Platform scenario needs.
 			if m.name == "Cozystack" {
 				t.Run("InCluster", e.testInCluster)
+				t.Run("ShardOperator", e.testShardOperator)
+				t.Run("CozystackAPI", e.testCozystackAPI)
 			}
 		})
 	}
@@ -178,9 +186,14 @@ func startEnv(t *testing.T, ctx context.Context, b bins, etcd *harness.Etcd, m f
 		}
 	})
 	start := time.Now()
+	frontProxy, err := harness.NewFrontProxy(filepath.Join(e.dir, "front-proxy"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	e.mgmt = harness.StartAPIServer(t, harness.APIServerOptions{
 		Name: e.serverName("management"), Bin: b.apiserver, Etcd: etcd, Dir: e.dir,
-		Users: harness.ServiceAccountUsers(m.identities()...),
+		Users:     harness.ServiceAccountUsers(append(m.identities(), cozystackIdentities...)...),
+		ExtraArgs: frontProxy.Args,
 	})
 	e.admin = harness.MustClient(t, e.mgmt, harness.Admin, e.mgmt.Config(harness.Admin))
 	e.kc = harness.MustClient(t, e.mgmt, m.kustomizeController, e.mgmt.Config(m.kustomizeController))
@@ -197,6 +210,7 @@ func startEnv(t *testing.T, ctx context.Context, b bins, etcd *harness.Etcd, m f
 	t.Logf("management cluster of %s up in %s", m.name, time.Since(start).Round(time.Millisecond))
 	return e
 }
+
 
 // serverName names an API server of the mode (its folder and etcd prefix).
 func (e *env) serverName(name string) string {

@@ -42,12 +42,13 @@ type Config struct {
 
 	// Inputs are files, folders and globs, relative to the working
 	// directory, read in addition to the ResourceList items.
-	Inputs     []string      `json:"inputs"`
-	Delivery   Delivery      `json:"delivery"`
-	KeepInputs bool          `json:"keepInputs"`
-	Source     SourceConfig  `json:"source"`
-	Cluster    ClusterConfig `json:"cluster"`
-	Routing    RoutingConfig `json:"routing"`
+	Inputs     []string       `json:"inputs"`
+	Delivery   Delivery       `json:"delivery"`
+	KeepInputs bool           `json:"keepInputs"`
+	Source     SourceConfig   `json:"source"`
+	Cluster    ClusterConfig  `json:"cluster"`
+	Routing    RoutingConfig  `json:"routing"`
+	Releases   ReleasesConfig `json:"releases"`
 	// Fleet lays the fleet folder out in Flux units and wires them to Flux;
 	// nil when spec.fleet is absent.
 	Fleet *FleetConfig `json:"fleet"`
@@ -91,6 +92,26 @@ type EgressConfig struct {
 	// the management API server.
 	AllowAncestorIngress bool `json:"allowAncestorIngress"`
 }
+
+// ReleasesConfig tunes every HelmRelease the function renders in a tenant
+// namespace (apps and clusters).
+type ReleasesConfig struct {
+	// ShardLabel says who writes a release's sharding.fluxcd.io/key:
+	// tenants, the value Cozystack's ApplicationDefinitions give it.
+	// Admission (the default): not the render, so that kustomize-controller
+	// owns no value flux-shard-operator rewrites; the
+	// computeplane-release-shard MutatingAdmissionPolicy sets it on a
+	// release that has none. Rendered: the render, for a management cluster
+	// without flux-shard-operator or without MutatingAdmissionPolicy
+	// (docs/flux-wiring.md).
+	ShardLabel string `json:"shardLabel"`
+}
+
+// The values of spec.releases.shardLabel.
+const (
+	ShardLabelAdmission = "Admission"
+	ShardLabelRendered  = "Rendered"
+)
 
 // DefaultClusterValues returns the operator-fixed values used when the config
 // sets none: the posture of Cozystack's own computeplane module.
@@ -154,6 +175,9 @@ func (c *Config) Default() {
 	}
 	if c.Cluster.Values == nil {
 		c.Cluster.Values = DefaultClusterValues()
+	}
+	if c.Releases.ShardLabel == "" {
+		c.Releases.ShardLabel = ShardLabelAdmission
 	}
 	if c.Fleet != nil {
 		c.Fleet.Default()
@@ -219,6 +243,11 @@ func (c *Config) Validate() Problems {
 	case PodSecurityRestricted, PodSecurityBaseline, PodSecurityPrivileged:
 	default:
 		d.fail("spec.cluster.podSecurity", "must be restricted, baseline or privileged, not %q", c.Cluster.PodSecurity)
+	}
+	switch c.Releases.ShardLabel {
+	case ShardLabelAdmission, ShardLabelRendered:
+	default:
+		d.fail("spec.releases.shardLabel", "must be %s or %s, not %q", ShardLabelAdmission, ShardLabelRendered, c.Releases.ShardLabel)
 	}
 	if c.Fleet != nil {
 		c.Fleet.validate(d, c.written)

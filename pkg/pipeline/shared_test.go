@@ -142,6 +142,8 @@ func TestRealDefinitionsValidateAgainstCRDs(t *testing.T) {
 					into, ok := map[string]any{
 						"ValidatingAdmissionPolicy":        &admissionv1.ValidatingAdmissionPolicy{},
 						"ValidatingAdmissionPolicyBinding": &admissionv1.ValidatingAdmissionPolicyBinding{},
+						"MutatingAdmissionPolicy":          &admissionv1.MutatingAdmissionPolicy{},
+						"MutatingAdmissionPolicyBinding":   &admissionv1.MutatingAdmissionPolicyBinding{},
 						"ClusterRole":                      &rbacv1.ClusterRole{},
 						"ClusterRoleBinding":               &rbacv1.ClusterRoleBinding{},
 						"Role":                             &rbacv1.Role{},

@@ -242,15 +242,16 @@ func RenderClusterRelease(f *fleet.Fleet, plan *ClusterPlan, t *fleet.Tenant) (O
 		return Object{}, problems
 	}
 	release := wire.DirectClusterRelease
+	labels := map[string]string{wire.ComputePlaneLabel: "true"}
+	if shardLabelRendered(f, wire.ShardingTenants) {
+		labels[wire.ShardingLabel] = wire.ShardingTenants
+	}
 	hr := helmv2.HelmRelease{
 		TypeMeta: metav1.TypeMeta{APIVersion: helmv2.GroupVersion.String(), Kind: helmv2.HelmReleaseKind},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      release,
-			Namespace: t.Namespace,
-			Labels: managedLabels(map[string]string{
-				wire.ShardingLabel:     wire.ShardingTenants,
-				wire.ComputePlaneLabel: "true",
-			}),
+			Name:        release,
+			Namespace:   t.Namespace,
+			Labels:      managedLabels(labels),
 			Annotations: map[string]string{wire.PruneAnnotation: wire.PruneDisabled},
 		},
 		Spec: helmv2.HelmReleaseSpec{

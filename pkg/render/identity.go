@@ -80,7 +80,7 @@ func RenderFleetAccount(f *fleet.Fleet, installerNamespaces []string) ([]Object,
 	role := rbacv1.ClusterRole{
 		TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRole"},
 		ObjectMeta: metav1.ObjectMeta{Name: FleetAccountRole, Labels: managedLabels(nil)},
-		Rules:      fleetRules(bindClusterRoles, bindRoles),
+		Rules:      append(fleetRules(bindClusterRoles, bindRoles), shardLabelPolicyRules()...),
 	}
 	if len(bindRoles) == 0 {
 		role.Rules = role.Rules[:len(role.Rules)-1] // no resourceNames would mean every role

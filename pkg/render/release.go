@@ -40,6 +40,9 @@ func releaseLabels(f *fleet.Fleet, app *fleet.App) map[string]string {
 	def := app.Definition
 	labels := make(map[string]string, len(def.Labels)+len(app.Labels)+4)
 	for k, v := range def.Labels {
+		if k == wire.ShardingLabel && !shardLabelRendered(f, v) {
+			continue
+		}
 		labels[k] = v
 	}
 	for k, v := range app.Labels {

@@ -95,7 +95,9 @@ func strategy() map[string]any {
 }
 
 // TestReleaseFieldForField states, for each case, the whole HelmRelease that
-// cozystack-api v1.6 makes from the app (plus the managed-by label), and for
+// cozystack-api v1.6 makes from the app (plus the managed-by label, less
+// the definition's sharding.fluxcd.io/key: tenants, which
+// spec.releases.shardLabel: Admission leaves to the admission policy), and for
 // routed apps the routing and the security rule.
 func TestReleaseFieldForField(t *testing.T) {
 	tests := []struct {
@@ -123,7 +125,6 @@ spec: {version: v1.33, nodeGroups: {md0: {minReplicas: 1}}}
 				"name":      "kubernetes-prod",
 				"namespace": "tenant-acme",
 				"labels": map[string]any{
-					"sharding.fluxcd.io/key":              "tenants",
 					"apps.cozystack.io-team":              "web", // the app's own label wins over the definition's
 					"apps.cozystack.io-example.com/tier":  "gold",
 					"apps.cozystack.io/application.kind":  "Kubernetes",
@@ -159,7 +160,6 @@ spec: {version: v1.33, nodeGroups: {md0: {minReplicas: 1}}}
 				"name":      "nb-lab",
 				"namespace": "tenant-acme",
 				"labels": map[string]any{
-					"sharding.fluxcd.io/key":            "tenants",
 					"apps.cozystack.io-team":            "ml",
 					"computeplane.dev/application.kind": "Notebook",
 					"computeplane.dev/application.name": "lab",
@@ -196,7 +196,6 @@ spec: {version: v1.33, nodeGroups: {md0: {minReplicas: 1}}}
 				"name":      "nb-lab",
 				"namespace": "tenant-acme",
 				"labels": map[string]any{
-					"sharding.fluxcd.io/key":              "tenants",
 					"apps.cozystack.io/application.kind":  "Notebook",
 					"apps.cozystack.io/application.group": "apps.cozystack.io",
 					"apps.cozystack.io/application.name":  "lab",

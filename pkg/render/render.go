@@ -130,6 +130,11 @@ func Outputs(f *fleet.Fleet, lazy bool) ([]Object, api.Problems) {
 			out = append(out, guard...)
 		}
 	}
+	if policy, err := RenderShardLabelPolicy(f); err != nil {
+		fail(err)
+	} else {
+		out = append(out, policy...)
+	}
 	releases := newReleases(f, lazy)
 	for _, app := range f.Apps {
 		o, ps := releases.render(app)

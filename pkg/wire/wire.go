@@ -49,6 +49,11 @@ const (
 	PruneDisabled   = "disabled"
 )
 
+// ShardLabelPolicyName names the MutatingAdmissionPolicy (and its binding)
+// that gives the function's releases ShardingLabel: ShardingTenants under
+// spec.releases.shardLabel: Admission.
+const ShardLabelPolicyName = "computeplane-release-shard"
+
 // GuardName names the ValidatingAdmissionPolicy of the management-plane
 // guard (SPEC 3.5) and its binding; the posture summary names the guard's
 // on and off by it too.

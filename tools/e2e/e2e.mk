@@ -23,6 +23,11 @@ KUBECTL_BIN = $(E2E_BIN)/kubectl-$(KUBE_VERSION)
 KUSTOMIZE_CONTROLLER_BIN = $(E2E_BIN)/kustomize-controller-$(KUSTOMIZE_CONTROLLER_VERSION)
 HELM_CONTROLLER_BIN = $(E2E_BIN)/helm-controller-$(THIRD_PARTY_SUM)
 SOURCE_WATCHER_BIN = $(E2E_BIN)/source-watcher-$(THIRD_PARTY_SUM)
+# Cozystack's shard operator and API server, from ../shared/third_party/cozystack
+# (Cozystack at one commit): keyed by a digest of its Go sources.
+COZYSTACK_SUM = $(shell cd $(THIRD_PARTY)/cozystack && find api cmd internal pkg go.mod go.sum -type f | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-12)
+FLUX_SHARD_OPERATOR_BIN = $(E2E_BIN)/flux-shard-operator-$(COZYSTACK_SUM)
+COZYSTACK_API_BIN = $(E2E_BIN)/cozystack-api-$(COZYSTACK_SUM)
 
 $(E2E_BIN)/etcd-$(ETCD_VERSION): tools/e2e/etcd/go.mod tools/e2e/etcd/main.go
 	cd tools/e2e/etcd && $(GO) build -o $@ .
@@ -53,13 +58,31 @@ $(E2E_BIN)/source-watcher-%:
 	chmod -R u+w $(E2E_WORK)/src
 	cd $(E2E_WORK)/src/source-watcher && GOFLAGS='-mod=mod -buildvcs=false' $(GO) build -o $@ ./cmd
 
+# Both build from one copy, made by the first that needs it (keyed by the
+# same digest), one after the other even under make -j (the order-only
+# prerequisite): each takes both cores. Like helm-controller's, the rules
+# have no prerequisite files: a binary in E2E_BIN is reused as it is.
+cozystack_copy = test -f $(E2E_WORK)/src/cozystack-$(1)/go.mod || { \
+	rm -rf $(E2E_WORK)/src/cozystack-* && mkdir -p $(E2E_WORK)/src/cozystack-$(1) && \
+	cp -r $(THIRD_PARTY)/cozystack/. $(E2E_WORK)/src/cozystack-$(1)/ && chmod -R u+w $(E2E_WORK)/src/cozystack-$(1); }
+
+$(E2E_BIN)/flux-shard-operator-%:
+	$(call cozystack_copy,$*)
+	cd $(E2E_WORK)/src/cozystack-$* && GOFLAGS='-mod=mod -buildvcs=false' $(GO) build -o $@ ./cmd/flux-shard-operator
+
+$(E2E_BIN)/cozystack-api-%: | $(E2E_BIN)/flux-shard-operator-%
+	$(call cozystack_copy,$*)
+	cd $(E2E_WORK)/src/cozystack-$* && GOFLAGS='-mod=mod -buildvcs=false' $(GO) build -o $@ ./cmd/cozystack-api
+
 .PHONY: e2e-tools
 e2e-tools: ## Build the components of the real-control-plane suite into bin/e2e (once per version)
 	@test -d $(THIRD_PARTY) || { echo "e2e: $(THIRD_PARTY) is missing (helm-controller and source-watcher are built from it)"; exit 1; }
-	$(MAKE) --no-print-directory $(ETCD_BIN) $(KUBE_APISERVER_BIN) $(KUBECTL_BIN) $(KUSTOMIZE_CONTROLLER_BIN) $(HELM_CONTROLLER_BIN) $(SOURCE_WATCHER_BIN)
+	$(MAKE) --no-print-directory $(ETCD_BIN) $(KUBE_APISERVER_BIN) $(KUBECTL_BIN) $(KUSTOMIZE_CONTROLLER_BIN) $(HELM_CONTROLLER_BIN) $(SOURCE_WATCHER_BIN) \
+		$(FLUX_SHARD_OPERATOR_BIN) $(COZYSTACK_API_BIN)
 
 E2E_TIMEOUT ?= 30m
 E2E_RUN ?= .
+E2E_TESTFLAGS ?=
 
 .PHONY: e2e
 e2e: build e2e-tools ## Run the real-control-plane suite (etcd, kube-apiserver, Flux's controllers) in e2e/cluster
@@ -67,6 +90,7 @@ e2e: build e2e-tools ## Run the real-control-plane suite (etcd, kube-apiserver, 
 	cd e2e/cluster && \
 	E2E_ETCD=$(ETCD_BIN) E2E_KUBE_APISERVER=$(KUBE_APISERVER_BIN) E2E_KUBECTL=$(KUBECTL_BIN) \
 	E2E_KUSTOMIZE_CONTROLLER=$(KUSTOMIZE_CONTROLLER_BIN) E2E_HELM_CONTROLLER=$(HELM_CONTROLLER_BIN) \
-	E2E_SOURCE_WATCHER=$(SOURCE_WATCHER_BIN) E2E_COMPUTEPLANE_FN=$(BIN)/computeplane-fn \
+	E2E_SOURCE_WATCHER=$(SOURCE_WATCHER_BIN) E2E_FLUX_SHARD_OPERATOR=$(FLUX_SHARD_OPERATOR_BIN) \
+	E2E_COZYSTACK_API=$(COZYSTACK_API_BIN) E2E_THIRD_PARTY=$(THIRD_PARTY) E2E_COMPUTEPLANE_FN=$(BIN)/computeplane-fn \
 	E2E_SOURCE_CONTROLLER_DIR=$$(cd $(CURDIR)/tools/e2e/kustomize-controller && $(GO) mod download -json github.com/fluxcd/source-controller@$(SOURCE_CONTROLLER_VERSION) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p') \
-	$(GO) test -count=1 -timeout $(E2E_TIMEOUT) -run '$(E2E_RUN)' ./...
+	$(GO) test -count=1 $(E2E_TESTFLAGS) -timeout $(E2E_TIMEOUT) -run '$(E2E_RUN)' ./...

@@ -40,7 +40,8 @@ type APIServerOptions struct {
 	// AdmissionConfigFile is passed as --admission-control-config-file.
 	AdmissionConfigFile string
 	Users               []User
-	// ExtraArgs are more flags (an audit log, say).
+	// ExtraArgs are more flags (an audit log, a FrontProxy's for aggregated
+	// API servers).
 	ExtraArgs []string
 }
 

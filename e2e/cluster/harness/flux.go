@@ -13,6 +13,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
+// FluxNamespace is flux bootstrap's namespace: the default wiring
+// namespace, where the fleet's account lives by default.
+const FluxNamespace = "flux-system"
+
 // ServiceAccount is the user name of a service account.
 func ServiceAccount(namespace, name string) string {
 	return "system:serviceaccount:" + namespace + ":" + name

@@ -1,0 +1,515 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/yaml"
+
+	"github.com/computeplane-dev/computeplane-fn/e2e/cluster/harness"
+)
+
+// Cozystack's components get identities of their own: the API server
+// authenticates them by token like Flux's controllers.
+var cozystackIdentities = []string{harness.ShardOperatorIdentity, harness.CozystackAPIIdentity}
+
+const (
+	shardKeyLabel    = "sharding.fluxcd.io/key"
+	tenantShardLabel = "internal.cozystack.io/flux-shard"
+	// operatorShards is the operator's --shard-count: two, so that the
+	// tenants are spread and "on the tenant's shard" means something.
+	operatorShards = 2
+)
+
+var shardOperatorOnce sync.Once
+
+// cozystackDir is ../shared/third_party/cozystack, or a skip.
+func (e *env) cozystackDir(t *testing.T, bin string) string {
+	t.Helper()
+	if bin == "" || e.bins.thirdParty == "" {
+		t.Skip("E2E_FLUX_SHARD_OPERATOR, E2E_COZYSTACK_API or E2E_THIRD_PARTY is not set: run the suite with `make e2e`")
+	}
+	return filepath.Join(e.bins.thirdParty, "cozystack")
+}
+
+// ensureShardOperator runs flux-shard-operator the way Cozystack deploys it
+// (packages/system/flux-shard-operator): in cozy-fluxcd, next to the `flux`
+// Deployment it clones shards from, with the chart's
+// MutatingWebhookConfiguration. There is no kubelet: once the operator has
+// made its shard Deployments, the suite reports each one ready, which is
+// what the operator waits for before it places a tenant there.
+func (e *env) ensureShardOperator(t *testing.T) {
+	t.Helper()
+	dir := e.cozystackDir(t, e.bins.shardOperator)
+	shardOperatorOnce.Do(func() {
+		e.namespaces(harness.CozyFluxNamespace)
+		if err := harness.GrantClusterAdmin(e.ctx, e.admin, harness.ShardOperatorIdentity); err != nil {
+			t.Fatal(err)
+		}
+		// Cozystack's all-in-one Flux Deployment, reduced to what the
+		// operator reads: the helm-controller container and its flags
+		// (internal/fluxinstall/manifests/fluxcd.yaml).
+		flux := obj("apps/v1", "Deployment", harness.CozyFluxNamespace, "flux", map[string]any{
+			"spec": map[string]any{
+				"selector": map[string]any{"matchLabels": map[string]any{"app.kubernetes.io/name": "flux"}},
+				"template": map[string]any{
+					"metadata": map[string]any{"labels": map[string]any{"app.kubernetes.io/name": "flux"}},
+					"spec": map[string]any{
+						"serviceAccountName": "flux",
+						"containers": []any{map[string]any{
+							"name": "helm-controller", "image": "ghcr.io/fluxcd/helm-controller:v1.5.0",
+							"args": []any{"--watch-all-namespaces", "--concurrent=5", "--requeue-dependency=30s",
+								"--watch-label-selector=!sharding.fluxcd.io/key"},
+						}},
+					},
+				},
+			},
+		})
+		e.applyAll(t, e.admin, []*unstructured.Unstructured{flux}, false)
+		proc, ca := harness.StartShardOperator(cleanupWith{TB: t, owner: e.t}, e.mgmt, e.dir, e.bins.shardOperator,
+			fmt.Sprintf("--shard-count=%d", operatorShards))
+		e.procs = append(e.procs, proc)
+		webhooks, err := harness.ChartObjects(harness.CozyFluxNamespace,
+			filepath.Join(dir, "packages", "system", "flux-shard-operator", "templates", "mutatingwebhookconfiguration.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The chart's Service maps port 443 to the pod's 9443; the
+		// ExternalName Service leads to 127.0.0.1 with the port the
+		// webhook names.
+		for _, w := range webhooks {
+			hooks, _, _ := unstructured.NestedSlice(w.Object, "webhooks")
+			for _, h := range hooks {
+				cc := h.(map[string]any)["clientConfig"].(map[string]any)
+				cc["caBundle"] = harness.CABundle(ca)
+				cc["service"].(map[string]any)["port"] = int64(harness.ShardOperatorWebhookPort)
+			}
+			_ = unstructured.SetNestedSlice(w.Object, hooks, "webhooks")
+		}
+		e.applyAll(t, e.admin, append(webhooks, harness.ExternalNameService(harness.CozyFluxNamespace, harness.ShardOperatorName)), false)
+		for i := 0; i < operatorShards; i++ {
+			name := fmt.Sprintf("helm-controller-shard%d", i)
+			e.waitFor(t, e.admin, "apps/v1", "Deployment", harness.CozyFluxNamespace, name, time.Minute, harness.Exists)
+			st := obj("apps/v1", "Deployment", harness.CozyFluxNamespace, name, map[string]any{
+				"status": map[string]any{"replicas": int64(1), "readyReplicas": int64(1), "availableReplicas": int64(1), "updatedReplicas": int64(1)},
+			})
+			if _, _, err := e.admin.Apply(e.ctx, st, harness.ApplyOptions{Subresource: "status"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Logf("flux-shard-operator runs with %d shards, their Deployments reported ready", operatorShards)
+	})
+}
+
+// testShardOperator reconciles a fleet under the real flux-shard-operator:
+// as the function renders it by default, which must cause no write at all
+// once settled and leave every release on its tenant's shard; then with the
+// shard label rendered (spec.releases.shardLabel: Rendered), which
+// reproduces the fight; then back to the default, with a release and a
+// tenant born under it.
+func (e *env) testShardOperator(t *testing.T) {
+	e.ensureFlux(t)
+	e.ensurePlatform(t)
+	e.ensureShardOperator(t)
+	f := &fleetRepo{e: e, work: fleetDir(t, "shard"), repo: filepath.Join(t.TempDir(), "repo")}
+	for _, ns := range []string{"tenant-kappa", "tenant-lambda", "tenant-mu"} {
+		e.namespaces(ns)
+		e.writeCozystackValues(t, ns)
+	}
+	// tenant-kappa's baseline applies into a stand-in ComputePlane, and its
+	// routed unit waits for that.
+	e.standInComputePlane(t, "tenant-kappa")
+	const reconciles = 3
+	var all []*unstructured.Unstructured
+	quietly := func(step string) {
+		t.Helper()
+		f.waitReconciled(t)
+		e.waitPlaced(t, f)
+		// The first reconcile after a change may still hand a label
+		// over; from then on nothing may write.
+		e.measureReconciles(t, f, 1)
+		quiet := e.measureReconciles(t, f, reconciles)
+		t.Logf("%s: %s; shard label owned by %v", step, quiet, e.shardLabelOwners(f))
+		if quiet.writes != 0 || quiet.flips != 0 {
+			t.Errorf("%s: %s, want no write", step, quiet)
+		}
+		e.checkPlacement(t, f)
+	}
+
+	// A fleet born under the default: the platform unit's admission
+	// policy exists before the tenants' releases.
+	f.publish(t)
+	for _, o := range f.objs {
+		all = append(all, o)
+	}
+	e.bootstrapFleetAccount(t, all)
+	e.applyAll(t, e.admin, []*unstructured.Unstructured{fleetRootKustomization()}, false)
+	quietly("shardLabel Admission (default), from the start")
+
+	// The label rendered: the fight.
+	setShardLabel(t, f, "Rendered")
+	f.publish(t)
+	f.waitReconciled(t)
+	e.waitPlaced(t, f)
+	churn := e.measureReconciles(t, f, reconciles)
+	t.Logf("shardLabel Rendered: %s; shard label owned by %v", churn, e.shardLabelOwners(f))
+	if churn.flips == 0 {
+		t.Errorf("shardLabel Rendered: no label flip in %d reconciles; the docs say kustomize-controller and flux-shard-operator fight over it", reconciles)
+	}
+
+	// Back to the default, with a release and a tenant born under it:
+	// tenant-nu's namespace has no shard yet when its release is created.
+	setShardLabel(t, f, "")
+	e.namespaces("tenant-nu")
+	e.writeCozystackValues(t, "tenant-nu")
+	addApps(t, f, "tenants.yaml", "apiVersion: apps.cozystack.io/v1alpha1\nkind: Tenant\nmetadata:\n  name: nu\n  namespace: tenant-root\nspec:\n  computeplane: false\n")
+	addApps(t, f, "apps.yaml",
+		"apiVersion: apps.cozystack.io/v1alpha1\nkind: Postgres\nmetadata:\n  name: fresh\n  namespace: tenant-mu\nspec:\n  replicas: 1\n",
+		"apiVersion: apps.cozystack.io/v1alpha1\nkind: Redis\nmetadata:\n  name: cache\n  namespace: tenant-nu\nspec:\n  replicas: 1\n")
+	f.publish(t)
+	quietly("shardLabel Admission again, plus a release and a tenant")
+}
+
+// addApps appends YAML documents to an input file of the fleet.
+func addApps(t *testing.T, f *fleetRepo, file string, docs ...string) {
+	t.Helper()
+	path := filepath.Join(f.work, file)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range docs {
+		data = append(data, []byte("---\n"+d)...)
+	}
+	harness.WriteFile(t, path, data)
+}
+
+// The fleet's account (design of issue 18): every Kustomization of the
+// wiring, and the root, apply as it.
+const fleetAccountName = "computeplane-fleet"
+
+var fleetAccountUser = harness.ServiceAccount(harness.FluxNamespace, fleetAccountName)
+
+// bootstrapFleetAccount applies the fleet's account and its RBAC from the
+// render, as the operator does by hand before the root Kustomization
+// (docs/flux-wiring.md, "Bootstrap").
+func (e *env) bootstrapFleetAccount(t *testing.T, objs []*unstructured.Unstructured) {
+	t.Helper()
+	var boot []*unstructured.Unstructured
+	for _, o := range objs {
+		switch o.GetKind() {
+		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding":
+			if o.GetName() == fleetAccountName {
+				boot = append(boot, o)
+			}
+		}
+	}
+	if len(boot) != 3 {
+		t.Fatalf("the render has %d of the fleet's ServiceAccount, ClusterRole and ClusterRoleBinding %s, want 3", len(boot), fleetAccountName)
+	}
+	e.applyAll(t, e.admin, boot, false)
+}
+
+// fleetClient applies as the fleet's account.
+func (e *env) fleetClient(t *testing.T) *harness.Client {
+	return harness.MustClient(t, e.mgmt, fleetAccountUser, e.mgmt.Impersonating(fleetAccountUser,
+		"system:serviceaccounts", "system:serviceaccounts:"+harness.FluxNamespace, "system:authenticated"))
+}
+
+func fleetRootKustomization() *unstructured.Unstructured {
+	return obj(kustomizeV1, "Kustomization", harness.FluxNamespace, fleetRoot, map[string]any{
+		"spec": map[string]any{
+			"interval":           "10m",
+			"sourceRef":          map[string]any{"kind": "GitRepository", "name": "fleet"},
+			"path":               "./fleet/_flux",
+			"prune":              true,
+			"deletionPolicy":     "Orphan",
+			"serviceAccountName": fleetAccountName,
+		},
+	})
+}
+
+// setShardLabel sets spec.releases.shardLabel of the config ("" removes it).
+func setShardLabel(t *testing.T, f *fleetRepo, value string) {
+	t.Helper()
+	path := filepath.Join(f.work, "config.yaml")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := yaml.Unmarshal(data, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	spec := cfg["spec"].(map[string]any)
+	if value == "" {
+		delete(spec, "releases")
+	} else {
+		spec["releases"] = map[string]any{"shardLabel": value}
+	}
+	out, err := yaml.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	harness.WriteFile(t, path, out)
+}
+
+// fleetReleases are the HelmReleases the fleet renders.
+func (f *fleetRepo) releases() []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, o := range f.objs {
+		if o.GetKind() == "HelmRelease" {
+			out = append(out, o)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return harness.ObjectKey(out[i]) < harness.ObjectKey(out[j]) })
+	return out
+}
+
+var shardValue = regexp.MustCompile(`^shard[0-9]+$`)
+
+// waitPlaced waits until every release of the fleet carries the shard its
+// tenant's namespace records.
+func (e *env) waitPlaced(t *testing.T, f *fleetRepo) {
+	t.Helper()
+	err := harness.Poll(e.ctx, 2*time.Minute, 500*time.Millisecond, func() (bool, string) {
+		if bad := e.misplaced(f); len(bad) > 0 {
+			return false, strings.Join(bad, "; ")
+		}
+		return true, ""
+	})
+	if err != nil {
+		t.Fatalf("the fleet's releases were not placed on their tenants' shards: %v%s", err, e.logs("placement"))
+	}
+}
+
+// misplaced lists the releases whose shard label is not their tenant's.
+func (e *env) misplaced(f *fleetRepo) []string {
+	var bad []string
+	for _, hr := range f.releases() {
+		ns, err := e.admin.Get(e.ctx, "v1", "Namespace", "", hr.GetNamespace())
+		if err != nil || ns == nil {
+			bad = append(bad, fmt.Sprintf("namespace %s: %v", hr.GetNamespace(), err))
+			continue
+		}
+		shard := ns.GetLabels()[tenantShardLabel]
+		got, err := e.admin.Get(e.ctx, helmV2, "HelmRelease", hr.GetNamespace(), hr.GetName())
+		if err != nil || got == nil {
+			bad = append(bad, fmt.Sprintf("%s: not found (%v)", harness.ObjectKey(hr), err))
+			continue
+		}
+		if label := got.GetLabels()[shardKeyLabel]; !shardValue.MatchString(shard) || label != shard {
+			bad = append(bad, fmt.Sprintf("%s: %s=%q, its namespace's %s=%q", harness.ObjectKey(hr), shardKeyLabel, label, tenantShardLabel, shard))
+		}
+	}
+	return bad
+}
+
+// checkPlacement checks that each release is on its tenant's shard and
+// that the shard's helm-controller (the operator's Deployment) selects it.
+func (e *env) checkPlacement(t *testing.T, f *fleetRepo) {
+	t.Helper()
+	if bad := e.misplaced(f); len(bad) > 0 {
+		t.Errorf("releases off their tenants' shards:\n  %s", strings.Join(bad, "\n  "))
+	}
+	shards := map[string]int{}
+	for _, hr := range f.releases() {
+		got, _ := e.admin.Get(e.ctx, helmV2, "HelmRelease", hr.GetNamespace(), hr.GetName())
+		if got == nil {
+			continue
+		}
+		shard := got.GetLabels()[shardKeyLabel]
+		shards[shard]++
+		dep, err := e.admin.Get(e.ctx, "apps/v1", "Deployment", harness.CozyFluxNamespace, "helm-controller-"+shard)
+		if err != nil || dep == nil {
+			t.Errorf("%s is on %s, which has no Deployment helm-controller-%s (%v)", harness.ObjectKey(hr), shard, shard, err)
+			continue
+		}
+		containers, _, _ := unstructured.NestedSlice(dep.Object, "spec", "template", "spec", "containers")
+		want := "--watch-label-selector=" + shardKeyLabel + "=" + shard
+		found := false
+		for _, c := range containers {
+			args, _, _ := unstructured.NestedStringSlice(c.(map[string]any), "args")
+			for _, a := range args {
+				found = found || a == want
+			}
+		}
+		if !found {
+			t.Errorf("Deployment helm-controller-%s does not run helm-controller with %s", shard, want)
+		}
+	}
+	t.Logf("releases per shard: %v", shards)
+}
+
+// churn is what a few reconciles wrote to the fleet's releases.
+type churn struct {
+	reconciles, releases int
+	// writes are changes of a release's metadata or spec (status writes
+	// of helm-controller left out); flips are changes of its shard label.
+	writes, flips int
+	// managers are who made those writes (managedFields), by count.
+	managers map[string]int
+}
+
+func (c churn) String() string {
+	per := 0.0
+	if c.reconciles > 0 && c.releases > 0 {
+		per = float64(c.writes) / float64(c.reconciles*c.releases)
+	}
+	return fmt.Sprintf("%d releases, %d reconciles: %d writes (%.2f per release per reconcile), %d shard-label flips, by %v",
+		c.releases, c.reconciles, c.writes, per, c.flips, c.managers)
+}
+
+// measureReconciles has kustomize-controller reconcile every Kustomization
+// of the wiring n times (reconcile.fluxcd.io/requestedAt, as `flux
+// reconcile` does) and counts the writes to the fleet's releases meanwhile,
+// from a watch: a change of labels, annotations or generation is a write;
+// the manager is the managedFields entry whose time moved.
+func (e *env) measureReconciles(t *testing.T, f *fleetRepo, n int) churn {
+	t.Helper()
+	ctx, cancel := context.WithCancel(e.ctx)
+	events, err := e.admin.Watch(ctx, helmV2, "HelmRelease", "")
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	ours := map[string]bool{}
+	for _, hr := range f.releases() {
+		ours[hr.GetNamespace()+"/"+hr.GetName()] = true
+	}
+	c := churn{reconciles: n, releases: len(ours), managers: map[string]int{}}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		last := map[string]*unstructured.Unstructured{}
+		for ev := range events {
+			key := ev.Object.GetNamespace() + "/" + ev.Object.GetName()
+			if !ours[key] || ev.Type != watch.Modified {
+				last[key] = ev.Object
+				continue
+			}
+			prev := last[key]
+			last[key] = ev.Object
+			if prev == nil {
+				continue
+			}
+			if !metadataOrSpecChanged(prev, ev.Object) {
+				continue
+			}
+			c.writes++
+			if prev.GetLabels()[shardKeyLabel] != ev.Object.GetLabels()[shardKeyLabel] {
+				c.flips++
+			}
+			for _, m := range movedManagers(prev, ev.Object) {
+				c.managers[m]++
+			}
+		}
+	}()
+	// The watch starts from now: read each release once so that the
+	// first change has something to compare with.
+	time.Sleep(500 * time.Millisecond)
+	for _, hr := range f.releases() {
+		_, _ = e.admin.Get(e.ctx, helmV2, "HelmRelease", hr.GetNamespace(), hr.GetName())
+	}
+	names := append([]string{fleetRoot}, f.kustomizations()...)
+	for i := 0; i < n; i++ {
+		at := time.Now().Format(time.RFC3339Nano)
+		patch := []byte(`{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":"` + at + `"}}}`)
+		for _, name := range names {
+			if _, err := e.admin.MergePatch(e.ctx, kustomizeV1, "Kustomization", harness.FluxNamespace, name, patch); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, name := range names {
+			e.waitFor(t, e.admin, kustomizeV1, "Kustomization", harness.FluxNamespace, name, 2*time.Minute,
+				func(u *unstructured.Unstructured) (bool, string) {
+					got, _, _ := unstructured.NestedString(u.Object, "status", "lastHandledReconcileAt")
+					return got == at, "lastHandledReconcileAt " + got + ", want " + at
+				})
+		}
+		// The operator answers a relabel within milliseconds; leave it
+		// time to.
+		time.Sleep(3 * time.Second)
+	}
+	cancel()
+	<-done
+	return c
+}
+
+// metadataOrSpecChanged reports a write other than a status update.
+func metadataOrSpecChanged(a, b *unstructured.Unstructured) bool {
+	if a.GetGeneration() != b.GetGeneration() {
+		return true
+	}
+	return !mapsEqual(a.GetLabels(), b.GetLabels()) || !mapsEqual(a.GetAnnotations(), b.GetAnnotations())
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// movedManagers are the managedFields entries (manager/operation) of b
+// that are new or newer than in a, status writes left out.
+func movedManagers(a, b *unstructured.Unstructured) []string {
+	before := map[string]string{}
+	for _, m := range a.GetManagedFields() {
+		if m.Subresource == "" && m.Time != nil {
+			before[m.Manager+"/"+string(m.Operation)] = m.Time.String()
+		}
+	}
+	var out []string
+	for _, m := range b.GetManagedFields() {
+		if m.Subresource != "" || m.Time == nil {
+			continue
+		}
+		k := m.Manager + "/" + string(m.Operation)
+		if before[k] != m.Time.String() {
+			out = append(out, k)
+		}
+	}
+	if len(out) == 0 {
+		out = []string{"(no managedFields entry moved)"}
+	}
+	return out
+}
+
+// shardLabelOwners counts the field managers that own the shard label of
+// the fleet's releases ("nobody" when none does).
+func (e *env) shardLabelOwners(f *fleetRepo) map[string]int {
+	out := map[string]int{}
+	for _, hr := range f.releases() {
+		got, err := e.admin.Get(e.ctx, helmV2, "HelmRelease", hr.GetNamespace(), hr.GetName())
+		if err != nil || got == nil {
+			continue
+		}
+		owned := false
+		for _, m := range got.GetManagedFields() {
+			if m.FieldsV1 != nil && strings.Contains(string(m.FieldsV1.Raw), `"f:`+shardKeyLabel+`"`) {
+				out[m.Manager+"/"+string(m.Operation)]++
+				owned = true
+			}
+		}
+		if !owned {
+			out["nobody"]++
+		}
+	}
+	return out
+}

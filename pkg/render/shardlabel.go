@@ -1,0 +1,109 @@
+package render
+
+import (
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/computeplane-dev/computeplane-fn/pkg/api"
+	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
+)
+
+// shardLabelRendered reports whether a release carries the shard label in
+// the render: only under spec.releases.shardLabel: Rendered. Otherwise the
+// label that Cozystack's definitions give every tenant release (tenants) is
+// left to the admission policy, so that it belongs to no field manager:
+// kustomize-controller then never reverts the shard flux-shard-operator
+// writes there (docs/flux-wiring.md, "helm-controller shards").
+func shardLabelRendered(f *fleet.Fleet, value string) bool {
+	return value != wire.ShardingTenants || f.Config.Releases.ShardLabel == api.ShardLabelRendered
+}
+
+// shardLabelPolicyRules are what the fleet's account needs to apply
+// RenderShardLabelPolicy's objects, and to prune them: under either value
+// of spec.releases.shardLabel, since a switch to Rendered changes the
+// fleet's ClusterRole and prunes the policy in one reconcile.
+func shardLabelPolicyRules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{{
+		APIGroups: []string{"admissionregistration.k8s.io"},
+		Resources: []string{"mutatingadmissionpolicies", "mutatingadmissionpolicybindings"},
+		Verbs:     allVerbs,
+	}}
+}
+
+// RenderShardLabelPolicy builds the MutatingAdmissionPolicy that sets
+// sharding.fluxcd.io/key: tenants on a HelmRelease the function rendered
+// (managed-by label) when it has no shard label, on create and on update,
+// and its binding; nothing under spec.releases.shardLabel: Rendered. What
+// an admission policy adds is owned by no field manager, so
+// kustomize-controller, which applies the release without the label, leaves
+// it alone; flux-shard-operator's webhook (which runs after the policies,
+// on create) and its placement controller then write the tenant's shard
+// there, and that stays.
+func RenderShardLabelPolicy(f *fleet.Fleet) ([]Object, error) {
+	if f.Config.Releases.ShardLabel == api.ShardLabelRendered {
+		return nil, nil
+	}
+	fail := admissionv1.Fail
+	equivalent := admissionv1.Equivalent
+	policy := admissionv1.MutatingAdmissionPolicy{
+		TypeMeta:   metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "MutatingAdmissionPolicy"},
+		ObjectMeta: metav1.ObjectMeta{Name: wire.ShardLabelPolicyName, Labels: managedLabels(nil)},
+		Spec: admissionv1.MutatingAdmissionPolicySpec{
+			FailurePolicy: &fail,
+			MatchConstraints: &admissionv1.MatchResources{
+				MatchPolicy: &equivalent,
+				ObjectSelector: &metav1.LabelSelector{
+					MatchLabels: map[string]string{wire.ManagedByLabel: wire.ManagedByValue},
+					MatchExpressions: []metav1.LabelSelectorRequirement{
+						{Key: wire.ShardingLabel, Operator: metav1.LabelSelectorOpDoesNotExist},
+					},
+				},
+				ResourceRules: []admissionv1.NamedRuleWithOperations{{
+					RuleWithOperations: admissionv1.RuleWithOperations{
+						Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
+						Rule: admissionv1.Rule{
+							APIGroups: []string{"helm.toolkit.fluxcd.io"}, APIVersions: []string{"*"}, Resources: []string{"helmreleases"},
+						},
+					},
+				}},
+			},
+			// On update the object selector matches the old object too.
+			// The expressions are written on several lines, as the
+			// guard's are: kustomize and kubectl keep them in literal
+			// blocks, and fold a long single line.
+			MatchConditions: []admissionv1.MatchCondition{{
+				Name:       "no-shard-label",
+				Expression: "!has(object.metadata.labels) ||\n!('" + wire.ShardingLabel + "' in object.metadata.labels)",
+			}},
+			Mutations: []admissionv1.Mutation{{
+				PatchType: admissionv1.PatchTypeApplyConfiguration,
+				ApplyConfiguration: &admissionv1.ApplyConfiguration{
+					Expression: "Object{metadata: Object.metadata{labels: {\n  \"" + wire.ShardingLabel + "\": \"" + wire.ShardingTenants + "\"}}}",
+				},
+			}},
+			ReinvocationPolicy: admissionv1.NeverReinvocationPolicy,
+		},
+	}
+	binding := admissionv1.MutatingAdmissionPolicyBinding{
+		TypeMeta:   metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "MutatingAdmissionPolicyBinding"},
+		ObjectMeta: metav1.ObjectMeta{Name: wire.ShardLabelPolicyName, Labels: managedLabels(nil)},
+		Spec:       admissionv1.MutatingAdmissionPolicyBindingSpec{PolicyName: wire.ShardLabelPolicyName},
+	}
+	out := make([]Object, 0, 2)
+	for _, obj := range []struct {
+		v          any
+		kind, name string
+	}{{&policy, policy.Kind, policy.Name}, {&binding, binding.Kind, binding.Name}} {
+		n, err := TypedNode(obj.v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Object{
+			Body: NodeBody(n), APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: obj.kind, Name: obj.name,
+			Platform: true, Generated: true, From: f.Config.Ref, Origin: f.Config.Origin,
+		})
+	}
+	return out, nil
+}
