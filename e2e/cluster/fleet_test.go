@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 
 	"github.com/computeplane-dev/computeplane-fn/e2e/cluster/harness"
 )
@@ -50,10 +49,11 @@ func (f *fleetRepo) publish(t *testing.T) {
 	}
 	sum := sha1.Sum(tar)
 	f.revision = "main@sha1:" + hex.EncodeToString(sum[:])
-	repo := obj(sourceV1, "GitRepository", harness.FluxNamespace, "fleet", map[string]any{
+	ns := f.e.mode.fleetNamespace
+	repo := obj(sourceV1, "GitRepository", ns, "fleet", map[string]any{
 		"spec": map[string]any{"url": "https://127.0.0.1/fleet.git", "interval": "10m", "ref": map[string]any{"branch": "main"}},
 	})
-	f.e.setArtifact(t, repo, f.e.artifacts.Publish("gitrepository", harness.FluxNamespace, "fleet", f.revision, tar))
+	f.e.setArtifact(t, repo, f.e.artifacts.Publish("gitrepository", ns, "fleet", f.revision, tar))
 	f.index(t, out)
 }
 
@@ -99,11 +99,20 @@ func (f *fleetRepo) index(t *testing.T, out string) {
 	}
 }
 
+// all lists the objects of the folder.
+func (f *fleetRepo) all() []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, o := range f.objs {
+		out = append(out, o)
+	}
+	return out
+}
+
 // kustomizations lists the Kustomizations of the wiring (by name).
 func (f *fleetRepo) kustomizations() []string {
 	var out []string
 	for k, o := range f.objs {
-		if o.GetKind() == "Kustomization" && o.GetAPIVersion() == kustomizeV1 && o.GetNamespace() == harness.FluxNamespace {
+		if o.GetKind() == "Kustomization" && o.GetAPIVersion() == kustomizeV1 && o.GetNamespace() == f.e.mode.fleetNamespace {
 			out = append(out, f.objs[k].GetName())
 		}
 	}
@@ -129,9 +138,9 @@ func (f *fleetRepo) waitReconciled(t *testing.T) map[string]string {
 		}
 		return atRevision(u)
 	}
-	e.waitFor(t, e.admin, kustomizeV1, "Kustomization", harness.FluxNamespace, fleetRoot, 3*time.Minute, check)
+	e.waitFor(t, e.admin, kustomizeV1, "Kustomization", e.mode.fleetNamespace, fleetRoot, 3*time.Minute, check)
 	for _, name := range f.kustomizations() {
-		e.waitFor(t, e.admin, kustomizeV1, "Kustomization", harness.FluxNamespace, name, 3*time.Minute, check)
+		e.waitFor(t, e.admin, kustomizeV1, "Kustomization", e.mode.fleetNamespace, name, 3*time.Minute, check)
 	}
 	uids := map[string]string{}
 	var problems []string
@@ -178,24 +187,12 @@ func sameUIDs(t *testing.T, step string, before, after map[string]string) {
 // setFleet changes spec.fleet settings of the config.
 func (f *fleetRepo) setFleet(t *testing.T, settings map[string]any) {
 	t.Helper()
-	path := filepath.Join(f.work, "config.yaml")
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cfg map[string]any
-	if err := yaml.Unmarshal(data, &cfg); err != nil {
-		t.Fatal(err)
-	}
-	fleet := cfg["spec"].(map[string]any)["fleet"].(map[string]any)
-	for k, v := range settings {
-		fleet[k] = v
-	}
-	out, err := yaml.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	harness.WriteFile(t, path, out)
+	editSpec(t, filepath.Join(f.work, "config.yaml"), func(spec map[string]any) {
+		fleet := spec["fleet"].(map[string]any)
+		for k, v := range settings {
+			fleet[k] = v
+		}
+	})
 }
 
 // extraApps writes n more Postgres apps of tenant-gamma (extra.yaml).
@@ -211,12 +208,12 @@ func (f *fleetRepo) extraApps(t *testing.T, n int) {
 func (e *env) testFleet(t *testing.T) {
 	e.ensureFlux(t)
 	e.ensurePlatform(t)
-	f := &fleetRepo{e: e, work: fleetDir(t, "fleet"), repo: filepath.Join(t.TempDir(), "repo")}
+	f := &fleetRepo{e: e, work: e.fleetDir(t, "fleet"), repo: filepath.Join(t.TempDir(), "repo")}
 	// extra.yaml is an input from the start (empty until growth).
 	f.extraApps(t, 0)
-	cfgPath := filepath.Join(f.work, "config.yaml")
-	data, _ := os.ReadFile(cfgPath)
-	harness.WriteFile(t, cfgPath, []byte(strings.Replace(string(data), "apps.yaml]", "apps.yaml, extra.yaml]", 1)))
+	editSpec(t, filepath.Join(f.work, "config.yaml"), func(spec map[string]any) {
+		spec["inputs"] = append(spec["inputs"].([]any), "extra.yaml")
+	})
 	for _, ns := range []string{"tenant-gamma", "tenant-delta", "tenant-epsilon"} {
 		e.namespaces(ns)
 		e.writeCozystackValues(t, ns)
@@ -227,16 +224,26 @@ func (e *env) testFleet(t *testing.T) {
 		e.standInComputePlane(t, ns)
 	}
 	f.publish(t)
-	root := obj(kustomizeV1, "Kustomization", harness.FluxNamespace, fleetRoot, map[string]any{
+	// The bootstrap (docs/flux-wiring.md): the fleet's account and its
+	// RBAC by hand, then the root, which applies as that account too.
+	e.bootstrapFleet(t, f.all())
+	root := obj(kustomizeV1, "Kustomization", e.mode.fleetNamespace, fleetRoot, map[string]any{
 		"spec": map[string]any{
-			"interval":       "10m",
-			"sourceRef":      map[string]any{"kind": "GitRepository", "name": "fleet"},
-			"path":           "./fleet/_flux",
-			"prune":          true,
-			"deletionPolicy": "Orphan",
+			"interval":           "10m",
+			"sourceRef":          map[string]any{"kind": "GitRepository", "name": "fleet"},
+			"path":               "./fleet/_flux",
+			"prune":              true,
+			"deletionPolicy":     "Orphan",
+			"serviceAccountName": fleetAccount,
 		},
 	})
 	e.applyAll(t, e.admin, []*unstructured.Unstructured{root}, false)
+	for _, name := range f.kustomizations() {
+		ks := f.objs[harness.ObjectKey(obj(kustomizeV1, "Kustomization", e.mode.fleetNamespace, name, nil))]
+		if sa, _, _ := unstructured.NestedString(ks.Object, "spec", "serviceAccountName"); sa != fleetAccount {
+			t.Errorf("Kustomization %s/%s: serviceAccountName %q, want %q (the fleet applies as its own account)", e.mode.fleetNamespace, name, sa, fleetAccount)
+		}
+	}
 	uids := f.waitReconciled(t)
 	t.Logf("fleet reconciled: %d objects in %d Kustomizations", len(uids), len(f.kustomizations()))
 
@@ -268,15 +275,20 @@ func (e *env) testFleet(t *testing.T) {
 	// Sharding: two kustomize-controller shards take the labelled
 	// Kustomizations, as Flux documents it.
 	for _, shard := range []string{"shard1", "shard2"} {
-		e.procs = append(e.procs, harness.StartController(cleanupWith{TB: t, owner: e.t}, e.mgmt, e.dir, harness.ControllerOptions{
-			Name: "kustomize-controller-" + shard, Bin: e.bins.kustomizeController, Identity: kustomizeControllerSA,
-			Args: []string{"--watch-label-selector=sharding.fluxcd.io/key in (" + shard + ")", "--requeue-dependency=2s",
-				"--min-retry-delay=500ms", "--max-retry-delay=5s", "--no-remote-bases=true"},
-		}))
+		e.procs = append(e.procs, e.startKustomizeController(cleanupWith{TB: t, owner: e.t},
+			"kustomize-controller-"+shard, "sharding.fluxcd.io/key in ("+shard+")"))
 	}
 	step("shards 1 to 2", func() { f.setFleet(t, map[string]any{"shards": 2}) })
 	step("wiringGroups 4 to 2", func() { f.setFleet(t, map[string]any{"wiringGroups": 2}) })
 	step("shards 2 to 1", func() { f.setFleet(t, map[string]any{"shards": 1}) })
+
+	// The fleet's clusters install from the platform unit's chart, as each
+	// tenant's installer.
+	for _, ns := range []string{"tenant-gamma", "tenant-delta"} {
+		if find(f.all(), "HelmRelease", ns, "computeplane") != nil {
+			e.waitReady(t, e.admin, helmV2, "HelmRelease", ns, "computeplane", 3*time.Minute)
+		}
+	}
 
 	// Removing tenant gamma prunes its apps and keeps its cluster and the
 	// hardening that fences it.
@@ -285,7 +297,7 @@ func (e *env) testFleet(t *testing.T) {
 		before[k] = o
 	}
 	tenants := filepath.Join(f.work, "tenants.yaml")
-	data, _ = os.ReadFile(tenants)
+	data, _ := os.ReadFile(tenants)
 	docs := strings.Split(string(data), "---\n")
 	var kept []string
 	for _, d := range docs {
@@ -306,7 +318,7 @@ func (e *env) testFleet(t *testing.T) {
 	f.publish(t)
 	after := f.waitReconciled(t)
 	sameUIDs(t, "remove tenant gamma", uids, after)
-	e.waitFor(t, e.admin, kustomizeV1, "Kustomization", harness.FluxNamespace, "computeplane-tenant-gamma", 2*time.Minute, harness.Gone)
+	e.waitFor(t, e.admin, kustomizeV1, "Kustomization", e.mode.fleetNamespace, "computeplane-tenant-gamma", 2*time.Minute, harness.Gone)
 	for k, o := range before {
 		if o.GetNamespace() != "tenant-gamma" {
 			continue
@@ -337,6 +349,30 @@ func (e *env) testFleet(t *testing.T) {
 			t.Errorf("tenant gamma's %s is not rendered with kustomize.toolkit.fluxcd.io/prune: disabled", want)
 		}
 	}
+	// The kept cluster is still helm-controller's to manage: a forced
+	// upgrade (what a changed chart or a config drift does) runs as the
+	// installer, whose account and rights must have stayed with it.
+	e.forceUpgrade(t, "tenant-gamma", "computeplane")
+}
+
+// forceUpgrade asks helm-controller to upgrade a release now
+// (reconcile.fluxcd.io/forceAt) and waits until it has, Ready.
+func (e *env) forceUpgrade(t *testing.T, ns, name string) {
+	t.Helper()
+	token := time.Now().UTC().Format(time.RFC3339Nano)
+	patch := obj(helmV2, "HelmRelease", ns, name, map[string]any{"metadata": map[string]any{"name": name, "namespace": ns,
+		"annotations": map[string]any{"reconcile.fluxcd.io/requestedAt": token, "reconcile.fluxcd.io/forceAt": token}}})
+	if _, _, err := e.admin.Apply(e.ctx, patch, harness.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor(t, e.admin, helmV2, "HelmRelease", ns, name, 2*time.Minute, func(u *unstructured.Unstructured) (bool, string) {
+		if u == nil {
+			return false, "not found"
+		}
+		handled, _, _ := unstructured.NestedString(u.Object, "status", "lastHandledForceAt")
+		ok, seen := harness.Ready(u)
+		return handled == token && ok, fmt.Sprintf("lastHandledForceAt %q (want %q), %s", handled, token, seen)
+	})
 }
 
 func hasPart(f *fleetRepo) bool {

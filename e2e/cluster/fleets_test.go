@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
 
 	"github.com/computeplane-dev/computeplane-fn/e2e/cluster/harness"
 )
@@ -31,6 +32,77 @@ func fleetDir(t *testing.T, name string) string {
 		harness.WriteFile(t, filepath.Join(dir, p), data)
 	}
 	return dir
+}
+
+// fleetDir is fleetDir for the mode: outside flux-system, the config puts
+// the fleet's wiring (and so its account) in the mode's fleet namespace
+// (spec.fleet.wiringNamespace, docs/flux-wiring.md "On Cozystack"); the
+// fleets that have no spec.fleet get one for that alone (it changes
+// nothing else of a standalone render).
+func (e *env) fleetDir(t *testing.T, name string) string {
+	t.Helper()
+	dir := fleetDir(t, name)
+	ns := e.mode.fleetNamespace
+	if ns == "flux-system" {
+		return dir
+	}
+	editSpec(t, filepath.Join(dir, "config.yaml"), func(spec map[string]any) {
+		fleet, ok := spec["fleet"].(map[string]any)
+		if !ok {
+			fleet = map[string]any{"sourceRef": map[string]any{"kind": "GitRepository", "name": "fleet"}, "path": "./fleet"}
+			spec["fleet"] = fleet
+		}
+		fleet["wiringNamespace"] = ns
+		if ref, ok := fleet["sourceRef"].(map[string]any); ok && ref["namespace"] != nil {
+			ref["namespace"] = ns
+		}
+	})
+	return dir
+}
+
+// editSpec changes the spec of the config file at path.
+func editSpec(t *testing.T, path string, edit func(spec map[string]any)) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := yaml.Unmarshal(data, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	edit(cfg["spec"].(map[string]any))
+	out, err := yaml.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	harness.WriteFile(t, path, out)
+}
+
+// fleetIdentity picks the fleet's account and its RBAC from a render: the
+// ServiceAccount in the fleet namespace, the ClusterRole and the
+// ClusterRoleBinding, all named computeplane-fleet.
+func (e *env) fleetIdentity(t *testing.T, objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	t.Helper()
+	var out []*unstructured.Unstructured
+	for _, want := range []struct{ kind, ns string }{
+		{"ServiceAccount", e.mode.fleetNamespace}, {"ClusterRole", ""}, {"ClusterRoleBinding", ""},
+	} {
+		o := find(objs, want.kind, want.ns, fleetAccount)
+		if o == nil {
+			t.Fatalf("the render has no %s %s (the fleet's own account, docs/flux-wiring.md)", want.kind, strings.TrimPrefix(want.ns+"/"+fleetAccount, "/"))
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// bootstrapFleet applies the fleet's account and its RBAC as the operator
+// does by hand before the root Kustomization (docs/flux-wiring.md,
+// "Bootstrap"): everything else of the fleet applies as that account.
+func (e *env) bootstrapFleet(t *testing.T, objs []*unstructured.Unstructured) {
+	t.Helper()
+	e.applyAll(t, e.admin, e.fleetIdentity(t, objs), false)
 }
 
 // render runs the function standalone on a fleet folder and returns what it

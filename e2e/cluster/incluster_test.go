@@ -21,7 +21,6 @@ import (
 const (
 	inClusterSource = "incluster"
 	inClusterRoot   = "computeplane-incluster"
-	fleetAccount    = "computeplane-fleet"
 	baselineName    = "computeplane-baseline"
 	platformUnit    = "computeplane-platform"
 )

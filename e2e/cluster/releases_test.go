@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -59,7 +60,19 @@ func (e *env) writeCozystackValues(t *testing.T, ns string) {
 }
 
 func (e *env) releases(t *testing.T, s releaseScenario) {
-	objs := e.render(t, fleetDir(t, s.fleet))
+	dir := e.fleetDir(t, s.fleet)
+	if s.platformCluster && e.mode.helmController != cozystackFluxSA {
+		// Under delivery: Platform the module's cluster is installed by the
+		// platform's helm-controller, which guard.helmIdentities names
+		// (default: Cozystack's, cozy-fluxcd/flux). Its chart's addons name
+		// the cluster's Secret; a stock Flux's helm-controller passes only
+		// once it is listed. The one setting off the default in the suite.
+		editSpec(t, filepath.Join(dir, "config.yaml"), func(spec map[string]any) {
+			spec["guard"] = map[string]any{"helmIdentities": []any{e.mode.helmController}}
+		})
+		t.Logf("delivery: Platform under %s: guard.helmIdentities set to [%s]", e.mode.name, e.mode.helmController)
+	}
+	objs := e.render(t, dir)
 	nss := tenantNamespaces(objs)
 	e.namespaces(nss...)
 	for _, ns := range nss {
@@ -73,7 +86,7 @@ func (e *env) releases(t *testing.T, s releaseScenario) {
 		admission = e.writeAdmissionConfig(t, cm, objs, s.cluster)
 	}
 	cp := harness.StartAPIServer(t, harness.APIServerOptions{
-		Name: "computeplane-" + strings.TrimPrefix(s.tenant, "tenant-"), Bin: e.bins.apiserver, Etcd: e.etcd,
+		Name: e.serverName("computeplane-" + strings.TrimPrefix(s.tenant, "tenant-")), Bin: e.bins.apiserver, Etcd: e.etcd,
 		Dir: e.dir, AdmissionConfigFile: admission,
 	})
 	cpc := harness.MustClient(t, cp, harness.Admin, cp.Config(harness.Admin))
@@ -85,8 +98,26 @@ func (e *env) releases(t *testing.T, s releaseScenario) {
 		}
 		e.applyAll(t, e.admin, []*unstructured.Unstructured{platformClusterRelease(s.tenant, s.cluster)}, false)
 	}
-	// Flux applies the render as kustomize-controller: the platform objects
-	// first (the guard among them), as the fleet folder's units do.
+	// Flux applies the render as the fleet's account (kustomize-controller
+	// impersonates it): the platform objects first (the guard among them),
+	// as the fleet folder's units do.
+	e.bootstrapFleet(t, objs)
+	if !s.platformCluster {
+		// helm-controller installs the cluster as the tenant's installer,
+		// whose account and RBAC the fleet applies with the rest.
+		hr := find(objs, "HelmRelease", s.tenant, s.cluster)
+		if hr == nil {
+			t.Fatalf("delivery Direct rendered no cluster HelmRelease %s/%s", s.tenant, s.cluster)
+		}
+		if sa, _, _ := unstructured.NestedString(hr.Object, "spec", "serviceAccountName"); sa != installerAccount {
+			t.Errorf("the cluster HelmRelease %s/%s: serviceAccountName %q, want %q", s.tenant, s.cluster, sa, installerAccount)
+		}
+		for _, kind := range []string{"ServiceAccount", "RoleBinding"} {
+			if find(objs, kind, s.tenant, installerAccount) == nil {
+				t.Errorf("delivery Direct rendered no %s %s/%s", kind, s.tenant, installerAccount)
+			}
+		}
+	}
 	e.applyGuardFirst(t, objs)
 
 	// The cluster installs from the chart source-watcher made.
@@ -205,12 +236,13 @@ func platformClusterRelease(ns, name string) *unstructured.Unstructured {
 func (e *env) ensureClusterChart(t *testing.T) {
 	t.Helper()
 	e.ensurePlatform(t)
-	objs := e.render(t, fleetDir(t, "direct"))
+	objs := e.render(t, e.fleetDir(t, "direct"))
 	gens := ofKind(objs, "ArtifactGenerator")
 	if len(gens) != 1 {
 		t.Fatalf("the Direct render has %d ArtifactGenerators, want 1", len(gens))
 	}
-	e.applyAll(t, e.kc, gens, false)
+	e.bootstrapFleet(t, objs)
+	e.applyAll(t, e.fleet, gens, false)
 	e.waitReady(t, e.admin, generatorV1, "ArtifactGenerator", gens[0].GetNamespace(), gens[0].GetName(), 2*time.Minute)
 	e.waitFor(t, e.admin, sourceV1, "ExternalArtifact", cozySystem, clusterArtifact, time.Minute,
 		func(u *unstructured.Unstructured) (bool, string) {
@@ -298,7 +330,7 @@ func (e *env) waitReady(t *testing.T, c *harness.Client, apiVersion, kind, ns, n
 	return e.waitFor(t, c, apiVersion, kind, ns, name, timeout, harness.Ready)
 }
 
-// applyGuardFirst applies the render as kustomize-controller, the guard's
+// applyGuardFirst applies the render as the fleet's account, the guard's
 // policy and binding first. When the policy changes (another fleet's guard
 // was there: the suite's fleets share one management cluster), the API
 // server takes a moment to load it; until then it judges by the old one.
@@ -312,10 +344,10 @@ func (e *env) applyGuardFirst(t *testing.T, objs []*unstructured.Unstructured) {
 			rest = append(rest, o)
 		}
 	}
-	e.applyAll(t, e.kc, guard, false)
+	e.applyAll(t, e.fleet, guard, false)
 	err := harness.Poll(e.ctx, 30*time.Second, 500*time.Millisecond, func() (bool, string) {
 		for _, o := range rest {
-			if _, _, err := e.kc.Apply(e.ctx, o, harness.ApplyOptions{DryRun: true}); err != nil {
+			if _, _, err := e.fleet.Apply(e.ctx, o, harness.ApplyOptions{DryRun: true}); err != nil {
 				return false, err.Error()
 			}
 		}
@@ -324,7 +356,7 @@ func (e *env) applyGuardFirst(t *testing.T, objs []*unstructured.Unstructured) {
 	if err != nil {
 		t.Fatalf("the render is refused after the guard was updated: %v", err)
 	}
-	e.applyAll(t, e.kc, rest, false)
+	e.applyAll(t, e.fleet, rest, false)
 }
 
 // sharedBaseline is what the in-cluster baseline gives routed apps of a

@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"sync"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -28,15 +27,13 @@ var appCharts = map[string]string{
 	ciliumArtifact: "cilium",
 }
 
-var packagesOnce sync.Once
-
 // ensurePlatform plays what source-controller and the Cozystack platform
 // provide: the OCIRepository cozystack-packages with its artifact (the
 // stand-in apps/kubernetes and cozy-lib), and the apps' charts (and the
-// cilium addon's) as ExternalArtifacts. Once per run.
+// cilium addon's) as ExternalArtifacts. Once per management cluster.
 func (e *env) ensurePlatform(t *testing.T) {
 	t.Helper()
-	packagesOnce.Do(func() {
+	e.platform.Do(func() {
 		tar, err := harness.Tarball(packagesTree())
 		if err != nil {
 			t.Fatal(err)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -49,75 +51,170 @@ func binsFromEnv(t *testing.T) bins {
 // find it.
 const sharedDir = "../../../shared"
 
-// env is the management cluster and what runs against it.
+// env is the management cluster of one Flux layout and what runs against
+// it.
 type env struct {
-	t         *testing.T
-	bins      bins
-	dir       string
-	etcd      *harness.Etcd
-	mgmt      *harness.APIServer
-	admin     *harness.Client
-	kc        *harness.Client // as kustomize-controller: how Flux applies the fleet
+	t     *testing.T
+	bins  bins
+	mode  fluxMode
+	dir   string
+	etcd  *harness.Etcd
+	mgmt  *harness.APIServer
+	admin *harness.Client
+	// kc is the mode's kustomize-controller itself (not the fleet): the
+	// identity the guard no longer takes for the fleet.
+	kc *harness.Client
+	// fleet is the fleet's own account, as kustomize-controller
+	// impersonates it for every Kustomization the function renders.
+	fleet     *harness.Client
+	fleetUser string
 	artifacts *harness.ArtifactServer
 	procs     []*harness.Process // the controllers, for their logs in failures
 	ctx       context.Context
 	fluxOnce  sync.Once
+	platform  sync.Once
 }
 
-// The identities the controllers run as. The fleet's kustomize-controller
-// is the one of `flux bootstrap` (flux-system), the identity the guard admits
-// by default; helm-controller and source-watcher are Cozystack's own Flux,
-// which runs them in one Deployment with one service account, cozy-fluxcd/flux
-// (the guard's default platform identity).
+// fluxMode is one way of running Flux's controllers against the management
+// cluster.
+type fluxMode struct {
+	name string
+	// namespace is where the controllers run (RUNTIME_NAMESPACE).
+	namespace string
+	// fleetNamespace is the fleet's wiring namespace
+	// (spec.fleet.wiringNamespace), where its source, root Kustomization
+	// and account live.
+	fleetNamespace string
+	// The user each controller runs as.
+	kustomizeController, helmController, sourceWatcher string
+}
+
+// identities are the distinct users of the mode's controllers.
+func (m fluxMode) identities() []string {
+	var out []string
+	for _, u := range []string{m.kustomizeController, m.helmController, m.sourceWatcher} {
+		if !slices.Contains(out, u) {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// The layouts the suite runs the whole path under:
+//
+//   - FluxInstall: as `flux install` (and `flux bootstrap`) runs Flux, each
+//     controller with its own service account in flux-system, the fleet's
+//     wiring there too (the default wiringNamespace);
+//   - Cozystack: as Cozystack runs it (internal/fluxinstall/manifests/
+//     fluxcd.yaml), one Deployment in cozy-fluxcd whose controllers share
+//     the service account cozy-fluxcd/flux, bound to cluster-admin; the
+//     fleet's wiring in flux-system, where docs/flux-wiring.md ("On
+//     Cozystack") keeps it with the default config;
+//   - CozystackWiring: the same Flux, the fleet's wiring beside it
+//     (spec.fleet.wiringNamespace: cozy-fluxcd, the docs' other way).
+//
+// The guard's config is the default in all three (no guard.fluxIdentities):
+// the fleet applies as its own account, computeplane-fleet in the wiring
+// namespace, which the guard admits by default.
 var (
-	kustomizeControllerSA = harness.ServiceAccount("flux-system", "kustomize-controller")
-	cozystackFluxSA       = harness.ServiceAccount("cozy-fluxcd", "flux")
-	fluxIdentities        = []string{kustomizeControllerSA, cozystackFluxSA}
+	cozystackFluxSA = harness.ServiceAccount("cozy-fluxcd", "flux")
+	fluxModes       = []fluxMode{
+		{
+			name: "FluxInstall", namespace: "flux-system", fleetNamespace: "flux-system",
+			kustomizeController: harness.ServiceAccount("flux-system", "kustomize-controller"),
+			helmController:      harness.ServiceAccount("flux-system", "helm-controller"),
+			sourceWatcher:       harness.ServiceAccount("flux-system", "source-watcher"),
+		},
+		{
+			name: "Cozystack", namespace: "cozy-fluxcd", fleetNamespace: "flux-system",
+			kustomizeController: cozystackFluxSA, helmController: cozystackFluxSA, sourceWatcher: cozystackFluxSA,
+		},
+		{
+			name: "CozystackWiring", namespace: "cozy-fluxcd", fleetNamespace: "cozy-fluxcd",
+			kustomizeController: cozystackFluxSA, helmController: cozystackFluxSA, sourceWatcher: cozystackFluxSA,
+		},
+	}
 )
+
+// fleetAccount is the fleet's service account (spec.fleet.serviceAccountName
+// by default).
+const fleetAccount = "computeplane-fleet"
 
 func TestControlPlane(t *testing.T) {
 	b := binsFromEnv(t)
 	if _, err := os.Stat(filepath.Join(sharedDir, "crds")); err != nil {
 		t.Fatalf("the reference CRDs are missing (%v): the suite needs ../shared next to the project", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 35*time.Minute)
 	t.Cleanup(cancel)
-	e := &env{t: t, bins: b, dir: t.TempDir(), ctx: ctx}
-	// Runs after every component has stopped: keep the logs of a failed run.
+	etcd := harness.StartEtcd(t, b.etcd, t.TempDir())
+	for i, m := range fluxModes {
+		t.Run(m.name, func(t *testing.T) {
+			e := startEnv(t, ctx, b, etcd, m)
+			// Neither depends on how Flux runs: once.
+			if i == 0 {
+				t.Run("ServerSideApply", e.testServerSideApply)
+				t.Run("PodSecurity", e.testPodSecurity)
+			}
+			t.Run("Releases", e.testReleases)
+			t.Run("Fleet", e.testFleet)
+			t.Run("Guard", e.testGuard)
+			// Its own wiring namespace and bootstrap: once, under
+			// Cozystack's Flux, whose helm-controller is the default
+			// guard.helmIdentities its Platform scenario needs.
+			if m.name == "Cozystack" {
+				t.Run("InCluster", e.testInCluster)
+				t.Run("ShardOperator", e.testShardOperator)
+				t.Run("CozystackAPI", e.testCozystackAPI)
+			}
+		})
+	}
+}
+
+// startEnv starts a management cluster of its own for one Flux layout (its
+// own key prefix in the shared etcd): the controllers' users, bound to
+// cluster-admin as their installs bind them, the CRDs and the artifact
+// server.
+func startEnv(t *testing.T, ctx context.Context, b bins, etcd *harness.Etcd, m fluxMode) *env {
+	e := &env{t: t, bins: b, mode: m, dir: t.TempDir(), ctx: ctx, etcd: etcd,
+		fleetUser: harness.ServiceAccount(m.fleetNamespace, fleetAccount)}
+	// Runs after every component of the mode has stopped: keep the logs of
+	// a failed run.
 	t.Cleanup(func() {
 		if t.Failed() {
-			keepLogs(t, e.dir)
+			keepLogs(t, e.dir, m.name)
 		}
 	})
 	start := time.Now()
-	e.etcd = harness.StartEtcd(t, b.etcd, e.dir)
 	frontProxy, err := harness.NewFrontProxy(filepath.Join(e.dir, "front-proxy"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.mgmt = harness.StartAPIServer(t, harness.APIServerOptions{
-		Name: "management", Bin: b.apiserver, Etcd: e.etcd, Dir: e.dir,
-		Users:     harness.ServiceAccountUsers(append(fluxIdentities, cozystackIdentities...)...),
+		Name: e.serverName("management"), Bin: b.apiserver, Etcd: etcd, Dir: e.dir,
+		Users:     harness.ServiceAccountUsers(append(m.identities(), cozystackIdentities...)...),
 		ExtraArgs: frontProxy.Args,
 	})
 	e.admin = harness.MustClient(t, e.mgmt, harness.Admin, e.mgmt.Config(harness.Admin))
-	e.kc = harness.MustClient(t, e.mgmt, kustomizeControllerSA, e.mgmt.Config(kustomizeControllerSA))
-	if err := harness.GrantClusterAdmin(ctx, e.admin, fluxIdentities...); err != nil {
+	e.kc = harness.MustClient(t, e.mgmt, m.kustomizeController, e.mgmt.Config(m.kustomizeController))
+	// kustomize-controller impersonates the account named by a
+	// Kustomization's serviceAccountName: the user name and the groups the
+	// API server gives service accounts.
+	e.fleet = harness.MustClient(t, e.mgmt, e.fleetUser, e.mgmt.Impersonating(e.fleetUser))
+	if err := harness.GrantClusterAdmin(ctx, e.admin, m.identities()...); err != nil {
 		t.Fatal(err)
 	}
-	e.namespaces("flux-system", "cozy-system")
+	e.namespaces(m.namespace, m.fleetNamespace, "cozy-system")
 	e.applyCRDs()
 	e.artifacts = harness.StartArtifactServer(t)
-	t.Logf("management cluster up in %s", time.Since(start).Round(time.Millisecond))
+	t.Logf("management cluster of %s up in %s", m.name, time.Since(start).Round(time.Millisecond))
+	return e
+}
 
-	t.Run("ServerSideApply", e.testServerSideApply)
-	t.Run("PodSecurity", e.testPodSecurity)
-	t.Run("Releases", e.testReleases)
-	t.Run("Fleet", e.testFleet)
-	t.Run("Guard", e.testGuard)
-	t.Run("InCluster", e.testInCluster)
-	t.Run("ShardOperator", e.testShardOperator)
-	t.Run("CozystackAPI", e.testCozystackAPI)
+
+// serverName names an API server of the mode (its folder and etcd prefix).
+func (e *env) serverName(name string) string {
+	return strings.ToLower(e.mode.name) + "-" + name
 }
 
 // applyCRDs installs Flux v2.8's CRDs and the others of ../shared/crds, and
@@ -158,7 +255,7 @@ func (e *env) applyCRDs() {
 }
 
 // ensureFlux starts Flux's controllers on first use (the subtests that
-// need no controller run without them); they stop when TestControlPlane
+// need no controller run without them); they stop when the mode's test
 // ends.
 func (e *env) ensureFlux(t *testing.T) {
 	e.fluxOnce.Do(func() {
@@ -178,26 +275,34 @@ type cleanupWith struct {
 
 func (c cleanupWith) Cleanup(f func()) { c.owner.Cleanup(f) }
 
-// startFlux starts the controllers: kustomize-controller in Flux's sharding
-// layout (the main one reconciles what carries no shard label),
-// helm-controller with the ExternalArtifact feature gate, and source-watcher.
-// Requeue and retry delays are short so that the suite's waits stay short;
-// they change when a controller looks again, not what it does.
+// startFlux starts the controllers as the mode's identities:
+// kustomize-controller in Flux's sharding layout (the main one reconciles
+// what carries no shard label), helm-controller with the ExternalArtifact
+// feature gate, and source-watcher. Requeue and retry delays are short so
+// that the suite's waits stay short; they change when a controller looks
+// again, not what it does.
 func (e *env) startFlux(t testing.TB) {
 	t.Helper()
+	m := e.mode
 	e.procs = append(e.procs,
-		harness.StartSourceWatcher(t, e.mgmt, e.dir, e.bins.sourceWatcher, cozystackFluxSA),
+		harness.StartSourceWatcher(t, e.mgmt, e.dir, e.bins.sourceWatcher, m.sourceWatcher, m.namespace),
+		e.startKustomizeController(t, "kustomize-controller", "!sharding.fluxcd.io/key"),
 		harness.StartController(t, e.mgmt, e.dir, harness.ControllerOptions{
-			Name: "kustomize-controller", Bin: e.bins.kustomizeController, Identity: kustomizeControllerSA,
-			Args: []string{"--watch-label-selector=!sharding.fluxcd.io/key", "--requeue-dependency=2s",
-				"--min-retry-delay=500ms", "--max-retry-delay=5s", "--no-remote-bases=true"},
-		}),
-		harness.StartController(t, e.mgmt, e.dir, harness.ControllerOptions{
-			Name: "helm-controller", Bin: e.bins.helmController, Identity: cozystackFluxSA,
+			Name: "helm-controller", Bin: e.bins.helmController, Identity: m.helmController, Namespace: m.namespace,
 			Args: []string{"--feature-gates=ExternalArtifact=true", "--requeue-dependency=2s",
 				"--min-retry-delay=500ms", "--max-retry-delay=5s"},
 		}),
 	)
+}
+
+// startKustomizeController starts one kustomize-controller watching the
+// Kustomizations selector selects.
+func (e *env) startKustomizeController(t testing.TB, name, selector string) *harness.Process {
+	return harness.StartController(t, e.mgmt, e.dir, harness.ControllerOptions{
+		Name: name, Bin: e.bins.kustomizeController, Identity: e.mode.kustomizeController, Namespace: e.mode.namespace,
+		Args: []string{"--watch-label-selector=" + selector, "--requeue-dependency=2s",
+			"--min-retry-delay=500ms", "--max-retry-delay=5s", "--no-remote-bases=true"},
+	})
 }
 
 // namespaces creates namespaces in the management cluster.
@@ -216,10 +321,10 @@ func (e *env) logs(words ...string) string {
 	return harness.ControllerLogs(words, e.procs...)
 }
 
-// keepLogs copies the components' logs of a failed run to
-// .work/e2e/logs, which outlives the test's temporary folder.
-func keepLogs(t *testing.T, dir string) {
-	dst := filepath.Join("..", "..", ".work", "e2e", "logs")
+// keepLogs copies the components' logs of a failed mode to
+// .work/e2e/logs/<mode>, which outlives the test's temporary folder.
+func keepLogs(t *testing.T, dir, mode string) {
+	dst := filepath.Join("..", "..", ".work", "e2e", "logs", mode)
 	_ = os.RemoveAll(dst)
 	logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
 	for _, l := range logs {

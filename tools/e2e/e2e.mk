@@ -80,7 +80,7 @@ e2e-tools: ## Build the components of the real-control-plane suite into bin/e2e 
 	$(MAKE) --no-print-directory $(ETCD_BIN) $(KUBE_APISERVER_BIN) $(KUBECTL_BIN) $(KUSTOMIZE_CONTROLLER_BIN) $(HELM_CONTROLLER_BIN) $(SOURCE_WATCHER_BIN) \
 		$(FLUX_SHARD_OPERATOR_BIN) $(COZYSTACK_API_BIN)
 
-E2E_TIMEOUT ?= 20m
+E2E_TIMEOUT ?= 30m
 E2E_RUN ?= .
 E2E_TESTFLAGS ?=
 

@@ -164,6 +164,26 @@ func (c *Client) Create(ctx context.Context, obj *unstructured.Unstructured) (*u
 	})
 }
 
+// CreateSubresource posts body to a subresource of the object
+// apiVersion/kind namespace/name (a ServiceAccount's "token": a
+// TokenRequest), dry-run when asked.
+func (c *Client) CreateSubresource(ctx context.Context, apiVersion, kind, namespace, name, subresource string,
+	body *unstructured.Unstructured, dryRun bool) (*unstructured.Unstructured, error) {
+	ri, err := c.resourceFor(apiVersion, kind, namespace)
+	if err != nil {
+		return nil, err
+	}
+	opts := metav1.CreateOptions{FieldManager: FieldManager}
+	if dryRun {
+		opts.DryRun = []string{metav1.DryRunAll}
+	}
+	got, err := ri.Create(ctx, body, opts, subresource)
+	if err != nil {
+		return nil, fmt.Errorf("failed to create %s of %s %s/%s as %s: %w", subresource, kind, namespace, name, c.Identity, err)
+	}
+	return got, nil
+}
+
 // Update replaces obj.
 func (c *Client) Update(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	return c.send(obj, "update", func(ri dynamic.ResourceInterface) (*unstructured.Unstructured, error) {

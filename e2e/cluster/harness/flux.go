@@ -3,16 +3,18 @@ package harness
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// FluxNamespace is where the fleet's Flux runs (flux bootstrap's
-// namespace), and its sources and root Kustomization live.
+// FluxNamespace is flux bootstrap's namespace: the default wiring
+// namespace, where the fleet's account lives by default.
 const FluxNamespace = "flux-system"
 
 // ServiceAccount is the user name of a service account.
@@ -32,7 +34,7 @@ func ServiceAccountUsers(names ...string) []User {
 }
 
 // GrantClusterAdmin binds cluster-admin to users, as Flux's install binds it
-// to kustomize-controller and helm-controller.
+// to its controllers (and Cozystack's to cozy-fluxcd/flux).
 func GrantClusterAdmin(ctx context.Context, c *Client, users ...string) error {
 	for _, u := range users {
 		crb := &unstructured.Unstructured{Object: map[string]any{
@@ -65,17 +67,31 @@ type ControllerOptions struct {
 	Bin  string
 	// Identity is the user name it runs as (a service account's).
 	Identity string
-	Args     []string
+	// Namespace is the controller's own (RUNTIME_NAMESPACE).
+	Namespace string
+	Args      []string
 }
 
 // StartController runs a Flux controller as its service account, with its
-// probes on free loopback ports and no leader election.
+// probes on free loopback ports and no leader election, and waits until its
+// health probe answers. A port found free can be taken by another process
+// before the controller binds it (other suites share the machine): a
+// controller that exits with "address already in use" is started again on
+// other ports.
 func StartController(t testing.TB, s *APIServer, dir string, o ControllerOptions) *Process {
+	t.Helper()
+	return startRetrying(t, o.Name, func() (*Process, string) {
+		health := LoopbackAddr(t)
+		return startController(t, s, dir, o, health), health
+	})
+}
+
+func startController(t testing.TB, s *APIServer, dir string, o ControllerOptions, health string) *Process {
 	t.Helper()
 	kubeconfig := s.KubeconfigFile(t, o.Identity)
 	args := append([]string{
 		"--metrics-addr=" + LoopbackAddr(t),
-		"--health-addr=" + LoopbackAddr(t),
+		"--health-addr=" + health,
 		"--enable-leader-election=false",
 		"--log-level=debug",
 	}, o.Args...)
@@ -85,22 +101,53 @@ func StartController(t testing.TB, s *APIServer, dir string, o ControllerOptions
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
 		t.Fatalf("failed to create %s: %v", tmp, err)
 	}
-	return Start(t, dir, o.Name, o.Bin, args, "KUBECONFIG="+kubeconfig, "RUNTIME_NAMESPACE="+FluxNamespace, "TMPDIR="+tmp)
+	return Start(t, dir, o.Name, o.Bin, args, "KUBECONFIG="+kubeconfig, "RUNTIME_NAMESPACE="+o.Namespace, "TMPDIR="+tmp)
+}
+
+// startRetrying starts a controller (start returns it and its health
+// address) until its health probe answers, again when it lost a port race,
+// at most three times.
+func startRetrying(t testing.TB, name string, start func() (*Process, string)) *Process {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		p, health := start()
+		err := Poll(context.Background(), 60*time.Second, 200*time.Millisecond, func() (bool, string) {
+			if exited, err := p.Exited(); exited {
+				return false, fmt.Sprintf("exited: %v", err)
+			}
+			resp, err := http.Get("http://" + health + "/healthz")
+			if err != nil {
+				return false, err.Error()
+			}
+			resp.Body.Close()
+			return resp.StatusCode == http.StatusOK, resp.Status
+		})
+		if err == nil {
+			return p
+		}
+		if exited, _ := p.Exited(); exited && attempt < 3 && strings.Contains(p.Tail(5), "address already in use") {
+			t.Logf("%s lost a port to another process; starting it again", name)
+			continue
+		}
+		t.Fatalf("%s did not become healthy: %v\n%s", name, err, p.Tail(20))
+	}
 }
 
 // StartSourceWatcher runs source-watcher with its artifact storage in dir
 // and served on 127.0.0.1, advertised there so that helm-controller fetches
 // from it directly.
-func StartSourceWatcher(t testing.TB, s *APIServer, dir, bin, identity string) *Process {
+func StartSourceWatcher(t testing.TB, s *APIServer, dir, bin, identity, namespace string) *Process {
 	t.Helper()
 	storage := filepath.Join(dir, "source-watcher-storage")
 	if err := os.MkdirAll(storage, 0o755); err != nil {
 		t.Fatalf("failed to create %s: %v", storage, err)
 	}
-	addr := LoopbackAddr(t)
-	return StartController(t, s, dir, ControllerOptions{
-		Name: "source-watcher", Bin: bin, Identity: identity,
-		Args: []string{"--storage-path=" + storage, "--storage-addr=" + addr, "--storage-adv-addr=" + addr},
+	return startRetrying(t, "source-watcher", func() (*Process, string) {
+		addr, health := LoopbackAddr(t), LoopbackAddr(t)
+		return startController(t, s, dir, ControllerOptions{
+			Name: "source-watcher", Bin: bin, Identity: identity, Namespace: namespace,
+			Args: []string{"--storage-path=" + storage, "--storage-addr=" + addr, "--storage-adv-addr=" + addr},
+		}, health), health
 	})
 }
 
