@@ -44,9 +44,11 @@ func (Identities) yamlWords() string { return "a list of user names" }
 // DefaultHelmIdentities is guard.helmIdentities when the config sets none:
 // Cozystack's Flux, whose kustomize-, helm- and source-controller (and the
 // helm-controller shards flux-shard-operator clones) share one service
-// account (internal/fluxinstall/manifests/fluxcd.yaml at Cozystack 3c780acd).
+// account (internal/fluxinstall/manifests/fluxcd.yaml at Cozystack 3c780acd),
+// and the helm-controller of `flux install` (flux-system), which installs
+// the module's cluster under delivery: Platform on a stock Flux.
 func DefaultHelmIdentities() []string {
-	return []string{"system:serviceaccount:cozy-fluxcd:flux"}
+	return []string{"system:serviceaccount:cozy-fluxcd:flux", "system:serviceaccount:flux-system:helm-controller"}
 }
 
 // DefaultPlatformIdentities is guard.platformIdentities when the config

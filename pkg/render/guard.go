@@ -144,14 +144,19 @@ variables.isSecret && object != null && object.?type.orValue('') == 'kubernetes.
   (request.namespace == variables.fleetNamespace && variables.accountOf == variables.fleetAccount))`
 	// bindsAccount: a RoleBinding or ClusterRoleBinding, before or after the
 	// update, that binds the fleet's or an installer's roles, or binds
-	// anything to the fleet's account or an installer.
+	// anything to the fleet's account or an installer, as a ServiceAccount
+	// subject or as a User named like the account (RBAC matches both).
 	celBindsAccount = `variables.isBinding && [object, oldObject].exists(o, o != null &&
   (o.roleRef.name in variables.accountRoles ||
     o.roleRef.name.startsWith(variables.installerAccount + '-') ||
-    o.?subjects.orValue([]).exists(s, s.kind == 'ServiceAccount' &&
-      (s.name == variables.installerAccount ||
-        (s.?namespace.orValue(o.metadata.?namespace.orValue('')) == variables.fleetNamespace &&
-          s.name == variables.fleetAccount)))))`
+    o.?subjects.orValue([]).exists(s,
+      (s.kind == 'ServiceAccount' &&
+        (s.name == variables.installerAccount ||
+          (s.?namespace.orValue(o.metadata.?namespace.orValue('')) == variables.fleetNamespace &&
+            s.name == variables.fleetAccount))) ||
+      (s.kind == 'User' && s.name.startsWith('system:serviceaccount:') &&
+        (s.name.endsWith(':' + variables.installerAccount) ||
+          s.name == 'system:serviceaccount:' + variables.fleetNamespace + ':' + variables.fleetAccount)))))`
 
 	// The VM's cluster name before and after the request; "" when unset.
 	celOldVMCluster = `oldObject != null ?

@@ -223,6 +223,14 @@ func RenderInstallerRole(f *fleet.Fleet) ([]Object, error) {
 	return platformObjects(f, &role)
 }
 
+// keptAnnotations keep an installer's objects when its tenant leaves the
+// fleet, as its cluster HelmRelease is kept (wire.PruneAnnotation): the
+// kept cluster is still upgraded, and uninstalled, as its installer, and
+// helm-controller can do neither for an account without its rights.
+func keptAnnotations() map[string]string {
+	return map[string]string{wire.PruneAnnotation: wire.PruneDisabled}
+}
+
 // RenderInstaller builds one tenant's cluster installer (delivery: Direct):
 // the ServiceAccount computeplane-installer that the cluster HelmRelease
 // names in spec.serviceAccountName, so that helm-controller installs the
@@ -236,11 +244,11 @@ func RenderInstaller(f *fleet.Fleet, t *fleet.Tenant) ([]Object, error) {
 	subject := []rbacv1.Subject{{Kind: "ServiceAccount", Name: fleet.InstallerAccount, Namespace: ns}}
 	sa := corev1.ServiceAccount{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
-		ObjectMeta: metav1.ObjectMeta{Name: fleet.InstallerAccount, Namespace: ns, Labels: managedLabels(nil)},
+		ObjectMeta: metav1.ObjectMeta{Name: fleet.InstallerAccount, Namespace: ns, Labels: managedLabels(nil), Annotations: keptAnnotations()},
 	}
 	binding := rbacv1.RoleBinding{
 		TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "RoleBinding"},
-		ObjectMeta: metav1.ObjectMeta{Name: fleet.InstallerAccount, Namespace: ns, Labels: managedLabels(nil)},
+		ObjectMeta: metav1.ObjectMeta{Name: fleet.InstallerAccount, Namespace: ns, Labels: managedLabels(nil), Annotations: keptAnnotations()},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: InstallerRole},
 		Subjects:   subject,
 	}
@@ -255,23 +263,23 @@ func RenderInstaller(f *fleet.Fleet, t *fleet.Tenant) ([]Object, error) {
 	}
 	clusterRole := rbacv1.ClusterRole{
 		TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRole"},
-		ObjectMeta: metav1.ObjectMeta{Name: scoped, Labels: managedLabels(nil)},
+		ObjectMeta: metav1.ObjectMeta{Name: scoped, Labels: managedLabels(nil), Annotations: keptAnnotations()},
 		Rules:      installerClusterRules(release, ns),
 	}
 	clusterBinding := rbacv1.ClusterRoleBinding{
 		TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRoleBinding"},
-		ObjectMeta: metav1.ObjectMeta{Name: scoped, Labels: managedLabels(nil)},
+		ObjectMeta: metav1.ObjectMeta{Name: scoped, Labels: managedLabels(nil), Annotations: keptAnnotations()},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: scoped},
 		Subjects:   subject,
 	}
 	ksRole := rbacv1.Role{
 		TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "Role"},
-		ObjectMeta: metav1.ObjectMeta{Name: scoped, Namespace: kubeSystem, Labels: managedLabels(nil)},
+		ObjectMeta: metav1.ObjectMeta{Name: scoped, Namespace: kubeSystem, Labels: managedLabels(nil), Annotations: keptAnnotations()},
 		Rules:      installerKubeSystemRules(release, ns),
 	}
 	ksBinding := rbacv1.RoleBinding{
 		TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "RoleBinding"},
-		ObjectMeta: metav1.ObjectMeta{Name: scoped, Namespace: kubeSystem, Labels: managedLabels(nil)},
+		ObjectMeta: metav1.ObjectMeta{Name: scoped, Namespace: kubeSystem, Labels: managedLabels(nil), Annotations: keptAnnotations()},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: scoped},
 		Subjects:   subject,
 	}
