@@ -211,7 +211,6 @@ func startEnv(t *testing.T, ctx context.Context, b bins, etcd *harness.Etcd, m f
 	return e
 }
 
-
 // serverName names an API server of the mode (its folder and etcd prefix).
 func (e *env) serverName(name string) string {
 	return strings.ToLower(e.mode.name) + "-" + name
