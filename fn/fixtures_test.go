@@ -220,7 +220,7 @@ func TestFixturesStandaloneMatchesKRM(t *testing.T) {
 				t.Errorf("standalone differs from KRM (-krm +standalone):\n%s", diff)
 			}
 			// The CLI's run: lazy objects, written one by one.
-			run, problems := pipeline.Run(pipeline.Options{Dir: f.dir, ConfigFile: filepath.Join(f.dir, "config.yaml"), Inputs: f.inputs, Lazy: true})
+			run, problems := pipeline.Run(pipeline.Options{Dir: f.dir, ConfigFile: filepath.Join(f.dir, "config.yaml"), Inputs: f.inputs})
 			if len(problems) > 0 {
 				t.Fatalf("standalone run refused: %v", problems)
 			}

@@ -45,7 +45,7 @@ func TestGeneratedFleetStandaloneMatchesKRM(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		run, problems := pipeline.Run(pipeline.Options{Dir: dir, ConfigFile: cfgFile, Lazy: true})
+		run, problems := pipeline.Run(pipeline.Options{Dir: dir, ConfigFile: cfgFile})
 		if len(problems) > 0 {
 			t.Fatal(problems)
 		}
