@@ -126,7 +126,7 @@ spec:
 
 // FuzzReadBack renders an app whose values, and a ComputePlane whose knobs,
 // are fuzzed YAML, as ResourceList items (KRM) and as files (the standalone
-// CLI's lazy run), and checks the property of SPEC 7 on both outputs:
+// CLI's run), and checks the property of SPEC 7 on both outputs:
 // every generated or kept object reads back through sigs.k8s.io/yaml as the
 // JSON go-yaml v3 reads, the app's release applies exactly the values that
 // were validated (the app's spec as the function read it), and both modes

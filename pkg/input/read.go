@@ -190,7 +190,7 @@ func decodeFile(data []byte, name string, pieceSize int) ([]api.Object, error) {
 
 // asRead and objectOf are the prepare step of a reader that keeps every
 // object as it was read.
-func asRead(o api.Object) api.Object   { return o }
+func asRead(o api.Object) api.Object     { return o }
 func objectOf(o *api.Object) *api.Object { return o }
 
 // decodeFileAs decodes a file's bytes, in pieces of about pieceSize bytes

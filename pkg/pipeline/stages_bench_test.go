@@ -149,7 +149,7 @@ func BenchmarkSerialize(b *testing.B) {
 }
 
 // BenchmarkStandalone is the whole standalone run as the CLI runs it: read,
-// index, render, order (pipeline.Run, lazy) and serialize (output.Encode).
+// index, render, order (pipeline.Run) and serialize (output.Encode).
 func BenchmarkStandalone(b *testing.B) {
 	dir := benchFleet(b)
 	b.SetBytes(inputBytes(b, dir))
