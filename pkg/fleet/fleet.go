@@ -59,7 +59,7 @@ type Tenant struct {
 type App struct {
 	*api.App
 	// Values are the app's spec, the Helm values of its release, held as
-	// the text they take there (yamltext.Values.Encode); the zero Values
+	// the text they take there (yamltext.EncodeValues); the zero Values
 	// when the app has no spec.
 	Values     yamltext.Values
 	Definition *api.Definition

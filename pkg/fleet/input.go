@@ -1,6 +1,8 @@
 package fleet
 
 import (
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamltext"
@@ -68,11 +70,9 @@ func ReadInput(cfg *api.Config, o api.Object) *Input {
 	case KnobsInput:
 		in.knobs, in.problems = api.DecodeKnobs(o)
 	case AppInput:
-		app, values, problems := api.DecodeApp(o)
-		in.app, in.problems = app, problems
-		if values != nil {
-			in.values = yamltext.ValuesOf(values).Encode()
-		}
+		var spec *yaml.Node
+		in.app, spec, in.problems = api.DecodeApp(o)
+		in.values = yamltext.EncodeValues(spec)
 	}
 	if !in.keepsNode(cfg) {
 		in.Node = nil
