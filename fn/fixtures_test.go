@@ -195,14 +195,15 @@ func TestFixturesOrderIndependent(t *testing.T) {
 }
 
 // TestFixturesStandaloneMatchesKRM renders every fixture through the
-// standalone pipeline (config file plus input files), with whole nodes and
-// with the lazy objects the CLI writes, encoded as they are and built into
-// whole nodes: the streams must be byte-identical to the KRM function's.
+// standalone pipeline (config file plus input files), the objects encoded
+// one by one as the CLI writes them and built into whole nodes
+// (render.Object.Node): the streams must be byte-identical to the KRM
+// function's.
 func TestFixturesStandaloneMatchesKRM(t *testing.T) {
 	for _, f := range loadFixtures(t) {
 		t.Run(filepath.Base(f.dir), func(t *testing.T) {
 			krm, krmErr := runKRM(t, f.dir, f.resourceList(t, false))
-			whole, problems := pipeline.Run(pipeline.Options{Dir: f.dir, ConfigFile: filepath.Join(f.dir, "config.yaml"), Inputs: f.inputs})
+			run, problems := pipeline.Run(pipeline.Options{Dir: f.dir, ConfigFile: filepath.Join(f.dir, "config.yaml"), Inputs: f.inputs})
 			if krmErr != "" {
 				if len(problems) == 0 {
 					t.Fatalf("KRM refused but standalone rendered:\n%s", krmErr)
@@ -212,33 +213,22 @@ func TestFixturesStandaloneMatchesKRM(t *testing.T) {
 			if len(problems) > 0 {
 				t.Fatalf("standalone refused: %v", problems)
 			}
+			// The CLI's run: objects written one by one.
 			var buf bytes.Buffer
-			if err := output.Encode(&buf, whole.Objects); err != nil {
+			if err := output.Encode(&buf, run.Objects); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(krm, buf.String()); diff != "" {
 				t.Errorf("standalone differs from KRM (-krm +standalone):\n%s", diff)
 			}
-			// The CLI's run: lazy objects, written one by one.
-			run, problems := pipeline.Run(pipeline.Options{Dir: f.dir, ConfigFile: filepath.Join(f.dir, "config.yaml"), Inputs: f.inputs, Lazy: true})
-			if len(problems) > 0 {
-				t.Fatalf("standalone run refused: %v", problems)
-			}
-			buf.Reset()
-			if err := output.Encode(&buf, run.Objects); err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(krm, buf.String()); diff != "" {
-				t.Errorf("standalone run differs from KRM (-krm +run):\n%s", diff)
-			}
-			// The lazy objects built into whole nodes (render.Object.Node).
+			// The objects built into whole nodes (render.Object.Node).
 			built := asNodes(t, run.Objects)
 			buf.Reset()
 			if err := output.Encode(&buf, built); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(krm, buf.String()); diff != "" {
-				t.Errorf("built lazy objects differ from KRM (-krm +built):\n%s", diff)
+				t.Errorf("built objects differ from KRM (-krm +built):\n%s", diff)
 			}
 		})
 	}

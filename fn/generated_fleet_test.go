@@ -19,12 +19,11 @@ import (
 // TestGeneratedFleetStandaloneMatchesKRM renders a generated fleet (the
 // shapes of the benchmark: real-sized definitions, nested tenants, knobs,
 // values with lists, multi-line strings and quoted scalars) through the
-// CLI's pipeline, which encodes values while reading, renders releases
-// lazily and writes with package yamltext, and through the KRM function,
-// which does none of that: the streams must be byte-identical, with and
-// without keepInputs (whose inputs keep their comments and go through the
-// library). Whole nodes of the lazy objects (render.Object.Node) must encode
-// the same too.
+// CLI's writer, which encodes each object with package yamltext, and
+// through the KRM function, which hands whole nodes to the library: the
+// streams must be byte-identical, with and without keepInputs (whose inputs
+// keep their comments and go through the library). Whole nodes of the
+// objects (render.Object.Node) must encode the same too.
 func TestGeneratedFleetStandaloneMatchesKRM(t *testing.T) {
 	dir := t.TempDir()
 	p := fleetgen.Defaults(20)
@@ -45,7 +44,7 @@ func TestGeneratedFleetStandaloneMatchesKRM(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		run, problems := pipeline.Run(pipeline.Options{Dir: dir, ConfigFile: cfgFile, Lazy: true})
+		run, problems := pipeline.Run(pipeline.Options{Dir: dir, ConfigFile: cfgFile})
 		if len(problems) > 0 {
 			t.Fatal(problems)
 		}
@@ -60,7 +59,7 @@ func TestGeneratedFleetStandaloneMatchesKRM(t *testing.T) {
 			t.Fatal(err)
 		}
 		if diff := cmp.Diff(standalone.String(), fromNodes.String()); diff != "" {
-			t.Errorf("keepInputs %v: built objects encode differently (-lazy +built):\n%s", keep, diff)
+			t.Errorf("keepInputs %v: built objects encode differently (-encoded +built):\n%s", keep, diff)
 		}
 
 		// The KRM function gets no items and reads spec.inputs itself, as a

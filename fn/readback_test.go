@@ -67,7 +67,7 @@ func TestFixturesReadBackAsMeant(t *testing.T) {
 			if err := readback.Matches([]byte(krm), meant); err != nil {
 				t.Errorf("KRM: %v", err)
 			}
-			run, problems := pipeline.Run(pipeline.Options{Dir: f.dir, ConfigFile: config, Inputs: f.inputs, Lazy: true})
+			run, problems := pipeline.Run(pipeline.Options{Dir: f.dir, ConfigFile: config, Inputs: f.inputs})
 			if len(problems) > 0 {
 				t.Fatalf("standalone run refused: %v", problems)
 			}
@@ -126,7 +126,7 @@ spec:
 
 // FuzzReadBack renders an app whose values, and a ComputePlane whose knobs,
 // are fuzzed YAML, as ResourceList items (KRM) and as files (the standalone
-// CLI's lazy run), and checks the property of SPEC 7 on both outputs:
+// CLI's run), and checks the property of SPEC 7 on both outputs:
 // every generated or kept object reads back through sigs.k8s.io/yaml as the
 // JSON go-yaml v3 reads, the app's release applies exactly the values that
 // were validated (the app's spec as the function read it), and both modes
@@ -181,7 +181,7 @@ func FuzzReadBack(f *testing.F) {
 			rl += "-" + indent(doc)[1:]
 		}
 		krm, refusal := runKRM(t, dir, []byte(rl))
-		run, problems := pipeline.Run(pipeline.Options{Dir: dir, ConfigFile: filepath.Join(dir, "config.yaml"), Inputs: []string{"inputs.yaml"}, Lazy: true})
+		run, problems := pipeline.Run(pipeline.Options{Dir: dir, ConfigFile: filepath.Join(dir, "config.yaml"), Inputs: []string{"inputs.yaml"}})
 		if refusal != "" || len(problems) > 0 {
 			if refusal == "" || len(problems) == 0 {
 				t.Fatalf("KRM and standalone disagree on refusing:\nKRM: %s\nstandalone: %v", refusal, problems)

@@ -69,7 +69,7 @@ func TestPlatformWarnsOfPodSecurity(t *testing.T) {
 		t.Errorf("warnings name %v (%d of Pod Security, %d of the guard), want one of each naming %s (the one tenant with a ComputePlane)", refs, podSecurity, guard, want)
 	}
 
-	run, problems := pipeline.Run(pipeline.Options{Dir: f.dir, ConfigFile: filepath.Join(f.dir, "config.yaml"), Inputs: f.inputs, Lazy: true})
+	run, problems := pipeline.Run(pipeline.Options{Dir: f.dir, ConfigFile: filepath.Join(f.dir, "config.yaml"), Inputs: f.inputs})
 	if len(problems) > 0 {
 		t.Fatal(problems)
 	}

@@ -244,7 +244,7 @@ func runFleetFolder(f folderFlags, config string, inputs []string, stdout, stder
 // render runs the pipeline on config and inputs and prints its warnings,
 // which never change the exit status.
 func render(config string, inputs []string, stderr io.Writer) (*pipeline.Result, api.Problems) {
-	r, problems := pipeline.Run(pipeline.Options{ConfigFile: config, Inputs: inputs, Lazy: true})
+	r, problems := pipeline.Run(pipeline.Options{ConfigFile: config, Inputs: inputs})
 	if len(problems) > 0 {
 		return nil, problems
 	}

@@ -16,7 +16,6 @@ import (
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
-	"github.com/computeplane-dev/computeplane-fn/pkg/yamltext"
 )
 
 // API groups and kinds of the inputs.
@@ -115,20 +114,7 @@ type App struct {
 	// the tenant opens this app to the VMs of its own ComputePlane (see the
 	// egress policy in package render).
 	Reachable bool
-	// values is spec, the Helm values of the app's release (Values).
-	values yamltext.Values
 }
-
-// Values returns the app's spec, the Helm values of its release: the node
-// tree as written, or its text when the reader encoded it ahead of indexing
-// (EncodeValues); the zero Values when the app has no spec.
-func (a *App) Values() yamltext.Values { return a.values }
-
-// EncodeValues replaces the app's spec by the text it takes in the app's
-// release (yamltext.Values.Encode), so that the node tree can be dropped:
-// the standalone pipeline does this while reading, to hold text rather
-// than node trees for large fleets.
-func (a *App) EncodeValues() { a.values = a.values.Encode() }
 
 // Knobs is a ComputePlane object: what a tenant sets for its own cluster.
 type Knobs struct {
@@ -152,8 +138,9 @@ var (
 // Object is one input document, already split from its file and unwrapped
 // from a List, with its identity read.
 type Object struct {
-	// Node is the mapping node of the object; nil for an object its reader
-	// decoded ahead (see Decoded).
+	// Node is the mapping node of the object; nil once the object's reader
+	// has no more use for it (package fleet keeps the node only of the
+	// objects that are written as they were read, and of definitions).
 	Node       *yaml.Node
 	Origin     Origin
 	APIVersion string
@@ -163,36 +150,6 @@ type Object struct {
 	// Nodes is how many YAML nodes the object expands to, aliases followed,
 	// as counted when it was read (package input); 0 when unknown.
 	Nodes int
-	// Decoded, when set, is what the object's decoder (DecodeApp,
-	// DecodeTenant or DecodeKnobs) made of it, with the problems it found,
-	// because the reader decoded it ahead (the standalone pipeline does, to
-	// drop node trees while reading); indexing then uses them instead of
-	// decoding Node.
-	Decoded *Decoded
-}
-
-// SetOrigin sets where the object was read from, in what was decoded of it
-// ahead too.
-func (o *Object) SetOrigin(origin Origin) {
-	o.Origin = origin
-	if d := o.Decoded; d != nil {
-		switch {
-		case d.App != nil:
-			d.App.Origin = origin
-		case d.Tenant != nil:
-			d.Tenant.Origin = origin
-		case d.Knobs != nil:
-			d.Knobs.Origin = origin
-		}
-	}
-}
-
-// Decoded is an input decoded ahead: one of App, Tenant and Knobs is set.
-type Decoded struct {
-	App      *App
-	Tenant   *Tenant
-	Knobs    *Knobs
-	Problems Problems
 }
 
 // Ref returns the object's reference for messages.
@@ -534,8 +491,10 @@ func DecodeTenant(o Object) (*Tenant, Problems) {
 	return t, d.problems
 }
 
-// DecodeApp reads an app object of a declared kind.
-func DecodeApp(o Object) (*App, Problems) {
+// DecodeApp reads an app object of a declared kind. It returns, besides the
+// app, its spec (nil when it has none): the Helm values of its release,
+// which package fleet holds as the text they take there.
+func DecodeApp(o Object) (*App, *yaml.Node, Problems) {
 	d := o.decoder()
 	a := &App{Ref: o.Ref(), Origin: o.Origin, Kind: o.Kind}
 	md := d.metadata(o, true)
@@ -570,10 +529,9 @@ func DecodeApp(o Object) (*App, Problems) {
 			d.fail(joinField("metadata.annotations", ReachableAnnotation), "must be \"true\" or \"false\", not %q", v)
 		}
 	}
-	spec := yamlnode.Get(o.Node, "spec")
-	if !yamlnode.IsNull(spec) {
-		values := d.mapping(spec, "spec")
-		a.values = yamltext.ValuesOf(values)
+	var values *yaml.Node
+	if spec := yamlnode.Get(o.Node, "spec"); !yamlnode.IsNull(spec) {
+		values = d.mapping(spec, "spec")
 		if values != nil {
 			for i := 0; i+1 < len(values.Content); i += 2 {
 				k := yamlnode.Resolve(values.Content[i])
@@ -583,7 +541,7 @@ func DecodeApp(o Object) (*App, Problems) {
 			}
 		}
 	}
-	return a, d.problems
+	return a, values, d.problems
 }
 
 // DecodeKnobs reads a ComputePlane knob object.

@@ -9,6 +9,7 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/internal/stablesort"
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
+	"github.com/computeplane-dev/computeplane-fn/pkg/yamltext"
 )
 
 // RootNamespace is the namespace of the implicit root tenant.
@@ -57,6 +58,10 @@ type Tenant struct {
 // App is an app object with what routing it needs.
 type App struct {
 	*api.App
+	// Values are the app's spec, the Helm values of its release, held as
+	// the text they take there (yamltext.EncodeValues); the zero Values
+	// when the app has no spec.
+	Values     yamltext.Values
 	Definition *api.Definition
 	// Tenant owns the app's namespace; nil when no known tenant does.
 	Tenant    *Tenant
@@ -136,78 +141,73 @@ func (f *Fleet) SortedTenants() []*Tenant {
 	return out
 }
 
-// Build indexes and checks the inputs. The objects are classified by
-// apiVersion and kind; what is not an input passes through. It returns every
-// problem found, sorted, and no fleet when there is any.
-func Build(cfg *api.Config, objects []api.Object) (*Fleet, api.Problems) {
-	f := &Fleet{Config: cfg, Definitions: map[string]*api.Definition{}, Tenants: map[string]*Tenant{}, Inputs: make([]api.Object, 0, len(objects))}
+// Build indexes and checks the inputs, each read by ReadInput, which gave
+// it its role. It returns every problem found, sorted, and no fleet when
+// there is any.
+func Build(cfg *api.Config, inputs []*Input) (*Fleet, api.Problems) {
+	f := &Fleet{Config: cfg, Definitions: map[string]*api.Definition{}, Tenants: map[string]*Tenant{}, Inputs: make([]api.Object, 0, len(inputs))}
 	var problems api.Problems
 	var tenants []*api.Tenant
 	var knobs []*api.Knobs
-	appObjects := make([]api.Object, 0, len(objects))
+	apps := make([]*Input, 0, len(inputs))
 
 	// Work in one order whatever the input order, so that messages about
 	// two objects (duplicates, collisions) read the same on every run.
-	objects = stablesort.Sorted(objects, compareObjects)
+	inputs = stablesort.Sorted(inputs, compareInputs)
 
 	// Definitions first: they say which kinds are apps.
 	byName := map[string]*api.Definition{}
-	for _, o := range objects {
-		if o.APIVersion == api.DefinitionAPIVersion && o.Kind == api.DefinitionKind {
-			def, ps := api.DecodeDefinition(o)
-			problems = append(problems, ps...)
-			f.Inputs = append(f.Inputs, o)
-			if def == nil || def.Kind == "" {
-				continue
-			}
-			if prev, dup := byName[def.Ref.Name]; dup {
-				problems = append(problems, api.Errorf(def.Ref, def.Origin, "metadata.name",
-					"ApplicationDefinition %q is defined twice (also in %s); one name, one definition", def.Ref.Name, prev.Origin.Describe()))
-				continue
-			}
-			byName[def.Ref.Name] = def
-			if prev, dup := f.Definitions[def.Kind]; dup {
-				problems = append(problems, api.Errorf(def.Ref, def.Origin, "spec.application.kind",
-					"kind %s is already declared by ApplicationDefinition %q (%s); one kind, one definition", def.Kind, prev.Ref.Name, prev.Origin.Describe()))
-				continue
-			}
-			f.Definitions[def.Kind] = def
+	for _, in := range inputs {
+		if in.Role != DefinitionInput {
+			continue
 		}
+		def, ps := api.DecodeDefinition(in.Object)
+		problems = append(problems, ps...)
+		f.Inputs = append(f.Inputs, in.Object)
+		if def == nil || def.Kind == "" {
+			continue
+		}
+		if prev, dup := byName[def.Ref.Name]; dup {
+			problems = append(problems, api.Errorf(def.Ref, def.Origin, "metadata.name",
+				"ApplicationDefinition %q is defined twice (also in %s); one name, one definition", def.Ref.Name, prev.Origin.Describe()))
+			continue
+		}
+		byName[def.Ref.Name] = def
+		if prev, dup := f.Definitions[def.Kind]; dup {
+			problems = append(problems, api.Errorf(def.Ref, def.Origin, "spec.application.kind",
+				"kind %s is already declared by ApplicationDefinition %q (%s); one kind, one definition", def.Kind, prev.Ref.Name, prev.Origin.Describe()))
+			continue
+		}
+		f.Definitions[def.Kind] = def
 	}
-	for _, o := range objects {
-		switch {
-		case o.APIVersion == api.DefinitionAPIVersion && o.Kind == api.DefinitionKind:
-		case o.APIVersion == api.ConfigAPIVersion && o.Kind == api.ConfigKind:
-			// A function config among the inputs (kpt sends the file at
-			// configPath as an item too; a folder input may hold it): it is
-			// local configuration, an input like the others, kept only with
-			// keepInputs. kpt in place deletes the files of items a function
-			// drops, so there keepInputs must keep it.
+	for _, in := range inputs {
+		o := in.Object
+		switch in.Role {
+		case DefinitionInput, EarlierOutput:
+		case ConfigInput:
+			// kpt in place deletes the files of items a function drops, so
+			// there keepInputs must keep it.
 			f.Inputs = append(f.Inputs, o)
-		case isGenerated(o):
-			// Earlier output of this function: generated anew.
-		case o.Group() == api.AppsGroup:
+		case UnsupportedInput:
 			f.Inputs = append(f.Inputs, o)
-			if o.APIVersion != api.AppsAPIVersion {
-				problems = append(problems, api.Errorf(o.Ref(), o.Origin, "apiVersion", "only %s is supported, not %s", api.AppsAPIVersion, o.APIVersion))
-				continue
+			problems = append(problems, api.Errorf(o.Ref(), o.Origin, "apiVersion", "only %s is supported, not %s", api.AppsAPIVersion, o.APIVersion))
+		case TenantInput:
+			f.Inputs = append(f.Inputs, o)
+			problems = append(problems, in.problems...)
+			if len(in.problems) == 0 {
+				in.tenant.Origin = o.Origin
+				tenants = append(tenants, in.tenant)
 			}
-			switch o.Kind {
-			case api.TenantKind:
-				t, ps := decode(o, func(d *api.Decoded) *api.Tenant { return d.Tenant }, api.DecodeTenant)
-				problems = append(problems, ps...)
-				if len(ps) == 0 {
-					tenants = append(tenants, t)
-				}
-			case api.KnobsKind:
-				k, ps := decode(o, func(d *api.Decoded) *api.Knobs { return d.Knobs }, api.DecodeKnobs)
-				problems = append(problems, ps...)
-				if len(ps) == 0 {
-					knobs = append(knobs, k)
-				}
-			default:
-				appObjects = append(appObjects, o)
+		case KnobsInput:
+			f.Inputs = append(f.Inputs, o)
+			problems = append(problems, in.problems...)
+			if len(in.problems) == 0 {
+				in.knobs.Origin = o.Origin
+				knobs = append(knobs, in.knobs)
 			}
+		case AppInput:
+			f.Inputs = append(f.Inputs, o)
+			apps = append(apps, in)
 		default:
 			problems = append(problems, api.CheckObject(o)...)
 			problems = append(problems, CheckKubeconfigReferences(o)...)
@@ -223,7 +223,7 @@ func Build(cfg *api.Config, objects []api.Object) (*Fleet, api.Problems) {
 	problems = append(problems, f.checkDelivery()...)
 	problems = append(problems, f.buildTenants(tenants)...)
 	problems = append(problems, f.attachKnobs(knobs)...)
-	problems = append(problems, f.buildApps(appObjects)...)
+	problems = append(problems, f.buildApps(apps)...)
 	if len(problems) == 0 {
 		problems = append(problems, f.checkRouting()...)
 	}
@@ -233,38 +233,16 @@ func Build(cfg *api.Config, objects []api.Object) (*Fleet, api.Problems) {
 	return f, nil
 }
 
-func compareObjects(a, b *api.Object) int {
+func compareInputs(a, b **Input) int {
+	x, y := &(*a).Object, &(*b).Object
 	return cmp.Or(
-		cmp.Compare(a.APIVersion, b.APIVersion),
-		cmp.Compare(a.Kind, b.Kind),
-		cmp.Compare(a.Namespace, b.Namespace),
-		cmp.Compare(a.Name, b.Name),
-		cmp.Compare(a.Origin.File, b.Origin.File),
-		cmp.Compare(a.Origin.Index, b.Origin.Index),
+		cmp.Compare(x.APIVersion, y.APIVersion),
+		cmp.Compare(x.Kind, y.Kind),
+		cmp.Compare(x.Namespace, y.Namespace),
+		cmp.Compare(x.Name, y.Name),
+		cmp.Compare(x.Origin.File, y.Origin.File),
+		cmp.Compare(x.Origin.Index, y.Origin.Index),
 	)
-}
-
-// IsApp reports whether Build reads o as an app object: an object of the
-// apps.cozystack.io/v1alpha1 API that is neither a Tenant nor ComputePlane
-// knobs nor earlier output. Whether a definition declares its kind is
-// checked by Build.
-func IsApp(o api.Object) bool {
-	return isInput(o) && o.Kind != api.TenantKind && o.Kind != api.KnobsKind
-}
-
-// IsTenant reports whether Build reads o as a Tenant of the tenant list.
-func IsTenant(o api.Object) bool { return isInput(o) && o.Kind == api.TenantKind }
-
-// IsKnobs reports whether Build reads o as a ComputePlane knob object.
-func IsKnobs(o api.Object) bool { return isInput(o) && o.Kind == api.KnobsKind }
-
-func isInput(o api.Object) bool {
-	return o.APIVersion == api.AppsAPIVersion && !isGenerated(o)
-}
-
-func isGenerated(o api.Object) bool {
-	labels := api.NewObjectLabels(o)
-	return labels[wire.ManagedByLabel] == wire.ManagedByValue
 }
 
 // checkDelivery refuses a Direct delivery next to the platform's own
@@ -356,23 +334,25 @@ func (f *Fleet) attachKnobs(knobs []*api.Knobs) api.Problems {
 	return problems
 }
 
-func (f *Fleet) buildApps(objects []api.Object) api.Problems {
+func (f *Fleet) buildApps(inputs []*Input) api.Problems {
 	var problems api.Problems
-	f.Apps = make([]*App, 0, len(objects))
+	f.Apps = make([]*App, 0, len(inputs))
 	cluster := f.ClusterRelease()
-	for _, o := range objects {
+	for _, in := range inputs {
+		o := in.Object
 		def, ok := f.Definitions[o.Kind]
 		if !ok {
 			problems = append(problems, api.Errorf(o.Ref(), o.Origin, "kind",
 				"no ApplicationDefinition in the inputs declares kind %s; add its definition to the inputs (known kinds: %s)", o.Kind, f.knownKinds()))
 			continue
 		}
-		a, ps := decode(o, func(d *api.Decoded) *api.App { return d.App }, api.DecodeApp)
-		problems = append(problems, ps...)
-		if len(ps) > 0 {
+		problems = append(problems, in.problems...)
+		if len(in.problems) > 0 {
 			continue
 		}
-		app := &App{App: a, Definition: def, Placement: def.Placement, Release: def.Prefix + a.Name, Tenant: f.Tenants[a.Namespace]}
+		a := in.app
+		a.Origin = o.Origin
+		app := &App{App: a, Values: in.values, Definition: def, Placement: def.Placement, Release: def.Prefix + a.Name, Tenant: f.Tenants[a.Namespace]}
 		if len(app.Release) > MaxReleaseName {
 			problems = append(problems, api.Errorf(a.Ref, a.Origin, "metadata.name",
 				"release name %q (prefix %q + name) is %d characters long; Helm allows at most %d, so the name may have at most %d",
@@ -423,13 +403,3 @@ func (f *Fleet) knownKinds() string {
 
 // String describes the tenant for messages.
 func (t *Tenant) String() string { return fmt.Sprintf("tenant %q (%s)", t.Name, t.Namespace) }
-
-// decode returns what the reader decoded of o ahead (o.Decoded, by a lazy
-// run's boiling down) or decodes it now: either way the same object and
-// problems.
-func decode[T any](o api.Object, decoded func(*api.Decoded) T, decodeNow func(api.Object) (T, api.Problems)) (T, api.Problems) {
-	if o.Decoded != nil {
-		return decoded(o.Decoded), o.Decoded.Problems
-	}
-	return decodeNow(o)
-}

@@ -62,7 +62,8 @@ func build(t *testing.T, delivery api.Delivery, extra string) (*fleet.Fleet, api
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fleet.Build(&api.Config{Delivery: delivery}, objs)
+	cfg := &api.Config{Delivery: delivery}
+	return fleet.Build(cfg, fleet.ReadInputs(cfg, objs))
 }
 
 func TestTree(t *testing.T) {

@@ -183,37 +183,44 @@ func afterComment(data []byte) bool {
 }
 
 // decodeFile decodes a file's bytes with a budget of its own, as
-// Budget.decodeFile does.
-func decodeFile(data []byte, name string, pieceSize int, prepare func(*api.Object)) ([]api.Object, error) {
-	return new(Budget).decodeFile(data, name, pieceSize, prepare)
+// Budget.decodeFile does, keeping every object as read.
+func decodeFile(data []byte, name string, pieceSize int) ([]api.Object, error) {
+	return decodeFileAs(new(Budget), data, name, pieceSize, asRead, objectOf)
 }
 
-// decodeFile decodes a file's bytes, in pieces of about pieceSize bytes on
-// all cores when it is bigger, and runs prepare on each object, as Read does.
-func (b *Budget) decodeFile(data []byte, name string, pieceSize int, prepare func(*api.Object)) ([]api.Object, error) {
+// asRead and objectOf are the prepare step of a reader that keeps every
+// object as it was read.
+func asRead(o api.Object) api.Object     { return o }
+func objectOf(o *api.Object) *api.Object { return o }
+
+// decodeFileAs decodes a file's bytes, in pieces of about pieceSize bytes
+// on all cores when it is bigger, and runs prepare on each object, as
+// ReadAs does; object returns what a prepared object still holds of the
+// object read.
+func decodeFileAs[T any](b *Budget, data []byte, name string, pieceSize int, prepare func(api.Object) T, object func(*T) *api.Object) ([]T, error) {
 	if err := b.chargeFile(data, name); err != nil {
 		return nil, err
 	}
-	whole := func(b *Budget) ([]api.Object, error) {
+	whole := func(b *Budget) ([]T, error) {
 		objs, _, err := b.decodeDocuments(data, name, 0)
 		if err != nil {
 			return nil, err
 		}
-		prepareAll(objs, prepare)
-		if err := b.hold(objs); err != nil {
+		out := prepareAll(objs, prepare)
+		if err := holdPrepared(b, out, object); err != nil {
 			return nil, err
 		}
-		return objs, nil
+		return out, nil
 	}
 	pieces := splitDocuments(data, pieceSize)
 	if pieces == nil {
 		return whole(b)
 	}
 	type decoded struct {
-		objs []api.Object
+		objs []T
 		docs int
 	}
-	var out []api.Object
+	var out []T
 	next := 0
 	err := parallel.Ordered(len(pieces), parallel.Workers(),
 		func(i int) (decoded, error) {
@@ -221,16 +228,17 @@ func (b *Budget) decodeFile(data []byte, name string, pieceSize int, prepare fun
 			if err != nil {
 				return decoded{}, err
 			}
-			prepareAll(objs, prepare)
-			if err := b.hold(objs); err != nil {
+			prepared := prepareAll(objs, prepare)
+			if err := holdPrepared(b, prepared, object); err != nil {
 				return decoded{}, err
 			}
-			return decoded{objs, docs}, nil
+			return decoded{prepared, docs}, nil
 		},
 		func(_ int, d decoded) error {
 			// Documents were numbered within their piece.
 			for i := range d.objs {
-				d.objs[i].SetOrigin(api.Origin{File: name, Index: next + d.objs[i].Origin.Index})
+				o := object(&d.objs[i])
+				o.Origin = api.Origin{File: name, Index: next + o.Origin.Index}
 			}
 			next += d.docs
 			out = append(out, d.objs...)
@@ -248,13 +256,12 @@ func (b *Budget) decodeFile(data []byte, name string, pieceSize int, prepare fun
 	return out, nil
 }
 
-func prepareAll(objs []api.Object, prepare func(*api.Object)) {
-	if prepare == nil {
-		return
+func prepareAll[T any](objs []api.Object, prepare func(api.Object) T) []T {
+	out := make([]T, len(objs))
+	for i, o := range objs {
+		out[i] = prepare(o)
 	}
-	for i := range objs {
-		prepare(&objs[i])
-	}
+	return out
 }
 
 // decodeOne decodes a document, turning a panic of the YAML library into an
@@ -503,20 +510,34 @@ func (b *Budget) HoldItems(objs []api.Object) api.Problems {
 	return b.problems(b.holdItems(objs))
 }
 
-func (b *Budget) hold(objs []api.Object) error {
-	if b.ForResourceList {
-		return b.holdItems(objs)
-	}
-	return b.holdAs(objs, "the objects that pass through this function or are kept (keepInputs)", "pass fewer or smaller objects through (for a large fleet, keepInputs: false)")
-}
+func (b *Budget) hold(objs []api.Object) error { return holdPrepared(b, objs, objectOf) }
 
 func (b *Budget) holdItems(objs []api.Object) error {
-	return b.holdAs(objs, "the inputs of the KRM function (items and spec.inputs)", "render a fleet this large with the standalone CLI")
+	return holdPreparedAs(b, objs, objectOf, itemsHeld, itemsAdvice)
 }
 
-func (b *Budget) holdAs(objs []api.Object, what, advice string) error {
-	for _, o := range objs {
-		if o.Node == nil {
+// holdPrepared is Budget.hold for prepared objects: those a prepare step
+// left a node are charged, and for a ResourceList every one, whose items
+// the KRM function holds whole.
+func holdPrepared[T any](b *Budget, objs []T, object func(*T) *api.Object) error {
+	if b.ForResourceList {
+		return holdPreparedAs(b, objs, object, itemsHeld, itemsAdvice)
+	}
+	return holdPreparedAs(b, objs, object, keptHeld, keptAdvice)
+}
+
+// What the budget says it held when it runs out.
+const (
+	itemsHeld   = "the inputs of the KRM function (items and spec.inputs)"
+	itemsAdvice = "render a fleet this large with the standalone CLI"
+	keptHeld    = "the objects that pass through this function or are kept (keepInputs)"
+	keptAdvice  = "pass fewer or smaller objects through (for a large fleet, keepInputs: false)"
+)
+
+func holdPreparedAs[T any](b *Budget, objs []T, object func(*T) *api.Object, what, advice string) error {
+	for i := range objs {
+		o := object(&objs[i])
+		if o.Node == nil && !b.ForResourceList {
 			continue
 		}
 		if err := b.chargeHeld(o.Nodes, what, advice); err != nil {
@@ -788,12 +809,6 @@ type Options struct {
 	// a pattern's problem is reported at that field. The inputs a person
 	// names on the command line may be anywhere.
 	Config *api.Config
-	// Prepare, when set, runs on every object of a file right after the file
-	// is decoded and its objects checked, on the goroutine that decoded
-	// them. The standalone pipeline uses it to boil app objects down to what
-	// rendering needs while reading, so that the node trees of all files are
-	// never held at once.
-	Prepare func(*api.Object)
 	// Budget counts what is read against the limits of one run; nil starts
 	// a budget of its own.
 	Budget *Budget
@@ -808,6 +823,24 @@ type Options struct {
 // match what the user wrote. The problems are those inside files, every
 // file's together, or the one of a pattern that names nothing.
 func Read(patterns []string, opts Options) ([]api.Object, api.Problems) {
+	return read(patterns, opts, asRead, objectOf)
+}
+
+// Prepared is what a reader's prepare step makes of an object read: it
+// still holds the object (Read), whose node it may have dropped.
+type Prepared interface {
+	Read() *api.Object
+}
+
+// ReadAs is Read with prepare run on every object right after its file is
+// decoded and its objects checked, on the goroutine that decoded them, so
+// that the node trees of all files are never held at once: the budget
+// holds what prepare leaves a node.
+func ReadAs[T Prepared](patterns []string, opts Options, prepare func(api.Object) T) ([]T, api.Problems) {
+	return read(patterns, opts, prepare, func(t *T) *api.Object { return (*t).Read() })
+}
+
+func read[T any](patterns []string, opts Options, prepare func(api.Object) T, object func(*T) *api.Object) ([]T, api.Problems) {
 	b := opts.Budget
 	if b == nil {
 		b = new(Budget)
@@ -826,7 +859,7 @@ func Read(patterns []string, opts Options) ([]api.Object, api.Problems) {
 	if err != nil {
 		return nil, patternProblem(opts.Config, err)
 	}
-	objs, err := b.readFiles(t, dir, files, opts.Prepare)
+	objs, err := readFiles(b, t, dir, files, prepare, object)
 	return objs, b.problems(err)
 }
 
@@ -841,12 +874,12 @@ func patternProblem(cfg *api.Config, err error) api.Problems {
 
 // readFiles reads files of t; dir is what the names of files of the whole
 // file system are relative to.
-func (b *Budget) readFiles(t tree, dir string, files []string, prepare func(*api.Object)) ([]api.Object, error) {
+func readFiles[T any](b *Budget, t tree, dir string, files []string, prepare func(api.Object) T, object func(*T) *api.Object) ([]T, error) {
 	type read struct {
-		objs     []api.Object
+		objs     []T
 		problems api.Problems
 	}
-	var out []api.Object
+	var out []T
 	var problems api.Problems
 	err := parallel.Ordered(len(files), parallel.Workers(),
 		func(i int) (read, error) {
@@ -859,8 +892,8 @@ func (b *Budget) readFiles(t tree, dir string, files []string, prepare func(*api
 			}
 			data, err := b.readBytes(t, f, name)
 			if err == nil {
-				var objs []api.Object
-				if objs, err = b.decodeFile(data, name, pieceBytes, prepare); err == nil {
+				var objs []T
+				if objs, err = decodeFileAs(b, data, name, pieceBytes, prepare, object); err == nil {
 					return read{objs: objs}, nil
 				}
 			}

@@ -98,7 +98,7 @@ func TestDecodeInPiecesMatchesWhole(t *testing.T) {
 		objs, err := new(Budget).decode(data, "f.yaml")
 		want := describe(t, objs, err)
 		for _, size := range []int{1, 7, 64, 1000, 1 << 20} {
-			got, err := decodeFile(data, "f.yaml", size, nil)
+			got, err := decodeFile(data, "f.yaml", size)
 			if diff := cmp.Diff(want, describe(t, got, err)); diff != "" {
 				t.Errorf("case %d, pieces of %d bytes (-whole +pieces):\n%s\ninput:\n%s", i, size, diff, c)
 			}

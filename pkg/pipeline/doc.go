@@ -7,8 +7,10 @@
 // run the same steps. Writing the result is the caller's: a ResourceList
 // (fn), a YAML stream or a fleet folder (packages output and units).
 //
-// A lazy run is for fleets of any size, and what the CLI runs: each app's
-// values are encoded while its file is read (api.App.EncodeValues) and its
-// node tree dropped, and render.Outputs puts the releases off until a writer
-// encodes them (render.Object.AppendYAML).
+// Every run holds its objects one way, for fleets of any size: each object
+// is read by the fleet as soon as its file is decoded (fleet.ReadInput),
+// which decodes tenants, knob objects and apps, encodes an app's values as
+// they will read in its release and drops the node trees it no longer
+// needs; render.Outputs then puts the releases off until a writer encodes
+// them (render.Object.AppendYAML).
 package pipeline

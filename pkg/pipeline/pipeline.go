@@ -36,10 +36,6 @@ type Options struct {
 	// Budget counts everything the run reads against the limits of package
 	// input; nil starts a new one.
 	Budget *input.Budget
-	// Lazy boils inputs down while they are read and puts rendering off
-	// until the objects are written (see the package doc). It is ignored
-	// when the config keeps its inputs (keepInputs), whose nodes must stay.
-	Lazy bool
 }
 
 // Result is one run: the ordered objects, and what a writer or a report
@@ -71,7 +67,7 @@ func Run(opts Options) (*Result, api.Problems) {
 	return r, nil
 }
 
-func read(opts Options) (*api.Config, []api.Object, api.Problems) {
+func read(opts Options) (*api.Config, []*fleet.Input, api.Problems) {
 	budget := opts.Budget
 	if budget == nil {
 		budget = new(input.Budget)
@@ -80,16 +76,12 @@ func read(opts Options) (*api.Config, []api.Object, api.Problems) {
 	if len(problems) > 0 {
 		return nil, nil, problems
 	}
-	objects, problems := readInputs(budget, cfg, opts, lazy(opts, cfg))
+	objects, problems := readInputs(budget, cfg, opts)
 	if len(problems) > 0 {
 		return nil, nil, problems
 	}
 	return cfg, objects, nil
 }
-
-// lazy reports whether a run boils its inputs down and puts rendering off:
-// not when it keeps its inputs, whose nodes must stay.
-func lazy(opts Options, cfg *api.Config) bool { return opts.Lazy && !cfg.KeepInputs }
 
 func run(opts Options) (*Result, api.Problems) {
 	cfg, objects, problems := read(opts)
@@ -100,7 +92,7 @@ func run(opts Options) (*Result, api.Problems) {
 	if len(problems) > 0 {
 		return nil, problems
 	}
-	generated, problems := render.Outputs(f, lazy(opts, cfg))
+	generated, problems := render.Outputs(f)
 	if len(problems) > 0 {
 		return nil, problems
 	}
@@ -149,10 +141,12 @@ func readConfig(budget *input.Budget, opts Options) (*api.Config, api.Problems) 
 }
 
 // readInputs reads the items, the config's spec.inputs and the command
-// line's inputs, in that order, all charged to one budget.
-func readInputs(budget *input.Budget, cfg *api.Config, opts Options, lazy bool) ([]api.Object, api.Problems) {
+// line's inputs, in that order, all charged to one budget, each object
+// read by the fleet (fleet.ReadInput) as soon as it is decoded.
+func readInputs(budget *input.Budget, cfg *api.Config, opts Options) ([]*fleet.Input, api.Problems) {
 	var problems api.Problems
-	objects := make([]api.Object, 0, len(opts.Items))
+	readInput := func(o api.Object) *fleet.Input { return fleet.ReadInput(cfg, o) }
+	inputs := make([]*fleet.Input, 0, len(opts.Items))
 	for _, item := range opts.Items {
 		objs, ps := budget.Unwrap(item.Node, item.Origin)
 		if len(ps) == 0 {
@@ -166,29 +160,25 @@ func readInputs(budget *input.Budget, cfg *api.Config, opts Options, lazy bool) 
 			}
 			continue
 		}
-		objects = append(objects, objs...)
+		inputs = append(inputs, fleet.ReadInputs(cfg, objs)...)
 	}
 	if len(problems) > 0 {
 		// Sorted, as every other list of problems: items come in any order.
 		return nil, problems.Compact()
 	}
-	var prepare func(*api.Object)
-	if lazy {
-		prepare = boilDown
-	}
 	if len(cfg.Inputs) > 0 {
-		objs, problems := input.Read(cfg.Inputs, input.Options{Dir: opts.Dir, Config: cfg, Prepare: prepare, Budget: budget})
+		read, problems := input.ReadAs(cfg.Inputs, input.Options{Dir: opts.Dir, Config: cfg, Budget: budget}, readInput)
 		if len(problems) > 0 {
 			return nil, problems
 		}
-		objects = append(objects, objs...)
+		inputs = append(inputs, read...)
 	}
 	if len(opts.Inputs) > 0 {
-		objs, problems := input.Read(opts.Inputs, input.Options{Dir: opts.Dir, Prepare: prepare, Budget: budget})
+		read, problems := input.ReadAs(opts.Inputs, input.Options{Dir: opts.Dir, Budget: budget}, readInput)
 		if len(problems) > 0 {
 			return nil, problems
 		}
-		objects = append(objects, objs...)
+		inputs = append(inputs, read...)
 	}
-	return objects, nil
+	return inputs, nil
 }

@@ -58,9 +58,9 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func readFleet(b *testing.B, dir string) (*api.Config, []api.Object) {
+func readFleet(b *testing.B, dir string) (*api.Config, []*fleet.Input) {
 	b.Helper()
-	cfg, objs, problems := read(Options{Dir: dir, ConfigFile: filepath.Join(dir, fleetgen.ConfigFile), Lazy: true})
+	cfg, objs, problems := read(Options{Dir: dir, ConfigFile: filepath.Join(dir, fleetgen.ConfigFile)})
 	if len(problems) > 0 {
 		b.Fatal(problems)
 	}
@@ -109,7 +109,7 @@ func BenchmarkRender(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		out, problems := render.Outputs(f, false)
+		out, problems := render.Outputs(f)
 		if len(problems) > 0 {
 			b.Fatal(problems)
 		}
@@ -127,7 +127,7 @@ func BenchmarkSerialize(b *testing.B) {
 	if len(problems) > 0 {
 		b.Fatal(problems)
 	}
-	out, problems := render.Outputs(f, false)
+	out, problems := render.Outputs(f)
 	if len(problems) > 0 {
 		b.Fatal(problems)
 	}
@@ -149,13 +149,13 @@ func BenchmarkSerialize(b *testing.B) {
 }
 
 // BenchmarkStandalone is the whole standalone run as the CLI runs it: read,
-// index, render, order (pipeline.Run, lazy) and serialize (output.Encode).
+// index, render, order (pipeline.Run) and serialize (output.Encode).
 func BenchmarkStandalone(b *testing.B) {
 	dir := benchFleet(b)
 	b.SetBytes(inputBytes(b, dir))
 	b.ReportAllocs()
 	for b.Loop() {
-		run, problems := Run(Options{Dir: dir, ConfigFile: filepath.Join(dir, fleetgen.ConfigFile), Lazy: true})
+		run, problems := Run(Options{Dir: dir, ConfigFile: filepath.Join(dir, fleetgen.ConfigFile)})
 		if len(problems) > 0 {
 			b.Fatal(problems)
 		}

@@ -63,7 +63,7 @@ func apply(t *testing.T, dir string, edits []edit) {
 // render renders the fleet in dir and lays it out as files.
 func render(t *testing.T, dir string) (*pipeline.Result, []output.File) {
 	t.Helper()
-	r, problems := pipeline.Run(pipeline.Options{Dir: dir, ConfigFile: filepath.Join(dir, "fleet", "config.yaml"), Lazy: true})
+	r, problems := pipeline.Run(pipeline.Options{Dir: dir, ConfigFile: filepath.Join(dir, "fleet", "config.yaml")})
 	if len(problems) > 0 {
 		t.Fatal(problems)
 	}

@@ -46,28 +46,41 @@ func (b textBody) Node() (*yaml.Node, error) {
 	return yamlnode.NormalizedCopy(&doc, yamlnode.DefaultBudget)
 }
 
-// releaseBody is the release of an app whose values were encoded ahead
-// (api.App.EncodeValues), rendered only when it is written: the shared parts
-// of its definition's releases, its own metadata, and the values' text
-// spliced in (yamltext.AppendRelease). Rendering it then can fail on nothing
-// the user wrote: every check was made when the release was planned.
+// releaseBody is the release of an app, rendered only when it is written:
+// the shared parts of its definition's releases, its own metadata, and the
+// text of its values (fleet.App.Values) spliced in (yamltext.AppendRelease).
+// Rendering it then can fail on nothing the user wrote: every check was
+// made when the release was planned.
 type releaseBody struct {
 	releases *releases
 	app      *fleet.App
 }
 
 func (b releaseBody) AppendYAML(buf []byte) ([]byte, error) {
+	if b.app.Values.IsZero() {
+		n, err := b.releases.node(b.app, nil)
+		if err != nil {
+			return buf, err
+		}
+		return yamltext.AppendDocument(buf, n)
+	}
 	n, err := b.releases.node(b.app, yamltext.Placeholder())
 	if err != nil {
 		return buf, err
 	}
-	return yamltext.AppendRelease(buf, n, b.app.Values())
+	return yamltext.AppendRelease(buf, n, b.app.Values)
 }
 
+// Node builds the release as a tree of its own, which the caller may change
+// without touching the template every release shares.
 func (b releaseBody) Node() (*yaml.Node, error) {
-	values, err := b.app.Values().Node()
+	values, err := b.app.Values.Node()
 	if err != nil {
 		return nil, err
 	}
-	return b.releases.node(b.app, values)
+	n, err := b.releases.node(b.app, values)
+	if err != nil {
+		return nil, err
+	}
+	return yamlnode.Clone(n), nil
 }

@@ -13,9 +13,9 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamltext"
 )
 
-// TestBodiesWriteTheirNode: whatever form an object's body takes (the lazy
-// run holds cluster objects as text and puts releases with encoded values
-// off), it writes the bytes of its own node tree, and building the tree
+// TestBodiesWriteTheirNode: whatever form an object's body takes (a run
+// holds cluster objects as text and puts releases off until they are
+// written), it writes the bytes of its own node tree, and building the tree
 // twice gives the same tree.
 func TestBodiesWriteTheirNode(t *testing.T) {
 	dir := filepath.Join("..", "..", "fixtures", "direct-fleet")
@@ -23,8 +23,8 @@ func TestBodiesWriteTheirNode(t *testing.T) {
 	if err != nil || len(inputs) == 0 {
 		t.Fatalf("no inputs in %s: %v", dir, err)
 	}
-	for _, lazy := range []bool{false, true} {
-		run, problems := pipeline.Run(pipeline.Options{Dir: dir, ConfigFile: filepath.Join(dir, "config.yaml"), Inputs: inputs, Lazy: lazy})
+	{
+		run, problems := pipeline.Run(pipeline.Options{Dir: dir, ConfigFile: filepath.Join(dir, "config.yaml"), Inputs: inputs})
 		if len(problems) > 0 {
 			t.Fatal(problems)
 		}
@@ -44,7 +44,7 @@ func TestBodiesWriteTheirNode(t *testing.T) {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(string(want), string(got)); diff != "" {
-				t.Errorf("lazy %v, %s %s/%s: body writes other bytes than its node (-node +body):\n%s", lazy, o.Kind, o.Namespace, o.Name, diff)
+				t.Errorf("%s %s/%s: body writes other bytes than its node (-node +body):\n%s", o.Kind, o.Namespace, o.Name, diff)
 			}
 			again, err := o.Node()
 			if err != nil {
@@ -55,15 +55,12 @@ func TestBodiesWriteTheirNode(t *testing.T) {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(string(want), string(againText)); diff != "" {
-				t.Errorf("lazy %v, %s %s/%s: a second Node differs:\n%s", lazy, o.Kind, o.Namespace, o.Name, diff)
+				t.Errorf("%s %s/%s: a second Node differs:\n%s", o.Kind, o.Namespace, o.Name, diff)
 			}
 		}
-		want := []string{"render.nodeBody"}
-		if lazy {
-			want = append(want, "render.releaseBody", "render.textBody")
-		}
+		want := []string{"render.nodeBody", "render.releaseBody", "render.textBody"}
 		if diff := cmp.Diff(want, slices.Sorted(maps.Keys(forms))); diff != "" {
-			t.Errorf("lazy %v: the run does not hold every form of body it should (-want +got):\n%s", lazy, diff)
+			t.Errorf("the run does not hold every form of body it should (-want +got):\n%s", diff)
 		}
 	}
 }

@@ -18,10 +18,10 @@
 // (packages fleet, order and pipeline).
 //
 // An Object holds its content as a Body: a node tree, text encoded already,
-// or a release still to render. For large fleets (lazy, which the CLI runs)
-// every check is still done up front, but the releases of apps whose values
-// were encoded while the inputs were read (api.App.EncodeValues) are
-// rendered only when a writer reaches them (Object.AppendYAML), from a spec
-// rendered once per definition and routing; a tenant's cluster objects are
-// held as text. docs/performance.md tells why.
+// or a release still to render. Every check is done up front, but the
+// releases of apps, whose values were encoded while the inputs were read
+// (fleet.App.Values), are rendered only when a writer reaches them
+// (Object.AppendYAML), over a spec rendered once per definition and routing;
+// a tenant's cluster objects are held as text. docs/performance.md tells
+// why.
 package render

@@ -30,7 +30,7 @@ const (
 // cozystack-api makes from it; with placement ComputePlane it is routed onto
 // the tenant's cluster through the cluster's admin kubeconfig.
 func RenderRelease(f *fleet.Fleet, app *fleet.App) (Object, api.Problems) {
-	return newReleases(f, false).render(app)
+	return newReleases(f).render(app)
 }
 
 // releaseLabels are the labels of an app's release: the definition's, the
@@ -161,14 +161,11 @@ const routedPlaceholder = "placeholder"
 // releases renders the releases of one run. The parts of a release that are
 // the same for every app of a definition (apiVersion, kind and the spec but
 // its values) are converted to YAML once per definition and routing, through
-// the upstream API types; each release then gets its own metadata and
-// values. Safe for concurrent use: writers render releases on all cores.
+// the upstream API types, and shared by every release over them; each
+// release then gets its own metadata and values. Safe for concurrent use:
+// writers render releases on all cores.
 type releases struct {
-	f *fleet.Fleet
-	// shared lets releases share the nodes of their common parts, for
-	// writers that only encode them (Object.AppendYAML); otherwise each
-	// release gets copies, free to be changed.
-	shared    bool
+	f         *fleet.Fleet
 	mu        sync.Mutex
 	templates map[templateKey]*yaml.Node
 }
@@ -178,8 +175,8 @@ type templateKey struct {
 	routed, values bool
 }
 
-func newReleases(f *fleet.Fleet, shared bool) *releases {
-	return &releases{f: f, shared: shared, templates: map[templateKey]*yaml.Node{}}
+func newReleases(f *fleet.Fleet) *releases {
+	return &releases{f: f, templates: map[templateKey]*yaml.Node{}}
 }
 
 // template returns the release of an app of def without metadata.
@@ -201,39 +198,23 @@ func (r *releases) template(key templateKey) (*yaml.Node, error) {
 	return t, nil
 }
 
-// render returns the release of an app. A release whose values were
-// encoded ahead (api.App.EncodeValues) is put off until it is written
-// (releaseBody), since rendering it then can fail on nothing the user wrote;
-// the problem of values that could not be encoded is returned here, where
-// the release is planned. Any other release is rendered now.
+// render plans the release of an app: it is rendered only when it is
+// written (releaseBody), since rendering it then can fail on nothing the
+// user wrote; the problem of values that could not be encoded is returned
+// here, where the release is planned.
 func (r *releases) render(app *fleet.App) (Object, api.Problems) {
+	if err := app.Values.Err(); err != nil {
+		return Object{}, api.Problems{valuesProblem(app.App, err)}
+	}
 	o := releaseObject(app)
-	values := app.Values()
-	if values.Encoded() {
-		if err := values.Err(); err != nil {
-			return Object{}, api.Problems{valuesProblem(app.App, err)}
-		}
-		o.Body = releaseBody{releases: r, app: app}
-		return o, nil
-	}
-	var n *yaml.Node
-	if !values.IsZero() {
-		var err error
-		if n, err = values.Node(); err != nil {
-			return Object{}, api.Problems{valuesProblem(app.App, err)}
-		}
-	}
-	n, err := r.node(app, n)
-	if err != nil {
-		return Object{}, api.Problems{internalProblem(err)}
-	}
-	o.Body = NodeBody(n)
+	o.Body = releaseBody{releases: r, app: app}
 	return o, nil
 }
 
 // node builds the release of an app with the given node at spec.values
 // (none when nil): the template of its definition and routing, its own
-// metadata, and, routed, its own target namespace and release name.
+// metadata, and, routed, its own target namespace and release name. The
+// release shares the template's nodes.
 func (r *releases) node(app *fleet.App, values *yaml.Node) (*yaml.Node, error) {
 	routed := app.Placement == api.PlacementComputePlane
 	t, err := r.template(templateKey{app.Definition, routed, values != nil})
@@ -245,30 +226,21 @@ func (r *releases) node(app *fleet.App, values *yaml.Node) (*yaml.Node, error) {
 	n := &yaml.Node{Kind: t.Kind, Tag: t.Tag, Content: make([]*yaml.Node, len(t.Content))}
 	for i := 0; i+1 < len(t.Content); i += 2 {
 		k, v := t.Content[i], t.Content[i+1]
-		switch k.Value {
-		case "metadata":
+		switch {
+		case k.Value == "metadata":
 			v = md
-		case "spec":
-			if !r.shared {
-				v = yamlnode.Clone(v)
+		case k.Value == "spec" && (values != nil || routed):
+			spec := &yaml.Node{Kind: v.Kind, Tag: v.Tag, Content: slices.Clone(v.Content)}
+			if values != nil {
+				yamlnode.SetKey(spec, "values", values)
 			}
-			if values != nil || routed {
-				spec := &yaml.Node{Kind: v.Kind, Tag: v.Tag, Content: slices.Clone(v.Content)}
-				if values != nil {
-					yamlnode.SetKey(spec, "values", values)
-				}
-				if routed {
-					yamlnode.SetKey(spec, "releaseName", yamlnode.String(app.Release))
-					yamlnode.SetKey(spec, "serviceAccountName", yamlnode.String(r.f.AppAccount(app)))
-					yamlnode.SetKey(spec, "storageNamespace", yamlnode.String(r.f.AppNamespace(app)))
-					yamlnode.SetKey(spec, "targetNamespace", yamlnode.String(r.f.AppNamespace(app)))
-				}
-				v = spec
+			if routed {
+				yamlnode.SetKey(spec, "releaseName", yamlnode.String(app.Release))
+				yamlnode.SetKey(spec, "serviceAccountName", yamlnode.String(r.f.AppAccount(app)))
+				yamlnode.SetKey(spec, "storageNamespace", yamlnode.String(r.f.AppNamespace(app)))
+				yamlnode.SetKey(spec, "targetNamespace", yamlnode.String(r.f.AppNamespace(app)))
 			}
-		default:
-			if !r.shared {
-				k, v = yamlnode.Clone(k), yamlnode.Clone(v)
-			}
+			v = spec
 		}
 		n.Content[i], n.Content[i+1] = k, v
 	}

@@ -39,7 +39,7 @@ func reference(t *testing.T, f *fleet.Fleet, app *fleet.App) *yaml.Node {
 			Name: app.Release, Namespace: app.Namespace,
 			Labels: render.ReleaseLabels(f, app), Annotations: render.ReleaseAnnotations(app),
 		},
-		Spec: render.ReleaseSpec(f, app.Definition, routed, !app.Values().IsZero()),
+		Spec: render.ReleaseSpec(f, app.Definition, routed, !app.Values.IsZero()),
 	}
 	if routed {
 		hr.Spec.TargetNamespace, hr.Spec.ReleaseName = f.AppNamespace(app), app.Release
@@ -50,8 +50,8 @@ func reference(t *testing.T, f *fleet.Fleet, app *fleet.App) *yaml.Node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !app.Values().IsZero() {
-		values, err := app.Values().Node()
+	if !app.Values.IsZero() {
+		values, err := app.Values.Node()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,7 +84,7 @@ func TestRenderReleaseMatchesReference(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f, problems := fleet.Build(cfg, objs)
+		f, problems := fleet.Build(cfg, fleet.ReadInputs(cfg, objs))
 		if len(problems) > 0 {
 			t.Fatal(problems)
 		}

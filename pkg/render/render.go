@@ -13,13 +13,12 @@ import (
 // the source, each tenant's cluster with its hardening, the guard and every
 // app's release (package order then adds what passes through and sorts).
 //
-// Every check is done here; the releases of apps whose values were encoded
-// ahead (api.App.EncodeValues) are only planned, and rendered when a writer
-// reaches them (see Body). With lazy, for large fleets, releases also share
-// the nodes of their definition's common parts, and the objects of each
-// tenant's cluster are held as text from the moment they are rendered. On
-// any problem it returns no objects.
-func Outputs(f *fleet.Fleet, lazy bool) ([]Object, api.Problems) {
+// Every check is done here; the releases of apps are only planned, and
+// rendered over their definition's shared parts when a writer reaches them
+// (see Body), and the objects of each tenant's cluster are held as text
+// from the moment they are rendered, so that fleets of any size fit. On any
+// problem it returns no objects.
+func Outputs(f *fleet.Fleet) ([]Object, api.Problems) {
 	out := make([]Object, 0, len(f.Apps)+len(f.Tenants)+1)
 	var problems api.Problems
 	// The renderers' errors are none of the user's: the encoder failed.
@@ -45,7 +44,7 @@ func Outputs(f *fleet.Fleet, lazy bool) ([]Object, api.Problems) {
 				}
 			}
 			for i := range objs {
-				if err == nil && lazy {
+				if err == nil {
 					err = objs[i].holdAsText()
 				}
 			}
@@ -102,7 +101,7 @@ func Outputs(f *fleet.Fleet, lazy bool) ([]Object, api.Problems) {
 		err := parallel.Ordered(len(tenants), parallel.Workers(),
 			func(i int) (rendered, error) {
 				objs, ps := RenderComputePlane(f, plan, tenants[i])
-				if lazy && len(ps) == 0 {
+				if len(ps) == 0 {
 					// Held as text until written: a few KB instead of
 					// hundreds of nodes per tenant.
 					for j := range objs {
@@ -135,7 +134,7 @@ func Outputs(f *fleet.Fleet, lazy bool) ([]Object, api.Problems) {
 	} else {
 		out = append(out, policy...)
 	}
-	releases := newReleases(f, lazy)
+	releases := newReleases(f)
 	for _, app := range f.Apps {
 		o, ps := releases.render(app)
 		if len(ps) > 0 {

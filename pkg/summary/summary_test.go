@@ -58,7 +58,7 @@ func write(t *testing.T, r summary.Report) string {
 func quickstart(t *testing.T) summary.Report {
 	t.Helper()
 	dir := "../../examples/quickstart"
-	r, problems := pipeline.Run(pipeline.Options{Dir: dir, ConfigFile: filepath.Join(dir, "config.yaml"), Lazy: true})
+	r, problems := pipeline.Run(pipeline.Options{Dir: dir, ConfigFile: filepath.Join(dir, "config.yaml")})
 	if len(problems) > 0 {
 		t.Fatal(problems)
 	}
@@ -135,7 +135,7 @@ func TestSummaryLargeFleet(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r, problems := pipeline.Run(pipeline.Options{Dir: dir, ConfigFile: filepath.Join(dir, "config.yaml"), Lazy: true})
+	r, problems := pipeline.Run(pipeline.Options{Dir: dir, ConfigFile: filepath.Join(dir, "config.yaml")})
 	if len(problems) > 0 {
 		t.Fatal(problems)
 	}

@@ -23,7 +23,7 @@ func TestTenantsAgreeWithObjects(t *testing.T) {
 		t.Run(example.dir, func(t *testing.T) {
 			dir := filepath.Join("../../examples", example.dir)
 			config := filepath.Join(dir, example.config)
-			r, problems := pipeline.Run(pipeline.Options{Dir: dir, ConfigFile: config, Lazy: true})
+			r, problems := pipeline.Run(pipeline.Options{Dir: dir, ConfigFile: config})
 			if len(problems) > 0 {
 				t.Fatal(problems)
 			}

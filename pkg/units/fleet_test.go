@@ -42,7 +42,7 @@ func TestStandaloneFleet(t *testing.T) {
 	if err := os.WriteFile(cfgPath, append(cfg, quickstartFleet...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	run, problems := pipeline.Run(pipeline.Options{Dir: "../../examples/quickstart", ConfigFile: cfgPath, Lazy: true})
+	run, problems := pipeline.Run(pipeline.Options{Dir: "../../examples/quickstart", ConfigFile: cfgPath})
 	if len(problems) > 0 {
 		t.Fatal(problems)
 	}
@@ -136,7 +136,7 @@ func TestStandaloneFleet(t *testing.T) {
 // TestFilesWithoutFleet: without spec.fleet there are no units, one file
 // per generated object (output.Files).
 func TestFilesWithoutFleet(t *testing.T) {
-	run, problems := pipeline.Run(pipeline.Options{Dir: "../../examples/quickstart", ConfigFile: "../../examples/quickstart/config.yaml", Lazy: true})
+	run, problems := pipeline.Run(pipeline.Options{Dir: "../../examples/quickstart", ConfigFile: "../../examples/quickstart/config.yaml"})
 	if len(problems) > 0 {
 		t.Fatal(problems)
 	}

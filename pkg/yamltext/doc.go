@@ -21,12 +21,12 @@
 // long or multi-line keys, invalid UTF-8) goes to the library. The tests
 // compare both on generated and fuzzed trees.
 //
-// Values are an app's spec on its way into its HelmRelease: the tree as
-// read, or (Values.Encode) the text it takes at spec.values of a release,
-// written straight from the tree as yamlnode.NormalizedCopy would copy it,
-// without the copy. A large run encodes every app's values while its file is
-// read and drops the tree; AppendRelease then writes a release that holds
-// Placeholder() at spec.values with the text spliced in.
+// Values are an app's spec on its way into its HelmRelease: the text it
+// takes at spec.values of a release (EncodeValues), written straight from
+// the tree as read as yamlnode.NormalizedCopy would copy it, without the
+// copy. Every run encodes an app's values while its file is read and drops
+// the tree; AppendRelease then writes a release that holds Placeholder() at
+// spec.values with the text spliced in.
 //
 // One deliberate difference from the library: it writes a string scalar <<
 // plain, which YAML 1.1 readers (sigs.k8s.io/yaml, kustomize, PyYAML) and

@@ -11,36 +11,29 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
 
-// Values are the Helm values of one release (an app's spec), held in one of
-// two forms: the node tree as it was read, or the text that tree encodes to
-// in its release, made ahead of time (Encode) so that a large run can drop
-// the tree and hold compact text until the release is written. The zero
-// Values is an app without a spec.
+// Values are the Helm values of one release (an app's spec), held as the
+// text they take in their release (EncodeValues), so that a run holds
+// compact text rather than node trees until the release is written. The
+// zero Values is an app without a spec.
 type Values struct {
-	node *yaml.Node
 	text []byte
 	// err is why the tree could not be encoded (a *yamlnode.PathError of
-	// NormalizedCopy): Encode keeps it for whoever renders the release.
+	// NormalizedCopy): EncodeValues keeps it for whoever renders the release.
 	err error
 }
 
-// ValuesOf holds a spec as read; nil gives the zero Values.
-func ValuesOf(spec *yaml.Node) Values { return Values{node: spec} }
-
 // IsZero reports whether there are no values (the app has no spec).
-func (v Values) IsZero() bool { return v.node == nil && v.text == nil && v.err == nil }
+func (v Values) IsZero() bool { return v.text == nil && v.err == nil }
 
-// Encoded reports whether the values are held as text (Encode).
-func (v Values) Encoded() bool { return v.text != nil || v.err != nil }
-
-// Err is why encoding the values failed; nil for values held as a tree and
-// for values encoded without trouble.
+// Err is why encoding the values failed; nil for values encoded without
+// trouble.
 func (v Values) Err() error { return v.err }
 
-// Node returns the values as their release holds them: the tree normalised
-// as releases copy it (yamlnode.NormalizedCopy: aliases expanded, keys
-// sorted; comments, anchors and styles other than literal blocks dropped),
-// or the text decoded back into that tree. Every call returns a new tree.
+// Node returns the values as their release holds them: the text decoded
+// back into the tree normalised as releases copy it
+// (yamlnode.NormalizedCopy: aliases expanded, keys sorted; comments,
+// anchors and styles other than literal blocks dropped). Every call returns
+// a new tree.
 func (v Values) Node() (*yaml.Node, error) {
 	switch {
 	case v.err != nil:
@@ -51,8 +44,6 @@ func (v Values) Node() (*yaml.Node, error) {
 			return nil, fmt.Errorf("failed to decode encoded values: %w", err)
 		}
 		return yamlnode.NormalizedCopy(yamlnode.Lookup(&doc, "spec", "values"), yamlnode.DefaultBudget)
-	case v.node != nil:
-		return yamlnode.NormalizedCopy(v.node, yamlnode.DefaultBudget)
 	}
 	return nil, nil
 }
@@ -66,18 +57,18 @@ const valuesContext = "spec:\n  values:"
 // scratchBuffers hold the text of values while they are encoded.
 var scratchBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
-// Encode returns the values held as the text they take in their release,
-// normalised as Node would; values already encoded, and the zero Values,
-// come back as they are. A tree that cannot be copied gives Values whose
+// EncodeValues returns spec, an app's spec as read, as the text it takes
+// in its release, normalised as yamlnode.NormalizedCopy copies it; nil
+// gives the zero Values. A tree that cannot be copied gives Values whose
 // Err says why, reported where the release is rendered.
-func (v Values) Encode() Values {
-	if v.node == nil {
-		return v
+func EncodeValues(spec *yaml.Node) Values {
+	if spec == nil {
+		return Values{}
 	}
 	// NormalizedCopy's checks and limits apply to the spec, not to the two
 	// levels around it; counting those makes the limits a shade stricter
 	// for the fast path only, which then leaves the tree to NormalizedCopy.
-	doc := yamlnode.Map("spec", yamlnode.Map("values", v.node))
+	doc := yamlnode.Map("spec", yamlnode.Map("values", spec))
 	scratch := scratchBuffers.Get().(*[]byte)
 	defer scratchBuffers.Put(scratch)
 	text, ok := emitNormalized((*scratch)[:0], doc, yamlnode.DefaultBudget, yamlnode.MaxDepth)
@@ -85,7 +76,7 @@ func (v Values) Encode() Values {
 		*scratch = text
 	}
 	if !ok {
-		values, err := yamlnode.NormalizedCopy(v.node, yamlnode.DefaultBudget)
+		values, err := yamlnode.NormalizedCopy(spec, yamlnode.DefaultBudget)
 		if err != nil {
 			return Values{err: err}
 		}

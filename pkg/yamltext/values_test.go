@@ -55,8 +55,8 @@ func TestEncodedValuesWriteAsTheTree(t *testing.T) {
 		"deep:\n" + strings.Repeat("  ", 1) + "a:\n    b:\n      c: [x, y]\n",
 	} {
 		t.Run(src, func(t *testing.T) {
-			tree := yamltext.ValuesOf(parse(t, src))
-			want, err := tree.Node()
+			spec := parse(t, src)
+			want, err := yamlnode.NormalizedCopy(spec, yamlnode.DefaultBudget)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,9 +64,9 @@ func TestEncodedValuesWriteAsTheTree(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			encoded := tree.Encode()
-			if !encoded.Encoded() || encoded.Err() != nil {
-				t.Fatalf("Encode: encoded %v, err %v", encoded.Encoded(), encoded.Err())
+			encoded := yamltext.EncodeValues(spec)
+			if encoded.IsZero() || encoded.Err() != nil {
+				t.Fatalf("EncodeValues: zero %v, err %v", encoded.IsZero(), encoded.Err())
 			}
 			got, err := yamltext.AppendRelease([]byte("prefix\n"), release(yamltext.Placeholder()), encoded)
 			if err != nil {
@@ -86,20 +86,17 @@ func TestEncodedValuesWriteAsTheTree(t *testing.T) {
 			if diff := cmp.Diff(string(wantText), string(backText)); diff != "" {
 				t.Errorf("decoded values (-tree +decoded):\n%s", diff)
 			}
-			if again := encoded.Encode(); !again.Encoded() {
-				t.Error("encoding encoded values lost them")
-			}
 		})
 	}
 }
 
 func TestZeroValues(t *testing.T) {
 	var v yamltext.Values
-	if !v.IsZero() || v.Encoded() || v.Err() != nil {
-		t.Fatalf("zero Values: IsZero %v, Encoded %v, Err %v", v.IsZero(), v.Encoded(), v.Err())
+	if !v.IsZero() || v.Err() != nil {
+		t.Fatalf("zero Values: IsZero %v, Err %v", v.IsZero(), v.Err())
 	}
-	if !yamltext.ValuesOf(nil).IsZero() || !v.Encode().IsZero() {
-		t.Error("no spec must give the zero Values, encoded or not")
+	if !yamltext.EncodeValues(nil).IsZero() {
+		t.Error("no spec must give the zero Values")
 	}
 	if n, err := v.Node(); n != nil || err != nil {
 		t.Errorf("Node of the zero Values = %v, %v", n, err)
@@ -110,7 +107,7 @@ func TestZeroValues(t *testing.T) {
 // into an error with the path of what it refused, which every use reports.
 func TestEncodeKeepsTheCopysError(t *testing.T) {
 	spec := yamlnode.Map("a", yamlnode.Map("<<", yamlnode.Map("b", yamlnode.String("c"))))
-	v := yamltext.ValuesOf(spec).Encode()
+	v := yamltext.EncodeValues(spec)
 	var pe *yamlnode.PathError
 	if !errors.As(v.Err(), &pe) || pe.Path != "a.<<" {
 		t.Fatalf("Err = %v, want a PathError at a.<<", v.Err())
@@ -126,7 +123,7 @@ func TestEncodeKeepsTheCopysError(t *testing.T) {
 // TestAppendReleaseNeedsOnePlaceholder: a release without the placeholder,
 // or with it twice, is an internal error, and nothing is appended.
 func TestAppendReleaseNeedsOnePlaceholder(t *testing.T) {
-	v := yamltext.ValuesOf(yamlnode.Map("a", yamlnode.String("b"))).Encode()
+	v := yamltext.EncodeValues(yamlnode.Map("a", yamlnode.String("b")))
 	// Two spaces in, where spec.values is: another top-level mapping.
 	twice := release(yamltext.Placeholder())
 	yamlnode.SetKey(yamlnode.Get(twice, "metadata"), "values", yamltext.Placeholder())

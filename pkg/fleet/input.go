@@ -1,0 +1,133 @@
+package fleet
+
+import (
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/computeplane-dev/computeplane-fn/pkg/api"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
+	"github.com/computeplane-dev/computeplane-fn/pkg/yamltext"
+)
+
+// Role is what the fleet makes of one object read: ReadInput decides it
+// once, and Build acts on it.
+type Role uint8
+
+// The roles of the objects read.
+const (
+	// Passthrough is an object that is no input of this function: it is
+	// checked and written as it was read.
+	Passthrough Role = iota
+	// DefinitionInput is an ApplicationDefinition: it says which kinds are
+	// apps and how they are released.
+	DefinitionInput
+	// ConfigInput is a function config among the inputs (kpt sends the
+	// file at configPath as an item too; a folder input may hold it):
+	// local configuration, an input like the others, kept only with
+	// keepInputs.
+	ConfigInput
+	// EarlierOutput is an object this function generated on an earlier
+	// run: it is generated anew, and what was read is dropped.
+	EarlierOutput
+	// UnsupportedInput is an object of the apps API group in a version
+	// other than apps.cozystack.io/v1alpha1: refused.
+	UnsupportedInput
+	// TenantInput is a Tenant of the tenant list.
+	TenantInput
+	// KnobsInput is a ComputePlane knob object.
+	KnobsInput
+	// AppInput is any other object of apps.cozystack.io/v1alpha1: an app,
+	// if a definition declares its kind (Build checks).
+	AppInput
+)
+
+// Input is one object as the fleet reads it: its identity, the role
+// ReadInput gave it, and, for a tenant, knob object or app, what was
+// decoded of it. Its node stays only where it is still needed: for
+// definitions (decoded by Build, once every definition is known), for the
+// objects that pass through, and for the inputs a config keeps
+// (keepInputs), which are written as they were read.
+type Input struct {
+	api.Object
+	Role Role
+
+	tenant *api.Tenant
+	knobs  *api.Knobs
+	app    *api.App
+	// values are the app's spec as the text it takes in its release.
+	values   yamltext.Values
+	problems api.Problems
+}
+
+// ReadInput classifies one object read under cfg and decodes it if it is a
+// tenant, knob object or app; readers call it on every object right after
+// its file is decoded, on the goroutine that decoded it, so that a large
+// fleet never holds the node trees of all its files at once.
+func ReadInput(cfg *api.Config, o api.Object) *Input {
+	in := &Input{Object: o, Role: classify(o)}
+	switch in.Role {
+	case TenantInput:
+		in.tenant, in.problems = api.DecodeTenant(o)
+	case KnobsInput:
+		in.knobs, in.problems = api.DecodeKnobs(o)
+	case AppInput:
+		var spec *yaml.Node
+		in.app, spec, in.problems = api.DecodeApp(o)
+		in.values = yamltext.EncodeValues(spec)
+	}
+	if !in.keepsNode(cfg) {
+		in.Node = nil
+	}
+	return in
+}
+
+// ReadInputs is ReadInput on each of objs, for objects read already (the
+// items of a ResourceList).
+func ReadInputs(cfg *api.Config, objs []api.Object) []*Input {
+	out := make([]*Input, len(objs))
+	for i, o := range objs {
+		out[i] = ReadInput(cfg, o)
+	}
+	return out
+}
+
+// keepsNode reports whether the input's node is needed after ReadInput.
+func (in *Input) keepsNode(cfg *api.Config) bool {
+	switch in.Role {
+	case Passthrough, DefinitionInput:
+		return true
+	case EarlierOutput:
+		return false
+	}
+	return cfg.KeepInputs
+}
+
+// Read returns the object as read (input.Prepared); a reader that numbers
+// a file's documents only once it has decoded them all sets its origin
+// there, which Build gives what was decoded of it.
+func (in *Input) Read() *api.Object { return &in.Object }
+
+// classify is the one place that says what an object is.
+func classify(o api.Object) Role {
+	switch {
+	case o.APIVersion == api.DefinitionAPIVersion && o.Kind == api.DefinitionKind:
+		return DefinitionInput
+	case o.APIVersion == api.ConfigAPIVersion && o.Kind == api.ConfigKind:
+		return ConfigInput
+	case isGenerated(o):
+		return EarlierOutput
+	case o.Group() != api.AppsGroup:
+		return Passthrough
+	case o.APIVersion != api.AppsAPIVersion:
+		return UnsupportedInput
+	case o.Kind == api.TenantKind:
+		return TenantInput
+	case o.Kind == api.KnobsKind:
+		return KnobsInput
+	}
+	return AppInput
+}
+
+func isGenerated(o api.Object) bool {
+	labels := api.NewObjectLabels(o)
+	return labels[wire.ManagedByLabel] == wire.ManagedByValue
+}
