@@ -91,19 +91,5 @@ func RenderShardLabelPolicy(f *fleet.Fleet) ([]Object, error) {
 		ObjectMeta: metav1.ObjectMeta{Name: wire.ShardLabelPolicyName, Labels: managedLabels(nil)},
 		Spec:       admissionv1.MutatingAdmissionPolicyBindingSpec{PolicyName: wire.ShardLabelPolicyName},
 	}
-	out := make([]Object, 0, 2)
-	for _, obj := range []struct {
-		v          any
-		kind, name string
-	}{{&policy, policy.Kind, policy.Name}, {&binding, binding.Kind, binding.Name}} {
-		n, err := TypedNode(obj.v)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, Object{
-			Body: NodeBody(n), APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: obj.kind, Name: obj.name,
-			Platform: true, Generated: true, From: f.Config.Ref, Origin: f.Config.Origin,
-		})
-	}
-	return out, nil
+	return platformObjects(f, &policy, &binding)
 }
