@@ -212,16 +212,15 @@ func (e *env) inCluster(t *testing.T, sc inClusterScenario) {
 	out := filepath.Join(r.repo, "fleet")
 
 	// Bootstrap as a platform administrator: the fleet's account and its
-	// rights (the platform unit carries them, but it is applied as that
+	// rights (the account's unit carries them, but it is applied as that
 	// account), then the root Kustomization, which applies as the fleet.
 	// The suite's fleets share one management cluster and one guard: this
 	// fleet's guard goes first, so that its fleet account is the one the
 	// guard admits.
-	var bootstrap, guard, platformObjs []*unstructured.Unstructured
+	bootstrap := folderObjects(t, filepath.Join(out, "_account"))
+	var guard, platformObjs []*unstructured.Unstructured
 	for _, o := range folderObjects(t, filepath.Join(out, "_platform")) {
 		switch {
-		case o.GetName() == fleetAccount && (o.GetKind() == "ServiceAccount" || o.GetKind() == "ClusterRole" || o.GetKind() == "ClusterRoleBinding"):
-			bootstrap = append(bootstrap, o)
 		case strings.HasPrefix(o.GetKind(), "ValidatingAdmissionPolicy"):
 			guard = append(guard, o)
 		default:
@@ -229,7 +228,7 @@ func (e *env) inCluster(t *testing.T, sc inClusterScenario) {
 		}
 	}
 	if len(bootstrap) != 3 || len(guard) != 2 {
-		t.Fatalf("the platform unit holds %d of the fleet account's ServiceAccount, ClusterRole and ClusterRoleBinding (want 3) and %d guard objects (want 2)", len(bootstrap), len(guard))
+		t.Fatalf("the account's unit holds %d objects (want the fleet account's ServiceAccount, ClusterRole and ClusterRoleBinding) and the platform unit %d guard objects (want 2)", len(bootstrap), len(guard))
 	}
 	e.applyAll(t, e.admin, guard, false)
 	e.applyAll(t, e.admin, bootstrap, false)

@@ -159,12 +159,19 @@ func (c *FleetConfig) validate(d *decoder, written map[string]bool) {
 		d.fail(f+".wiringPath", "%q must be %s, made of %s", c.WiringPath, fleetWiringPathRuleForMessage, fleetFolderCharsForMessages)
 	case c.WiringPath == PlatformUnitFolder:
 		d.fail(f+".wiringPath", "%q is the folder of the platform unit; choose another name", c.WiringPath)
+	case c.WiringPath == AccountUnitFolder:
+		d.fail(f+".wiringPath", "%q is the folder of the fleet's account unit; choose another name", c.WiringPath)
 	}
 }
 
 // PlatformUnitFolder is the folder of the platform unit inside the output
 // folder; spec.fleet.wiringPath must differ from it.
 const PlatformUnitFolder = "_platform"
+
+// AccountUnitFolder is the folder of the unit of the fleet's own account
+// (its ServiceAccount, ClusterRole and ClusterRoleBinding), which the
+// platform unit depends on; spec.fleet.wiringPath must differ from it.
+const AccountUnitFolder = "_account"
 
 // cleanFleetPath checks a path inside the fleet repo and returns it cleaned,
 // relative and without a leading "./"; msg says what is wrong.

@@ -91,7 +91,11 @@ func RenderFleetAccount(f *fleet.Fleet, installerNamespaces []string) ([]Object,
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: FleetAccountRole},
 		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: ns}},
 	}
-	return platformObjects(f, &sa, &role, &binding)
+	objs, err := platformObjects(f, &sa, &role, &binding)
+	for i := range objs {
+		objs[i].Account = true
+	}
+	return objs, err
 }
 
 // platformObjects wraps typed objects as platform objects of the fleet.

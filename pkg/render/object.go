@@ -54,6 +54,12 @@ type Object struct {
 	// a HelmRelease can depend on HelmReleases only, so that is how a
 	// routed app never installs before its account and namespace exist.
 	Routed bool
+	// Account marks the fleet's own account (RenderFleetAccount). A fleet
+	// laid out in units applies it from a unit of its own that the platform
+	// unit waits for: kustomize-controller dry-runs all of a unit's RBAC in
+	// one stage, so a new tenant's installer binding next to the fleet
+	// role's new bind grant would be refused (package units).
+	Account bool
 }
 
 // AppendYAML appends the object as one YAML document (without a "---"

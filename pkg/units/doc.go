@@ -4,8 +4,10 @@
 // kustomize build is quadratic in the number of resources and
 // kustomize-controller runs it on every reconcile, so one Kustomization over
 // a large fleet would take hours. [NewPlan] cuts the rendered objects into
-// units: a platform unit (folder _platform: cozy-system, the platform objects
-// and every cluster-scoped object) and one unit per namespace (folder
+// units: the unit of the fleet's own account (folder _account: its
+// ServiceAccount, ClusterRole and ClusterRoleBinding, applied first), a
+// platform unit (folder _platform: cozy-system, the platform objects and
+// every other cluster-scoped object) and one unit per namespace (folder
 // <namespace>), a unit over spec.fleet.maxObjectsPerUnit being split into
 // parts (<namespace>/part<N>) by a consistent hash of each object's
 // identity. Each unit folder holds one file per object and a

@@ -182,7 +182,7 @@ func hookFiles(folder string, resources []string, ks *kustomizev1.Kustomization,
 // (docs/flux-wiring.md says why).
 func (p *Plan) UnitKustomization(u *Unit) *kustomizev1.Kustomization {
 	ks := p.kustomization(u.Name, u.Folder, u.Shard)
-	ks.Spec.Wait = u.Platform
+	ks.Spec.Wait = u.Platform || u.Account
 	for _, d := range u.DependsOn {
 		ks.Spec.DependsOn = append(ks.Spec.DependsOn, kustomizev1.DependencyReference{Name: d})
 	}

@@ -74,16 +74,31 @@ func object(apiVersion, kind, ns, name string, platform bool, body string) rende
 		Platform: platform, Generated: true, Tenant: tenant}
 }
 
+// fleetAccount is the fleet's own account, as render.RenderFleetAccount
+// marks it.
+func fleetAccount() []render.Object {
+	objs := []render.Object{
+		object("v1", "ServiceAccount", "flux-system", "computeplane-fleet", true, ""),
+		object("rbac.authorization.k8s.io/v1", "ClusterRole", "", "computeplane-fleet", true, "rules: []\n"),
+		object("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "", "computeplane-fleet", true,
+			"roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: computeplane-fleet}\n"),
+	}
+	for i := range objs {
+		objs[i].Account = true
+	}
+	return objs
+}
+
 // sampleFleet is a fleet with every kind of unit: the platform (a source
 // and a cluster-scoped object), tenants of various sizes, a tenant large
 // enough to be split at the given bound, and an object passing through in a
 // namespace of no tenant.
 func sampleFleet(tenants, big int) []render.Object {
-	objs := []render.Object{
+	objs := append(fleetAccount(),
 		object("source.extensions.fluxcd.io/v1beta1", "ArtifactGenerator", "cozy-system", "computeplane-application", true, "spec: {}\n"),
 		object("cozystack.io/v1alpha1", "ApplicationDefinition", "", "postgres", false, "spec: {release: {prefix: postgres-}}\n"),
 		object("v1", "ConfigMap", "default", "passthrough", false, "data: {a: b}\n"),
-	}
+	)
 	for t := range tenants {
 		ns := fmt.Sprintf("tenant-t%d", t)
 		objs = append(objs, object("helm.toolkit.fluxcd.io/v2", "HelmRelease", ns, "computeplane", false,

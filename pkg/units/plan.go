@@ -23,6 +23,12 @@ const (
 	// PlatformUnitName is the Kustomization of the platform unit, which
 	// every other unit depends on.
 	PlatformUnitName = NamePrefix + "platform"
+	// AccountUnitName is the Kustomization of the unit of the fleet's own
+	// account, which the platform unit depends on: the fleet's ClusterRole
+	// grants bind on a new tenant's installer roles before the platform
+	// unit binds them (kustomize-controller applies a unit's RBAC in one
+	// stage, and the API server checks bind at the dry run).
+	AccountUnitName = NamePrefix + "fleet-account"
 	// ShardLabel is the label kustomize-controller shards select on
 	// (--watch-label-selector).
 	ShardLabel = "sharding.fluxcd.io/key"
@@ -66,6 +72,8 @@ type Unit struct {
 	Namespace string
 	// Platform marks the parts of the platform unit.
 	Platform bool
+	// Account marks the unit of the fleet's own account.
+	Account bool
 	// Part is the index of this part (0 for a unit that is not split) and
 	// Parts the number of parts of the unit.
 	Part, Parts int
@@ -122,19 +130,31 @@ func NewPlan(cfg *api.Config, objs []render.Object) (*Plan, api.Problems) {
 		}
 		u := byFolder[folder]
 		if u == nil {
-			u = &unitObjects{folder: folder, namespace: ns, platform: folder == api.PlatformUnitFolder, routed: o.Routed && ns != ""}
+			u = &unitObjects{folder: folder, namespace: ns, platform: folder == api.PlatformUnitFolder,
+				account: folder == api.AccountUnitFolder, routed: o.Routed && ns != ""}
 			byFolder[folder] = u
 			folders = append(folders, folder)
 		}
 		u.objs = append(u.objs, fileObject{o, file})
 	}
-	// The platform unit first: every other unit depends on it.
+	// The account's unit first, then the platform unit: every other unit
+	// depends on them.
 	slices.SortFunc(folders, func(a, b string) int {
-		return cmp.Or(-cmp.Compare(boolInt(a == api.PlatformUnitFolder), boolInt(b == api.PlatformUnitFolder)), cmp.Compare(a, b))
+		return cmp.Or(-cmp.Compare(boolInt(a == api.AccountUnitFolder), boolInt(b == api.AccountUnitFolder)),
+			-cmp.Compare(boolInt(a == api.PlatformUnitFolder), boolInt(b == api.PlatformUnitFolder)), cmp.Compare(a, b))
 	})
 
 	p := &Plan{Fleet: fc}
-	hasPlatform := byFolder[api.PlatformUnitFolder] != nil
+	// Every unit waits for the platform unit, and the platform unit for
+	// the account's; without a platform unit, every unit waits for the
+	// account's.
+	var first, beforePlatform string
+	if byFolder[api.AccountUnitFolder] != nil {
+		first, beforePlatform = AccountUnitName, AccountUnitName
+	}
+	if byFolder[api.PlatformUnitFolder] != nil {
+		first = PlatformUnitName
+	}
 	for _, folder := range folders {
 		u := byFolder[folder]
 		slices.SortFunc(u.objs, func(a, b fileObject) int { return order.Compare(a.Object, b.Object) })
@@ -149,6 +169,8 @@ func NewPlan(cfg *api.Config, objs []render.Object) (*Plan, api.Problems) {
 		}
 		base := NamePrefix + folder
 		switch {
+		case u.account:
+			base = AccountUnitName
 		case u.platform:
 			base = PlatformUnitName
 		case u.routed:
@@ -161,6 +183,7 @@ func NewPlan(cfg *api.Config, objs []render.Object) (*Plan, api.Problems) {
 				Folder:    partFolder(folder, i),
 				Namespace: u.namespace,
 				Platform:  u.platform,
+				Account:   u.account,
 				Part:      i,
 				Parts:     len(parts),
 				Orphan:    i > 0,
@@ -172,8 +195,14 @@ func NewPlan(cfg *api.Config, objs []render.Object) (*Plan, api.Problems) {
 				unit.Objects = append(unit.Objects, fo.Object)
 				unit.Files = append(unit.Files, fo.file)
 			}
-			if !u.platform && hasPlatform {
-				unit.DependsOn = append(unit.DependsOn, PlatformUnitName)
+			switch {
+			case u.account:
+			case u.platform:
+				if beforePlatform != "" {
+					unit.DependsOn = append(unit.DependsOn, beforePlatform)
+				}
+			case first != "":
+				unit.DependsOn = append(unit.DependsOn, first)
 			}
 			if i+1 < len(parts) {
 				// A part waits for the next one, so that an object moving to
@@ -233,6 +262,7 @@ type unitObjects struct {
 	folder    string
 	namespace string
 	platform  bool
+	account   bool
 	routed    bool
 	objs      []fileObject
 }
@@ -250,6 +280,9 @@ type fileObject struct {
 // namespaces, so its files keep their namespace folder.
 func placement(o render.Object) (folder, file, namespace string) {
 	p := o.Path()
+	if o.Account {
+		return api.AccountUnitFolder, p, ""
+	}
 	if o.Platform || o.Namespace == "" || o.Namespace == render.PlatformNamespace {
 		return api.PlatformUnitFolder, p, ""
 	}

@@ -156,7 +156,7 @@ func TestWiringOrder(t *testing.T) {
 	}
 	for _, u := range plan.Units {
 		ks := plan.UnitKustomization(u)
-		if ks.Spec.Wait != u.Platform {
+		if ks.Spec.Wait != (u.Platform || u.Account) {
 			t.Errorf("%s: wait %v", u.Name, ks.Spec.Wait)
 		}
 		var deps []string
@@ -167,7 +167,11 @@ func TestWiringOrder(t *testing.T) {
 			}
 		}
 		var want []string
-		if !u.Platform {
+		switch {
+		case u.Account:
+		case u.Platform:
+			want = append(want, units.AccountUnitName)
+		default:
 			want = append(want, units.PlatformUnitName)
 		}
 		if u.Part+1 < u.Parts {
@@ -187,6 +191,43 @@ func TestWiringOrder(t *testing.T) {
 	}
 	if u := byName["computeplane-tenant-big-part1"]; u == nil || u.Folder != "tenant-big/part1" {
 		t.Errorf("tenant-big's second part: %+v", u)
+	}
+}
+
+// TestAccountUnitFirst checks that the fleet's account has a unit of its
+// own, applied before everything else: the platform unit depends on it, and
+// without a platform unit every unit does. (kustomize-controller applies a
+// unit's ClusterRoles and ClusterRoleBindings in one stage, so the fleet's
+// bind on a new tenant's installer role must land before the binding.)
+func TestAccountUnitFirst(t *testing.T) {
+	plan, err := units.NewPlan(fleetConfig(nil), sampleFleet(2, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := plan.Units[0]
+	if first.Name != units.AccountUnitName || first.Folder != "_account" || !first.Account || len(first.Objects) != 3 {
+		t.Fatalf("first unit %s in %s, %d objects, want %s in _account with the account's 3", first.Name, first.Folder, len(first.Objects), units.AccountUnitName)
+	}
+	for _, f := range first.Files {
+		if !slices.Contains([]string{"flux-system/serviceaccount-computeplane-fleet.yaml",
+			"_cluster/clusterrole-computeplane-fleet.yaml", "_cluster/clusterrolebinding-computeplane-fleet.yaml"}, f) {
+			t.Errorf("account unit file %s", f)
+		}
+	}
+	var noPlatform []render.Object
+	for _, o := range sampleFleet(2, 0) {
+		if o.Account || !o.Platform && o.Namespace != "" && o.Namespace != render.PlatformNamespace {
+			noPlatform = append(noPlatform, o)
+		}
+	}
+	plan, err = units.NewPlan(fleetConfig(nil), noPlatform)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range plan.Units[1:] {
+		if !slices.Equal(u.DependsOn, []string{units.AccountUnitName}) {
+			t.Errorf("without a platform unit, %s depends on %v, want [%s]", u.Name, u.DependsOn, units.AccountUnitName)
+		}
 	}
 }
 
