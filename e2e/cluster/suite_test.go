@@ -156,6 +156,13 @@ func TestControlPlane(t *testing.T) {
 				t.Run("ServerSideApply", e.testServerSideApply)
 				t.Run("PodSecurity", e.testPodSecurity)
 			}
+			// Cozystack's real cluster chart, before the stages that
+			// install the stand-in: it swaps the cluster chart for its
+			// duration, and a cluster installed before would be upgraded
+			// with it.
+			if m.name == "Cozystack" {
+				t.Run("RealChart", e.testRealChart)
+			}
 			t.Run("Releases", e.testReleases)
 			t.Run("Fleet", e.testFleet)
 			t.Run("Guard", e.testGuard)
