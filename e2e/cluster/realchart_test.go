@@ -109,7 +109,7 @@ func (e *env) testRealChart(t *testing.T) {
 	t.Logf("the release holds %d objects (manifest and hooks)", len(made))
 	t.Run("AdmissionConfig", func(t *testing.T) { e.checkRealAdmission(t, objs, rendered) })
 	t.Run("Addons", func(t *testing.T) { e.checkRealAddons(t, cozy) })
-	t.Run("InstallerRBAC", func(t *testing.T) { e.checkInstallerRBAC(t, made) })
+	t.Run("InstallerRBAC", func(t *testing.T) { e.checkInstallerRBAC(t, record, made) })
 	t.Run("Workers", func(t *testing.T) { e.checkRealWorkers(t, objs, rendered) })
 	t.Logf("stage took %s", time.Since(stageStart).Round(time.Millisecond))
 }
@@ -510,7 +510,7 @@ func reservedAddonReleases(t *testing.T) []string {
 // helm-controller installed them impersonating the account, so the install
 // already passed the same RBAC (and the escalation checks of the Roles and
 // bindings, which a review does not ask); the review says it per object.
-func (e *env) checkInstallerRBAC(t *testing.T, made []*unstructured.Unstructured) {
+func (e *env) checkInstallerRBAC(t *testing.T, record *harness.HelmRecord, made []*unstructured.Unstructured) {
 	user := harness.ServiceAccount(realTenant, installerAccount)
 	groups := []any{"system:serviceaccounts", "system:serviceaccounts:" + realTenant, "system:authenticated"}
 	checked := 0
@@ -549,9 +549,39 @@ func (e *env) checkInstallerRBAC(t *testing.T, made []*unstructured.Unstructured
 		}
 	}
 	t.Logf("%d reviews of %d objects as %s, by kind: %v", checked, len(made), user, kinds)
-	// Who wrote them: helm-controller's field manager; the user it
-	// impersonated is not recorded on the objects (the API server's audit
-	// log would name it, as InCluster's does for the ComputePlane).
+	// Who made them: the audit log of the management API server names the
+	// user helm-controller impersonated for each object the install
+	// created (the manifest and the install hooks); the objects themselves
+	// record only its field manager.
+	createdBy := map[string]int{}
+	installed, err := record.Objects("pre-install", "post-install")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range installed {
+		gvr, namespaced, err := e.admin.Resource(o.GetAPIVersion(), o.GetKind())
+		if err != nil {
+			continue
+		}
+		ns := ""
+		if namespaced {
+			ns = o.GetNamespace()
+			if ns == "" {
+				ns = realTenant
+			}
+		}
+		who := creators(t, e.auditLog(), gvr.Resource, ns, o.GetName())
+		if len(who) == 0 {
+			t.Errorf("the audit log names no creator of %s %s/%s", gvr.Resource, ns, o.GetName())
+		}
+		for _, w := range who {
+			createdBy[w]++
+			if w != user {
+				t.Errorf("%s %s/%s was created by %s, not the installer", gvr.Resource, ns, o.GetName(), w)
+			}
+		}
+	}
+	t.Logf("creators of the %d objects the install made (audit log): %v", len(installed), createdBy)
 	managers := map[string]bool{}
 	for _, o := range made {
 		ns := o.GetNamespace()

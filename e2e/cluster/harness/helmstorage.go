@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -55,13 +56,18 @@ func ReadHelmRecord(secret *unstructured.Unstructured) (*HelmRecord, error) {
 	return &rec, nil
 }
 
-// Objects are the objects of the manifest and of every hook.
-func (r *HelmRecord) Objects() ([]*unstructured.Unstructured, error) {
+// Objects are the objects of the manifest and of the hooks; with events,
+// of the hooks that run on one of them only (pre-install, post-install:
+// what an install creates).
+func (r *HelmRecord) Objects(events ...string) ([]*unstructured.Unstructured, error) {
 	objs, err := Decode([]byte(r.Manifest))
 	if err != nil {
 		return nil, fmt.Errorf("release %s/%s: manifest: %w", r.Namespace, r.Name, err)
 	}
 	for _, h := range r.Hooks {
+		if len(events) > 0 && !slices.ContainsFunc(h.Events, func(ev string) bool { return slices.Contains(events, ev) }) {
+			continue
+		}
 		ho, err := Decode([]byte(h.Manifest))
 		if err != nil {
 			return nil, fmt.Errorf("release %s/%s: hook %s: %w", r.Namespace, r.Name, h.Name, err)
