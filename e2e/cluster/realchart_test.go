@@ -504,15 +504,40 @@ func reservedAddonReleases(t *testing.T) []string {
 	return out
 }
 
-// checkInstallerRBAC: every object of the release (manifest and hooks) is
-// one the rendered installer's RBAC lets it create, update and patch, asked
-// of the management API server (SubjectAccessReview) for that account.
-// helm-controller installed them impersonating the account, so the install
-// already passed the same RBAC (and the escalation checks of the Roles and
-// bindings, which a review does not ask); the review says it per object.
+// checkInstallerRBAC: every object of the release (manifest and hooks,
+// pre-delete ones included) is one the rendered installer's RBAC lets it
+// create, update and patch, asked of the management API server
+// (SubjectAccessReview) for that account, after two controls it must be
+// refused; and every object the install created was created as that
+// account, by the API server's audit log (helm-controller impersonates it;
+// the install also passed RBAC's escalation checks of the Roles and
+// bindings, which a review does not ask).
 func (e *env) checkInstallerRBAC(t *testing.T, record *harness.HelmRecord, made []*unstructured.Unstructured) {
 	user := harness.ServiceAccount(realTenant, installerAccount)
 	groups := []any{"system:serviceaccounts", "system:serviceaccounts:" + realTenant, "system:authenticated"}
+	review := func(attrs map[string]any) (bool, string) {
+		t.Helper()
+		sar := obj("authorization.k8s.io/v1", "SubjectAccessReview", "", "", map[string]any{"spec": map[string]any{
+			"user": user, "groups": groups, "resourceAttributes": attrs,
+		}})
+		got, err := e.admin.Create(e.ctx, sar)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ok, _, _ := unstructured.NestedBool(got.Object, "status", "allowed")
+		reason, _, _ := unstructured.NestedString(got.Object, "status", "reason")
+		return ok, reason
+	}
+	// The control: the account may not create what the chart does not
+	// make (a namespace, a Secret elsewhere).
+	for _, attrs := range []map[string]any{
+		{"group": "", "version": "v1", "resource": "namespaces", "verb": "create"},
+		{"group": "", "version": "v1", "resource": "secrets", "verb": "create", "namespace": "tenant-root"},
+	} {
+		if ok, _ := review(attrs); ok {
+			t.Fatalf("the review allows %s the control %v: it proves nothing", user, attrs)
+		}
+	}
 	checked := 0
 	kinds := map[string]int{}
 	for _, o := range made {
@@ -534,15 +559,7 @@ func (e *env) checkInstallerRBAC(t *testing.T, record *harness.HelmRecord, made 
 			if verb != "create" {
 				attrs["name"] = o.GetName()
 			}
-			sar := obj("authorization.k8s.io/v1", "SubjectAccessReview", "", "", map[string]any{"spec": map[string]any{
-				"user": user, "groups": groups, "resourceAttributes": attrs,
-			}})
-			got, err := e.admin.Create(e.ctx, sar)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if ok, _, _ := unstructured.NestedBool(got.Object, "status", "allowed"); !ok {
-				reason, _, _ := unstructured.NestedString(got.Object, "status", "reason")
+			if ok, reason := review(attrs); !ok {
 				t.Errorf("%s cannot %s %s %s/%s (%s): %s", user, verb, gvr.Resource, ns, o.GetName(), harness.Describe(o), reason)
 			}
 			checked++
