@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -115,7 +116,7 @@ type auditEvent struct {
 	ImpersonatedUser *struct{ Username string } `json:"impersonatedUser"`
 	UserAgent        string                     `json:"userAgent"`
 	ObjectRef        *struct {
-		Resource, Namespace, Name string
+		Resource, Namespace, Name, Subresource string
 	} `json:"objectRef"`
 	ResponseStatus *struct{ Code int } `json:"responseStatus"`
 }
@@ -123,6 +124,22 @@ type auditEvent struct {
 // writers returns who created resource namespace/name according to the
 // audit log: the user, or the impersonated user when there is one.
 func writers(t *testing.T, log, resource, namespace, name string) []string {
+	t.Helper()
+	return auditWrites(t, log, resource, namespace, name, false)
+}
+
+// creators returns who created resource namespace/name according to the
+// audit log: a create, or a server-side apply (a patch) answered 201
+// Created, as Helm 4 creates what it installs.
+func creators(t *testing.T, log, resource, namespace, name string) []string {
+	t.Helper()
+	return auditWrites(t, log, resource, namespace, name, true)
+}
+
+// auditWrites returns who wrote resource namespace/name (its main resource,
+// not a subresource; only the writes that created it when created)
+// according to the audit log.
+func auditWrites(t *testing.T, log, resource, namespace, name string, created bool) []string {
 	t.Helper()
 	f, err := os.Open(log)
 	if err != nil {
@@ -142,7 +159,8 @@ func writers(t *testing.T, log, resource, namespace, name string) []string {
 			ev.ObjectRef.Namespace = ""
 		}
 		if ev.ObjectRef.Resource != resource || ev.ObjectRef.Namespace != namespace || ev.ObjectRef.Name != name ||
-			ev.ResponseStatus.Code >= 300 || (ev.Verb != "create" && ev.Verb != "patch" && ev.Verb != "update") {
+			ev.ObjectRef.Subresource != "" || ev.ResponseStatus.Code >= 300 || (created && ev.ResponseStatus.Code != 201) ||
+			!slices.Contains([]string{"create", "patch", "update"}, ev.Verb) {
 			continue
 		}
 		who := ev.User.Username

@@ -34,19 +34,27 @@ var appCharts = map[string]string{
 func (e *env) ensurePlatform(t *testing.T) {
 	t.Helper()
 	e.platform.Do(func() {
-		tar, err := harness.Tarball(packagesTree())
-		if err != nil {
-			t.Fatal(err)
-		}
-		repo := obj(sourceV1, "OCIRepository", cozySystem, "cozystack-packages", map[string]any{
-			"spec": map[string]any{"url": "oci://127.0.0.1/cozystack/packages", "interval": "5m", "ref": map[string]any{"tag": "latest"}},
-		})
-		e.setArtifact(t, repo, e.artifacts.Publish("ocirepository", cozySystem, "cozystack-packages", "", tar))
+		e.publishPackages(t, packagesTree())
 		for name, chart := range appCharts {
 			ea := obj(sourceV1, "ExternalArtifact", cozySystem, name, map[string]any{"spec": map[string]any{}})
 			e.setArtifact(t, ea, e.artifacts.Publish("externalartifact", cozySystem, name, "0.1.0", appChart(t, chart)))
 		}
 	})
+}
+
+// publishPackages serves files as the artifact of the OCIRepository
+// cozystack-packages (the packages tree Cozystack publishes), which the
+// ArtifactGenerator the function renders copies the cluster chart from.
+func (e *env) publishPackages(t *testing.T, files map[string][]byte) {
+	t.Helper()
+	tar, err := harness.Tarball(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := obj(sourceV1, "OCIRepository", cozySystem, "cozystack-packages", map[string]any{
+		"spec": map[string]any{"url": "oci://127.0.0.1/cozystack/packages", "interval": "5m", "ref": map[string]any{"tag": "latest"}},
+	})
+	e.setArtifact(t, repo, e.artifacts.Publish("ocirepository", cozySystem, "cozystack-packages", "", tar))
 }
 
 // setArtifact applies a source object and writes its status as

@@ -156,6 +156,13 @@ func TestControlPlane(t *testing.T) {
 				t.Run("ServerSideApply", e.testServerSideApply)
 				t.Run("PodSecurity", e.testPodSecurity)
 			}
+			// Cozystack's real cluster chart, before the stages that
+			// install the stand-in: it swaps the cluster chart for its
+			// duration, and a cluster installed before would be upgraded
+			// with it.
+			if m.name == "Cozystack" {
+				t.Run("RealChart", e.testRealChart)
+			}
 			t.Run("Releases", e.testReleases)
 			t.Run("Fleet", e.testFleet)
 			t.Run("Guard", e.testGuard)
@@ -193,7 +200,7 @@ func startEnv(t *testing.T, ctx context.Context, b bins, etcd *harness.Etcd, m f
 	e.mgmt = harness.StartAPIServer(t, harness.APIServerOptions{
 		Name: e.serverName("management"), Bin: b.apiserver, Etcd: etcd, Dir: e.dir,
 		Users:     harness.ServiceAccountUsers(append(m.identities(), cozystackIdentities...)...),
-		ExtraArgs: frontProxy.Args,
+		ExtraArgs: append(frontProxy.Args, e.auditArgs()...),
 	})
 	e.admin = harness.MustClient(t, e.mgmt, harness.Admin, e.mgmt.Config(harness.Admin))
 	e.kc = harness.MustClient(t, e.mgmt, m.kustomizeController, e.mgmt.Config(m.kustomizeController))
@@ -210,6 +217,34 @@ func startEnv(t *testing.T, ctx context.Context, b bins, etcd *harness.Etcd, m f
 	t.Logf("management cluster of %s up in %s", m.name, time.Since(start).Round(time.Millisecond))
 	return e
 }
+
+// auditArgs give the management API server an audit log of the writes the
+// RealChart stage's cluster makes (who made each object of the real chart,
+// impersonated user included): in its tenant namespace, RoleBindings in
+// kube-system, ClusterRoles and ClusterRoleBindings; nothing else.
+func (e *env) auditArgs() []string {
+	policy := filepath.Join(e.dir, "management-audit-policy.yaml")
+	harness.WriteFile(e.t, policy, []byte(`apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Metadata
+  verbs: [create, update, patch]
+  namespaces: [`+realTenant+`]
+- level: Metadata
+  verbs: [create, update, patch]
+  namespaces: [kube-system]
+  resources: [{group: rbac.authorization.k8s.io, resources: [rolebindings]}]
+- level: Metadata
+  verbs: [create, update, patch]
+  resources: [{group: rbac.authorization.k8s.io, resources: [clusterroles, clusterrolebindings]}]
+- level: None
+`))
+	return []string{"--audit-policy-file=" + policy, "--audit-log-path=" + e.auditLog(), "--audit-log-format=json"}
+}
+
+// auditLog is the management API server's audit log.
+func (e *env) auditLog() string { return filepath.Join(e.dir, "management-audit.log") }
 
 // serverName names an API server of the mode (its folder and etcd prefix).
 func (e *env) serverName(name string) string {

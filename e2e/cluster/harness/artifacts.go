@@ -178,3 +178,68 @@ func ReadTree(dir, prefix string) (map[string][]byte, error) {
 	}
 	return files, nil
 }
+
+// ReadChartTree is ReadTree for a chart whose charts/<name> subcharts link
+// to a library elsewhere in the tree (Cozystack's charts/cozy-lib ->
+// ../../../library/cozy-lib): each link is resolved into a real folder
+// holding the library's files, as a packer that follows links stores it. A
+// link is a symbolic link, or a regular file holding only the link's target
+// (what a copy that does not keep links leaves of one).
+func ReadChartTree(dir, prefix string) (map[string][]byte, error) {
+	files := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		name := path.Join(prefix, filepath.ToSlash(rel))
+		if target, ok := chartLink(p, rel); ok {
+			sub, err := ReadTree(target, name)
+			if err != nil {
+				return fmt.Errorf("failed to resolve the link %s: %w", p, err)
+			}
+			for k, v := range sub {
+				files[k] = v
+			}
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		files[name] = data
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("failed to read %s: %w", dir, err)
+	}
+	return files, nil
+}
+
+// chartLink reports the folder a subchart link at p (rel to the chart)
+// points to.
+func chartLink(p, rel string) (string, bool) {
+	if filepath.Dir(rel) != "charts" {
+		return "", false
+	}
+	var target string
+	if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		if target, err = os.Readlink(p); err != nil {
+			return "", false
+		}
+	} else if data, err := os.ReadFile(p); err == nil && len(data) < 256 && !bytes.ContainsAny(data, "\n:") {
+		target = string(data)
+	} else {
+		return "", false
+	}
+	if !filepath.IsAbs(target) {
+		target = filepath.Join(filepath.Dir(p), target)
+	}
+	if fi, err := os.Stat(target); err != nil || !fi.IsDir() {
+		return "", false
+	}
+	return target, true
+}

@@ -87,6 +87,12 @@ func ApplyCRDs(ctx context.Context, c *Client, files ...string) error {
 	if err != nil {
 		return err
 	}
+	return ApplyCRDObjects(ctx, c, objs)
+}
+
+// ApplyCRDObjects applies the CustomResourceDefinitions among objs and waits
+// until each is Established; the other objects are left out.
+func ApplyCRDObjects(ctx context.Context, c *Client, objs []*unstructured.Unstructured) error {
 	for _, o := range objs {
 		if o.GetKind() != "CustomResourceDefinition" {
 			continue
