@@ -466,7 +466,7 @@ func (e *env) testGuardThroughAPI(t *testing.T) {
 		e.namespaces(n)
 		e.writeCozystackValues(t, n)
 	}
-	e.bootstrapFleetAccount(t, objs)
+	e.bootstrapFleet(t, objs)
 	fleet := e.fleetClient(t)
 	e.applyAll(t, fleet, objs, false)
 	const user = "alice"

@@ -1,11 +1,13 @@
 package cluster
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
@@ -100,9 +102,31 @@ func (e *env) fleetIdentity(t *testing.T, objs []*unstructured.Unstructured) []*
 // bootstrapFleet applies the fleet's account and its RBAC as the operator
 // does by hand before the root Kustomization (docs/flux-wiring.md,
 // "Bootstrap"): everything else of the fleet applies as that account.
+//
+// The suite's fleets share one management cluster, and the guard in force
+// may be another stage's, which admits another fleet's account (InCluster's
+// fleets have wiring namespaces of their own): then even the platform unit,
+// which would bring this fleet's guard, is refused. So the render's guard is
+// applied here too, as an administrator, and the bootstrap waits until it
+// admits this fleet's own ClusterRoleBinding. A real management cluster has
+// one fleet and never needs this.
 func (e *env) bootstrapFleet(t *testing.T, objs []*unstructured.Unstructured) {
 	t.Helper()
-	e.applyAll(t, e.admin, e.fleetIdentity(t, objs), false)
+	identity := e.fleetIdentity(t, objs)
+	e.applyAll(t, e.admin, identity, false)
+	guard := ofKind(objs, "ValidatingAdmissionPolicy")
+	if len(guard) == 0 {
+		return
+	}
+	e.applyAll(t, e.admin, append(guard, ofKind(objs, "ValidatingAdmissionPolicyBinding")...), false)
+	binding := identity[2]
+	err := harness.Poll(e.ctx, 30*time.Second, 500*time.Millisecond, func() (bool, string) {
+		_, _, err := e.fleet.Apply(e.ctx, binding, harness.ApplyOptions{DryRun: true})
+		return err == nil, fmt.Sprint(err)
+	})
+	if err != nil {
+		t.Fatalf("the render's guard does not admit its own fleet's ClusterRoleBinding: %v", err)
+	}
 }
 
 // render runs the function standalone on a fleet folder and returns what it

@@ -152,7 +152,7 @@ func (e *env) testShardOperator(t *testing.T) {
 	for _, o := range f.objs {
 		all = append(all, o)
 	}
-	e.bootstrapFleetAccount(t, all)
+	e.bootstrapFleet(t, all)
 	e.applyAll(t, e.admin, []*unstructured.Unstructured{fleetRootKustomization()}, false)
 	quietly("shardLabel Admission (default), from the start")
 
@@ -194,31 +194,7 @@ func addApps(t *testing.T, f *fleetRepo, file string, docs ...string) {
 	harness.WriteFile(t, path, data)
 }
 
-// The fleet's account (design of issue 18): every Kustomization of the
-// wiring, and the root, apply as it.
-const fleetAccountName = "computeplane-fleet"
-
-var fleetAccountUser = harness.ServiceAccount(harness.FluxNamespace, fleetAccountName)
-
-// bootstrapFleetAccount applies the fleet's account and its RBAC from the
-// render, as the operator does by hand before the root Kustomization
-// (docs/flux-wiring.md, "Bootstrap").
-func (e *env) bootstrapFleetAccount(t *testing.T, objs []*unstructured.Unstructured) {
-	t.Helper()
-	var boot []*unstructured.Unstructured
-	for _, o := range objs {
-		switch o.GetKind() {
-		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding":
-			if o.GetName() == fleetAccountName {
-				boot = append(boot, o)
-			}
-		}
-	}
-	if len(boot) != 3 {
-		t.Fatalf("the render has %d of the fleet's ServiceAccount, ClusterRole and ClusterRoleBinding %s, want 3", len(boot), fleetAccountName)
-	}
-	e.applyAll(t, e.admin, boot, false)
-}
+var fleetAccountUser = harness.ServiceAccount(harness.FluxNamespace, fleetAccount)
 
 // fleetClient applies as the fleet's account.
 func (e *env) fleetClient(t *testing.T) *harness.Client {
@@ -234,7 +210,7 @@ func fleetRootKustomization() *unstructured.Unstructured {
 			"path":               "./fleet/_flux",
 			"prune":              true,
 			"deletionPolicy":     "Orphan",
-			"serviceAccountName": fleetAccountName,
+			"serviceAccountName": fleetAccount,
 		},
 	})
 }
