@@ -20,6 +20,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/computeplane-dev/computeplane-fn/e2e/cluster/harness"
@@ -541,17 +542,10 @@ func (e *env) checkInstallerRBAC(t *testing.T, record *harness.HelmRecord, made 
 	checked := 0
 	kinds := map[string]int{}
 	for _, o := range made {
-		gvr, namespaced, err := e.admin.Resource(o.GetAPIVersion(), o.GetKind())
+		gvr, ns, err := e.resourceOf(o)
 		if err != nil {
 			t.Errorf("%s: %v", harness.Describe(o), err)
 			continue
-		}
-		ns := ""
-		if namespaced {
-			ns = o.GetNamespace()
-			if ns == "" {
-				ns = realTenant
-			}
 		}
 		kinds[o.GetKind()]++
 		for _, verb := range []string{"create", "update", "patch"} {
@@ -576,16 +570,9 @@ func (e *env) checkInstallerRBAC(t *testing.T, record *harness.HelmRecord, made 
 		t.Fatal(err)
 	}
 	for _, o := range installed {
-		gvr, namespaced, err := e.admin.Resource(o.GetAPIVersion(), o.GetKind())
+		gvr, ns, err := e.resourceOf(o)
 		if err != nil {
 			continue
-		}
-		ns := ""
-		if namespaced {
-			ns = o.GetNamespace()
-			if ns == "" {
-				ns = realTenant
-			}
 		}
 		who := creators(t, e.auditLog(), gvr.Resource, ns, o.GetName())
 		if len(who) == 0 {
@@ -667,4 +654,18 @@ func (e *env) checkRealWorkers(t *testing.T, objs []*unstructured.Unstructured, 
 	if d := cmp.Diff(map[string]string{"cluster.x-k8s.io/cluster-name": realCluster}, sel); d != "" {
 		t.Errorf("computeplane-egress selects (-want +got):\n%s", d)
 	}
+}
+
+// resourceOf is the resource of an object the chart made and the namespace
+// Helm put it in: the release's (realTenant) where the manifest names none;
+// empty for a cluster-scoped one.
+func (e *env) resourceOf(o *unstructured.Unstructured) (schema.GroupVersionResource, string, error) {
+	gvr, namespaced, err := e.admin.Resource(o.GetAPIVersion(), o.GetKind())
+	if err != nil || !namespaced {
+		return gvr, "", err
+	}
+	if ns := o.GetNamespace(); ns != "" {
+		return gvr, ns, nil
+	}
+	return gvr, realTenant, nil
 }

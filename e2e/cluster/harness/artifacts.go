@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -157,26 +158,7 @@ func Tarball(files map[string][]byte) ([]byte, error) {
 // ReadTree reads every regular file below dir into a Tarball map, under
 // prefix.
 func ReadTree(dir, prefix string) (map[string][]byte, error) {
-	files := map[string][]byte{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		files[path.Join(prefix, filepath.ToSlash(rel))] = data
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("failed to read %s: %w", dir, err)
-	}
-	return files, nil
+	return readTree(dir, prefix, false)
 }
 
 // ReadChartTree is ReadTree for a chart whose charts/<name> subcharts link
@@ -186,6 +168,10 @@ func ReadTree(dir, prefix string) (map[string][]byte, error) {
 // link is a symbolic link, or a regular file holding only the link's target
 // (what a copy that does not keep links leaves of one).
 func ReadChartTree(dir, prefix string) (map[string][]byte, error) {
+	return readTree(dir, prefix, true)
+}
+
+func readTree(dir, prefix string, chartLinks bool) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -196,14 +182,12 @@ func ReadChartTree(dir, prefix string) (map[string][]byte, error) {
 			return err
 		}
 		name := path.Join(prefix, filepath.ToSlash(rel))
-		if target, ok := chartLink(p, rel); ok {
+		if target, ok := chartLink(p, rel); chartLinks && ok {
 			sub, err := ReadTree(target, name)
 			if err != nil {
 				return fmt.Errorf("failed to resolve the link %s: %w", p, err)
 			}
-			for k, v := range sub {
-				files[k] = v
-			}
+			maps.Copy(files, sub)
 			return nil
 		}
 		data, err := os.ReadFile(p)
