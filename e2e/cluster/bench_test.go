@@ -571,7 +571,7 @@ func (e *env) measureForcedReconcile(t *testing.T, f *fleetRepo, cp *harness.API
 // docs/performance.md.
 func costTables(results []fleetCost) string {
 	var b strings.Builder
-	b.WriteString("| tenants | objects | Kustomizations | render | root → all Ready (50%, 90%) | CPU meanwhile: kustomize-controller, kube-apiserver, etcd | dependency retries |\n")
+	b.WriteString("| tenants | objects | Kustomizations | render + publish | root → all Ready (50%, 90%) | CPU meanwhile: kustomize-controller, kube-apiserver, etcd | dependency retries |\n")
 	b.WriteString("|---|---|---|---|---|---|---|\n")
 	for _, c := range results {
 		fmt.Fprintf(&b, "| %d | %d | %d | %s | %s (%s, %s) | %s, %s, %s | %d |\n", c.tenants, c.objects, c.kustomizations,
