@@ -332,11 +332,17 @@ func (e *env) startFlux(t testing.TB) {
 // startKustomizeController starts one kustomize-controller watching the
 // Kustomizations selector selects.
 func (e *env) startKustomizeController(t testing.TB, name, selector string) *harness.Process {
-	return harness.StartController(t, e.mgmt, e.dir, harness.ControllerOptions{
+	return harness.StartController(t, e.mgmt, e.dir, e.kustomizeControllerOptions(name, selector))
+}
+
+// kustomizeControllerOptions are the suite's kustomize-controller: its
+// identity, the shard's selector, short requeue and retry delays.
+func (e *env) kustomizeControllerOptions(name, selector string) harness.ControllerOptions {
+	return harness.ControllerOptions{
 		Name: name, Bin: e.bins.kustomizeController, Identity: e.mode.kustomizeController, Namespace: e.mode.namespace,
 		Args: []string{"--watch-label-selector=" + selector, "--requeue-dependency=2s",
 			"--min-retry-delay=500ms", "--max-retry-delay=5s", "--no-remote-bases=true"},
-	})
+	}
 }
 
 // namespaces creates namespaces in the management cluster.

@@ -84,13 +84,30 @@ E2E_TIMEOUT ?= 30m
 E2E_RUN ?= .
 E2E_TESTFLAGS ?=
 
-.PHONY: e2e
-e2e: build e2e-tools ## Run the real-control-plane suite (etcd, kube-apiserver, Flux's controllers) in e2e/cluster
-	cd e2e/cluster && $(GO) vet ./...
-	cd e2e/cluster && \
-	E2E_ETCD=$(ETCD_BIN) E2E_KUBE_APISERVER=$(KUBE_APISERVER_BIN) E2E_KUBECTL=$(KUBECTL_BIN) \
+# The components, by the environment variables the suite reads.
+E2E_ENV = E2E_ETCD=$(ETCD_BIN) E2E_KUBE_APISERVER=$(KUBE_APISERVER_BIN) E2E_KUBECTL=$(KUBECTL_BIN) \
 	E2E_KUSTOMIZE_CONTROLLER=$(KUSTOMIZE_CONTROLLER_BIN) E2E_HELM_CONTROLLER=$(HELM_CONTROLLER_BIN) \
 	E2E_SOURCE_WATCHER=$(SOURCE_WATCHER_BIN) E2E_FLUX_SHARD_OPERATOR=$(FLUX_SHARD_OPERATOR_BIN) \
 	E2E_COZYSTACK_API=$(COZYSTACK_API_BIN) E2E_THIRD_PARTY=$(THIRD_PARTY) E2E_COMPUTEPLANE_FN=$(BIN)/computeplane-fn \
-	E2E_SOURCE_CONTROLLER_DIR=$$(cd $(CURDIR)/tools/e2e/kustomize-controller && $(GO) mod download -json github.com/fluxcd/source-controller@$(SOURCE_CONTROLLER_VERSION) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p') \
+	E2E_SOURCE_CONTROLLER_DIR=$$(cd $(CURDIR)/tools/e2e/kustomize-controller && $(GO) mod download -json github.com/fluxcd/source-controller@$(SOURCE_CONTROLLER_VERSION) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p')
+
+.PHONY: e2e
+e2e: build e2e-tools ## Run the real-control-plane suite (etcd, kube-apiserver, Flux's controllers) in e2e/cluster
+	cd e2e/cluster && $(GO) vet ./...
+	cd e2e/cluster && $(E2E_ENV) \
 	$(GO) test -count=1 $(E2E_TESTFLAGS) -timeout $(E2E_TIMEOUT) -run '$(E2E_RUN)' ./...
+
+# The GitOps side's cost (docs/performance.md, "The GitOps side"): the
+# generated fleet of make bench at each size, reconciled by the real
+# kustomize-controller; a table of times and write requests. Not part of
+# make e2e (TestFleetCost skips without E2E_BENCH) nor of make test. It
+# builds only the components it runs (no helm-controller, no Cozystack's).
+E2E_BENCH_TENANTS ?= 100 1000
+E2E_BENCH_TIMEOUT ?= 240m
+
+.PHONY: e2e-bench
+e2e-bench: build $(ETCD_BIN) $(KUBE_APISERVER_BIN) $(KUSTOMIZE_CONTROLLER_BIN) $(SOURCE_WATCHER_BIN) ## Measure the GitOps side at E2E_BENCH_TENANTS tenants (default: 100 1000): root to all Ready, writes per reconcile
+	$(GO) build -o $(BIN)/fleetgen ./internal/fleetgen/cmd/fleetgen
+	cd e2e/cluster && $(GO) vet ./...
+	cd e2e/cluster && $(E2E_ENV) E2E_BENCH=1 E2E_FLEETGEN=$(BIN)/fleetgen E2E_BENCH_TENANTS='$(E2E_BENCH_TENANTS)' \
+	$(GO) test -count=1 -v $(E2E_TESTFLAGS) -timeout $(E2E_BENCH_TIMEOUT) -run '^TestFleetCost$$' .

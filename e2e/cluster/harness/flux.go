@@ -70,6 +70,10 @@ type ControllerOptions struct {
 	// Namespace is the controller's own (RUNTIME_NAMESPACE).
 	Namespace string
 	Args      []string
+	// TempDir is its TMPDIR, where kustomize-controller extracts the
+	// source's artifact for every reconcile; "" gives it a folder of its
+	// own in dir.
+	TempDir string
 }
 
 // StartController runs a Flux controller as its service account, with its
@@ -97,7 +101,10 @@ func startController(t testing.TB, s *APIServer, dir string, o ControllerOptions
 	}, o.Args...)
 	// A temporary folder of its own: nothing outside the suite cleans it
 	// while the controller builds in it.
-	tmp := filepath.Join(dir, "tmp-"+o.Name)
+	tmp := o.TempDir
+	if tmp == "" {
+		tmp = filepath.Join(dir, "tmp-"+o.Name)
+	}
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
 		t.Fatalf("failed to create %s: %v", tmp, err)
 	}

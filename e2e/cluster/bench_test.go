@@ -1,0 +1,591 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/computeplane-dev/computeplane-fn/e2e/cluster/harness"
+)
+
+// TestFleetCost measures the GitOps side of a generated fleet (issue 20 §4,
+// docs/performance.md "The GitOps side"): the fleet of `make bench`
+// (internal/fleetgen) at each size of E2E_BENCH_TENANTS, rendered as a fleet
+// folder, reconciled by the real kustomize-controller from one root
+// Kustomization, as Cozystack runs Flux (cozy-fluxcd:flux, --concurrent=5,
+// the fleet's wiring in flux-system). It reports how long the root takes to
+// bring every Kustomization Ready, then forces reconciles of the settled
+// fleet and counts the writes the API servers saw meanwhile, from their own
+// apiserver_request_total. Not a timed test: only writes to the applied
+// objects after settling fail it.
+//
+// helm-controller does not run: the releases would need the 30 charts of
+// the generated definitions, and what is measured is kustomize-controller
+// applying units. source-watcher runs, for the platform unit's
+// ArtifactGenerator (the platform unit waits for it, and every unit for the
+// platform). One stand-in API server plays every tenant's ComputePlane (each
+// baseline has its own namespaces there), so that the baselines, and the
+// routed units after them, get Ready.
+//
+// It runs only with E2E_BENCH=1 (make e2e-bench), never in make e2e.
+func TestFleetCost(t *testing.T) {
+	if os.Getenv("E2E_BENCH") == "" {
+		t.Skip("the GitOps cost of a generated fleet runs with `make e2e-bench` (E2E_BENCH=1)")
+	}
+	b := binsFromEnv(t)
+	gen := os.Getenv("E2E_FLEETGEN")
+	if gen == "" {
+		t.Skip("E2E_FLEETGEN is not set: run it with `make e2e-bench`, which builds the fleet generator")
+	}
+	var sizes []int
+	for _, s := range strings.FieldsFunc(envOr("E2E_BENCH_TENANTS", "100"), func(r rune) bool { return r == ',' || r == ' ' }) {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			t.Fatalf("E2E_BENCH_TENANTS: %q is not a number of tenants", s)
+		}
+		sizes = append(sizes, n)
+	}
+	var results []fleetCost
+	for _, n := range sizes {
+		t.Run(fmt.Sprintf("Tenants%d", n), func(t *testing.T) {
+			results = append(results, measureFleetCost(t, b, gen, n))
+		})
+	}
+	report := costTables(results)
+	t.Logf("the GitOps side:\n%s", report)
+	out := filepath.Join("..", "..", ".work", "e2e", "bench", "fleet-cost.md")
+	harness.WriteFile(t, out, []byte(report))
+	t.Logf("the tables are in %s", out)
+}
+
+// tmpfsDir is a folder on /dev/shm, removed when the test ends, or "" (a
+// folder on disk) where there is none.
+func tmpfsDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/dev/shm", "e2e-bench-")
+	if err != nil {
+		t.Logf("no tmpfs for kustomize-controller (%v): its TMPDIR stays on disk", err)
+		return ""
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// benchMode is the Flux layout of the bench: Cozystack's (its controllers
+// as cozy-fluxcd:flux, the fleet's wiring in flux-system), in a management
+// cluster named after the size.
+func benchMode(tenants int) fluxMode {
+	for _, m := range fluxModes {
+		if m.name == "Cozystack" {
+			m.name = fmt.Sprintf("Bench%d", tenants)
+			return m
+		}
+	}
+	panic("no Cozystack layout")
+}
+
+// fleetCost is what one size of fleet cost.
+type fleetCost struct {
+	tenants, objects, kustomizations int
+	// render is the wall time of computeplane-fn --output-dir.
+	render time.Duration
+	// ready is the wall time from creating the root to every
+	// Kustomization Ready at the published revision; the CPU times are of
+	// the components over the same span.
+	ready                time.Duration
+	readyCPU             cpuTimes
+	reconciles           []reconcileCost
+	readyAt50, readyAt90 time.Duration
+	// readyRetries are the reconciles kustomize-controller put off for a
+	// dependency not Ready yet (requeued after --requeue-dependency).
+	readyRetries int
+}
+
+// cpuTimes are the CPU times of the components that do the work.
+type cpuTimes struct{ kustomizeController, apiserver, etcd time.Duration }
+
+func (c cpuTimes) sub(o cpuTimes) cpuTimes {
+	return cpuTimes{c.kustomizeController - o.kustomizeController, c.apiserver - o.apiserver, c.etcd - o.etcd}
+}
+
+// reconcileCost is one forced reconcile of every Kustomization of the
+// settled fleet, and the write requests it caused.
+type reconcileCost struct {
+	wall time.Duration
+	cpu  cpuTimes
+	// Management cluster, requests that are no dry-run:
+	annotate float64 // the test's own reconcile.fluxcd.io/requestedAt patches
+	status   float64 // status subresources (kustomizations/status)
+	events   float64
+	applied  float64 // any write to a kind the fleet applies: the goal is 0
+	other    float64 // anything else (the API server's own leases...)
+	dryRuns  float64 // kustomize-controller's dry-run applies (never stored)
+	// The ComputePlane stand-in (the baselines' remote apply).
+	cpApplied, cpDryRuns float64
+	// retries are reconciles put off for a dependency not Ready (one
+	// that is itself reconciling reports Ready Unknown meanwhile).
+	retries int
+	// changed are the applied objects whose resourceVersion (for
+	// Kustomizations: generation or labels) moved.
+	changed []string
+	// writes and cpWrites are every write request, for the log.
+	writes, cpWrites harness.RequestCounts
+}
+
+func measureFleetCost(t *testing.T, b bins, gen string, tenants int) fleetCost {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Hour)
+	t.Cleanup(cancel)
+	cost := fleetCost{tenants: tenants}
+	etcd := harness.StartEtcd(t, b.etcd, t.TempDir())
+	e := startEnv(t, ctx, b, etcd, benchMode(tenants))
+
+	// Cozystack's kustomize-controller (fluxcd.yaml at 3c780acd):
+	// --concurrent=5, --log-level=info; the suite's short requeue and
+	// retry delays stay. Its TMPDIR on tmpfs unless E2E_BENCH_TMPFS=0: it
+	// extracts the whole fleet artifact for every reconcile, and a file
+	// costs this machine's disk about 0.8 ms of system time (GNU tar
+	// extracts the 100-tenant folder in 7 s there, in 0.1 s on tmpfs).
+	sw := harness.StartSourceWatcher(t, e.mgmt, e.dir, b.sourceWatcher, e.mode.sourceWatcher, e.mode.namespace)
+	opts := e.kustomizeControllerOptions("kustomize-controller", "!sharding.fluxcd.io/key")
+	opts.Args = append(opts.Args, "--concurrent=5", "--log-level=info")
+	if envOr("E2E_BENCH_TMPFS", "1") != "0" {
+		opts.TempDir = tmpfsDir(t)
+	}
+	kc := harness.StartController(t, e.mgmt, e.dir, opts)
+	t.Logf("kustomize-controller's TMPDIR: %s", opts.TempDir)
+	e.procs = append(e.procs, sw, kc)
+	e.ensurePlatform(t)
+
+	// The fleet: generated, with the wiring of the fleet folder.
+	work := filepath.Join(t.TempDir(), "fleet")
+	if out, err := exec.Command(gen, "-tenants", strconv.Itoa(tenants), "-out", work).CombinedOutput(); err != nil {
+		t.Fatalf("fleetgen -tenants %d: %v\n%s", tenants, err, out)
+	}
+	editSpec(t, filepath.Join(work, "config.yaml"), func(spec map[string]any) {
+		spec["fleet"] = map[string]any{
+			"sourceRef": map[string]any{"kind": "GitRepository", "name": "fleet", "namespace": e.mode.fleetNamespace},
+			"path":      "./fleet",
+			"interval":  "10m",
+		}
+	})
+	f := &fleetRepo{e: e, work: work, repo: filepath.Join(t.TempDir(), "repo")}
+	start := time.Now()
+	f.publish(t)
+	cost.render = time.Since(start)
+	cost.objects = len(f.objs)
+	names := allKustomizations(f)
+	cost.kustomizations = len(names)
+	t.Logf("%d tenants: %d objects, %d Kustomizations (and the root), rendered and published in %s",
+		tenants, cost.objects, len(names)-1, cost.render.Round(time.Millisecond))
+
+	// The namespaces the fleet's objects live in (Cozystack's tenants
+	// make them), and one ComputePlane stand-in behind every baseline's
+	// kubeconfig Secret.
+	var missing []string
+	for _, ns := range tenantNamespaces(f.all()) {
+		if ns != "kube-system" && ns != e.mode.fleetNamespace && ns != e.mode.namespace {
+			missing = append(missing, ns)
+		}
+	}
+	e.namespaces(missing...)
+	cp := e.sharedComputePlane(t, f)
+	t.Logf("one ComputePlane stand-in for the %d baselines", len(f.baselines()))
+
+	// The bootstrap (docs/flux-wiring.md): the fleet's account as admin,
+	// then the root.
+	e.bootstrapFleet(t, f.all())
+	root := obj(kustomizeV1, "Kustomization", e.mode.fleetNamespace, fleetRoot, map[string]any{
+		"spec": map[string]any{
+			"interval":           "10m",
+			"sourceRef":          map[string]any{"kind": "GitRepository", "name": "fleet"},
+			"path":               "./fleet/_flux",
+			"prune":              true,
+			"deletionPolicy":     "Orphan",
+			"serviceAccountName": fleetAccount,
+		},
+	})
+	cpu0 := e.cpuTimes(t, kc)
+	retries0 := dependencyRetries(kc)
+	start = time.Now()
+	e.applyAll(t, e.admin, []*unstructured.Unstructured{root}, false)
+	var at50, at90 time.Duration
+	e.waitKustomizations(t, names, tenantsTimeout(tenants, 10*time.Minute, 3*time.Second), func(ready int) {
+		if at50 == 0 && 2*ready >= len(names) {
+			at50 = time.Since(start)
+		}
+		if at90 == 0 && 10*ready >= 9*len(names) {
+			at90 = time.Since(start)
+		}
+	}, func(u *unstructured.Unstructured) bool {
+		ok, _ := harness.Ready(u)
+		rev, _, _ := unstructured.NestedString(u.Object, "status", "lastAppliedRevision")
+		return ok && rev == f.revision
+	})
+	cost.ready = time.Since(start)
+	cost.readyAt50, cost.readyAt90 = at50, at90
+	cost.readyCPU = e.cpuTimes(t, kc).sub(cpu0)
+	cost.readyRetries = dependencyRetries(kc) - retries0
+	t.Logf("every Kustomization Ready at %s %s after the root (50%% at %s, 90%% at %s); CPU: %s; %d dependency retries",
+		f.revision, cost.ready.Round(time.Second), at50.Round(time.Second), at90.Round(time.Second), cost.readyCPU, cost.readyRetries)
+	e.checkApplied(t, f)
+
+	// Settled: nothing is pending. Then every Kustomization reconciles
+	// again, E2E_BENCH_RECONCILES times (2), each time on request.
+	time.Sleep(10 * time.Second)
+	reconciles, err := strconv.Atoi(envOr("E2E_BENCH_RECONCILES", "2"))
+	if err != nil || reconciles < 1 {
+		t.Fatalf("E2E_BENCH_RECONCILES: %q is not a number of reconciles", os.Getenv("E2E_BENCH_RECONCILES"))
+	}
+	for i := 1; i <= reconciles; i++ {
+		rc := e.measureForcedReconcile(t, f, cp, kc, names)
+		cost.reconciles = append(cost.reconciles, rc)
+		t.Logf("forced reconcile %d of %d Kustomizations: all handled in %s (CPU %s), %d dependency retries\n  management cluster, writes:\n    %s\n  ComputePlane stand-in, writes:\n    %s",
+			i, len(names), rc.wall.Round(time.Millisecond), rc.cpu, rc.retries,
+			strings.ReplaceAll(rc.writes.String(), "\n", "\n    "), strings.ReplaceAll(rc.cpWrites.String(), "\n", "\n    "))
+		if rc.applied != 0 || rc.cpApplied != 0 || len(rc.changed) > 0 {
+			t.Errorf("forced reconcile %d of the settled fleet wrote to the applied objects: %g requests on the management cluster, %g on the ComputePlane, %d objects changed:\n  %s",
+				i, rc.applied, rc.cpApplied, len(rc.changed), strings.Join(first(rc.changed, 20), "\n  "))
+		}
+	}
+	return cost
+}
+
+// dependencyRetries counts the reconciles kustomize-controller has put off
+// so far for a dependency that was not Ready, from its log (the message of
+// v1.9's KustomizationReconciler).
+func dependencyRetries(kc *harness.Process) int {
+	return len(kc.Grep("Dependencies do not meet ready condition"))
+}
+
+// tenantsTimeout bounds a wait that grows with the fleet.
+func tenantsTimeout(tenants int, base, per time.Duration) time.Duration {
+	return base + time.Duration(tenants)*per
+}
+
+func first(s []string, n int) []string {
+	if len(s) > n {
+		return append(s[:n:n], fmt.Sprintf("... and %d more", len(s)-n))
+	}
+	return s
+}
+
+// allKustomizations are the root and every Kustomization the fleet folder
+// applies to the management cluster (wiring groups, units, baselines), as
+// namespace/name.
+func allKustomizations(f *fleetRepo) []string {
+	names := []string{f.e.mode.fleetNamespace + "/" + fleetRoot}
+	for _, o := range f.objs {
+		if o.GetKind() == "Kustomization" && o.GetAPIVersion() == kustomizeV1 {
+			names = append(names, o.GetNamespace()+"/"+o.GetName())
+		}
+	}
+	sort.Strings(names[1:])
+	return names
+}
+
+// baselines are the fleet's in-cluster baseline Kustomizations (with a
+// kubeConfig).
+func (f *fleetRepo) baselines() []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, o := range f.objs {
+		if o.GetKind() != "Kustomization" {
+			continue
+		}
+		if _, ok, _ := unstructured.NestedMap(o.Object, "spec", "kubeConfig"); ok {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// sharedComputePlane starts one API server for every tenant's ComputePlane
+// and writes its admin kubeconfig into the Secret each baseline names.
+func (e *env) sharedComputePlane(t *testing.T, f *fleetRepo) *harness.APIServer {
+	t.Helper()
+	cp := harness.StartAPIServer(t, harness.APIServerOptions{
+		Name: e.serverName("computeplane"), Bin: e.bins.apiserver, Etcd: e.etcd, Dir: e.dir,
+	})
+	e.aggregateAdmin(t, harness.MustClient(t, cp, harness.Admin, cp.Config(harness.Admin)))
+	for _, ks := range f.baselines() {
+		name, _, _ := unstructured.NestedString(ks.Object, "spec", "kubeConfig", "secretRef", "name")
+		key, _, _ := unstructured.NestedString(ks.Object, "spec", "kubeConfig", "secretRef", "key")
+		if name == "" || key == "" {
+			t.Fatalf("baseline %s/%s names no kubeconfig Secret and key", ks.GetNamespace(), ks.GetName())
+		}
+		if _, _, err := e.admin.Apply(e.ctx, secret(ks.GetNamespace(), name, map[string]string{key: string(cp.Kubeconfig(harness.Admin))}), harness.ApplyOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cp
+}
+
+// cpuTimes reads the CPU times of kustomize-controller, the management
+// API server and etcd.
+func (e *env) cpuTimes(t *testing.T, kc *harness.Process) cpuTimes {
+	t.Helper()
+	var c cpuTimes
+	for _, p := range []struct {
+		proc *harness.Process
+		into *time.Duration
+	}{{kc, &c.kustomizeController}, {e.mgmt.Proc, &c.apiserver}, {e.etcd.Proc, &c.etcd}} {
+		d, err := p.proc.CPUTime()
+		if err != nil {
+			t.Fatal(err)
+		}
+		*p.into = d
+	}
+	return c
+}
+
+func (c cpuTimes) String() string {
+	return fmt.Sprintf("kustomize-controller %s, kube-apiserver %s, etcd %s",
+		c.kustomizeController.Round(100*time.Millisecond), c.apiserver.Round(100*time.Millisecond), c.etcd.Round(100*time.Millisecond))
+}
+
+// waitKustomizations lists the Kustomizations until done accepts every one
+// of names, calling progress with the count accepted after each look. One
+// LIST a look, not one GET per Kustomization: the wait must not be what
+// loads the API server.
+func (e *env) waitKustomizations(t *testing.T, names []string, timeout time.Duration, progress func(int), done func(*unstructured.Unstructured) bool) {
+	t.Helper()
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	interval := 2 * time.Second
+	if len(names) > 500 {
+		interval = 5 * time.Second
+	}
+	lastLog := time.Now()
+	err := harness.Poll(e.ctx, timeout, interval, func() (bool, string) {
+		list, err := e.admin.List(e.ctx, kustomizeV1, "Kustomization", "", "")
+		if err != nil {
+			return false, err.Error()
+		}
+		ok := 0
+		var notYet []string
+		for i := range list {
+			u := &list[i]
+			key := u.GetNamespace() + "/" + u.GetName()
+			if !want[key] {
+				continue
+			}
+			if done(u) {
+				ok++
+			} else if len(notYet) < 3 {
+				_, seen := harness.Ready(u)
+				notYet = append(notYet, key+": "+seen)
+			}
+		}
+		progress(ok)
+		if time.Since(lastLog) > 30*time.Second {
+			t.Logf("%d of %d Kustomizations done", ok, len(names))
+			lastLog = time.Now()
+		}
+		return ok == len(names), fmt.Sprintf("%d of %d done; not yet %v", ok, len(names), notYet)
+	})
+	if err != nil {
+		t.Fatalf("Kustomizations: %v%s", err, e.logs("error"))
+	}
+}
+
+// checkApplied checks that every object of the folder is in the
+// management cluster, labelled with its unit's Kustomization, by listing
+// each kind once.
+func (e *env) checkApplied(t *testing.T, f *fleetRepo) {
+	t.Helper()
+	live := e.liveObjects(t, f)
+	var problems []string
+	for key := range f.objs {
+		got, ok := live[key]
+		if !ok {
+			problems = append(problems, key+": not in the cluster")
+			continue
+		}
+		owner := f.unitOf[key]
+		if owner == "" {
+			owner = fleetRoot
+		}
+		if got.GetLabels()[kustomizeName] != owner {
+			problems = append(problems, fmt.Sprintf("%s: applied by Kustomization %q, want %q", key, got.GetLabels()[kustomizeName], owner))
+		}
+	}
+	if len(problems) > 0 {
+		sort.Strings(problems)
+		t.Fatalf("%d of %d objects not applied as rendered:\n  %s", len(problems), len(f.objs), strings.Join(first(problems, 20), "\n  "))
+	}
+}
+
+// liveObjects lists, kind by kind, the live objects of the folder's kinds,
+// by harness.ObjectKey.
+func (e *env) liveObjects(t *testing.T, f *fleetRepo) map[string]*unstructured.Unstructured {
+	t.Helper()
+	kinds := map[[2]string]bool{}
+	for _, o := range f.objs {
+		kinds[[2]string{o.GetAPIVersion(), o.GetKind()}] = true
+	}
+	live := map[string]*unstructured.Unstructured{}
+	for k := range kinds {
+		list, err := e.admin.List(e.ctx, k[0], k[1], "", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range list {
+			key := harness.ObjectKey(&list[i])
+			if _, ours := f.objs[key]; ours {
+				live[key] = &list[i]
+			}
+		}
+	}
+	return live
+}
+
+// appliedResources are the API resources of the folder's kinds.
+func (e *env) appliedResources(t *testing.T, f *fleetRepo) map[[2]string]bool {
+	t.Helper()
+	out := map[[2]string]bool{}
+	for _, o := range f.objs {
+		gvr, _, err := e.admin.Resource(o.GetAPIVersion(), o.GetKind())
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[[2]string{gvr.Group, gvr.Resource}] = true
+	}
+	return out
+}
+
+// measureForcedReconcile asks every Kustomization to reconcile
+// (reconcile.fluxcd.io/requestedAt, as `flux reconcile` does), waits until
+// each has handled it and is Ready, and sorts the write requests both API
+// servers counted meanwhile.
+func (e *env) measureForcedReconcile(t *testing.T, f *fleetRepo, cp *harness.APIServer, kc *harness.Process, names []string) reconcileCost {
+	t.Helper()
+	resources := e.appliedResources(t, f)
+	before := e.liveObjects(t, f)
+	mgmt0, err := e.mgmt.RequestCounts(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp0, err := cp.RequestCounts(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpu0 := e.cpuTimes(t, kc)
+	retries0 := dependencyRetries(kc)
+	start := time.Now()
+	token := start.UTC().Format(time.RFC3339Nano)
+	patch := []byte(`{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":"` + token + `"}}}`)
+	for _, n := range names {
+		ns, name, _ := strings.Cut(n, "/")
+		if _, err := e.admin.MergePatch(e.ctx, kustomizeV1, "Kustomization", ns, name, patch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.waitKustomizations(t, names, tenantsTimeout(len(names), 10*time.Minute, time.Second), func(int) {}, func(u *unstructured.Unstructured) bool {
+		handled, _, _ := unstructured.NestedString(u.Object, "status", "lastHandledReconcileAt")
+		ok, _ := harness.Ready(u)
+		return handled == token && ok
+	})
+	rc := reconcileCost{wall: time.Since(start)}
+	rc.cpu = e.cpuTimes(t, kc).sub(cpu0)
+	rc.retries = dependencyRetries(kc) - retries0
+	// Events and the last status patches come right after a reconcile.
+	time.Sleep(5 * time.Second)
+	mgmt1, err := e.mgmt.RequestCounts(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp1, err := cp.RequestCounts(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc.writes = mgmt1.Since(mgmt0).Writes()
+	rc.cpWrites = cp1.Since(cp0).Writes()
+	for r, n := range rc.writes {
+		switch {
+		case r.DryRun:
+			rc.dryRuns += n
+		case r.Subresource == "status":
+			rc.status += n
+		case r.Resource == "events":
+			rc.events += n
+		case r.Group == "kustomize.toolkit.fluxcd.io" && r.Resource == "kustomizations" && r.Subresource == "" && r.Verb == "PATCH":
+			rc.annotate += n
+		case resources[[2]string{r.Group, r.Resource}] && r.Subresource == "":
+			rc.applied += n
+		default:
+			rc.other += n
+		}
+	}
+	for r, n := range rc.cpWrites {
+		switch {
+		case r.DryRun:
+			rc.cpDryRuns += n
+		case r.Resource == "leases":
+			// The stand-in API server's own heartbeat.
+		default:
+			rc.cpApplied += n
+		}
+	}
+	after := e.liveObjects(t, f)
+	for key, a := range after {
+		b, ok := before[key]
+		if !ok {
+			continue
+		}
+		if a.GetKind() == "Kustomization" {
+			// The annotation and the status move its resourceVersion;
+			// a change the wiring applied moves its generation or labels.
+			if a.GetGeneration() != b.GetGeneration() || !mapsEqual(a.GetLabels(), b.GetLabels()) {
+				rc.changed = append(rc.changed, key)
+			}
+			continue
+		}
+		if a.GetResourceVersion() != b.GetResourceVersion() {
+			rc.changed = append(rc.changed, key)
+		}
+	}
+	sort.Strings(rc.changed)
+	return rc
+}
+
+// costTables formats the results as the Markdown tables of
+// docs/performance.md.
+func costTables(results []fleetCost) string {
+	var b strings.Builder
+	b.WriteString("| tenants | objects | Kustomizations | render + publish | root → all Ready (50%, 90%) | CPU meanwhile: kustomize-controller, kube-apiserver, etcd | dependency retries |\n")
+	b.WriteString("|---|---|---|---|---|---|---|\n")
+	for _, c := range results {
+		fmt.Fprintf(&b, "| %d | %d | %d | %s | %s (%s, %s) | %s, %s, %s | %d |\n", c.tenants, c.objects, c.kustomizations,
+			c.render.Round(100*time.Millisecond), c.ready.Round(time.Second), c.readyAt50.Round(time.Second), c.readyAt90.Round(time.Second),
+			c.readyCPU.kustomizeController.Round(time.Second), c.readyCPU.apiserver.Round(time.Second), c.readyCPU.etcd.Round(time.Second), c.readyRetries)
+	}
+	b.WriteString("\n| tenants | forced reconcile | all handled in | CPU: kustomize-controller (per Kustomization), kube-apiserver, etcd | dependency retries | dry-run applies (ComputePlane) | status writes (per Kustomization) | events | the test's annotate | other writes | writes to applied objects (ComputePlane) | objects changed |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, c := range results {
+		for i, r := range c.reconciles {
+			fmt.Fprintf(&b, "| %d | %d | %s | %s (%s), %s, %s | %d | %g (%g) | %g (%.1f) | %g | %g | %g | **%g** (%g) | %d |\n", c.tenants, i+1,
+				r.wall.Round(100*time.Millisecond), r.cpu.kustomizeController.Round(100*time.Millisecond),
+				(r.cpu.kustomizeController / time.Duration(c.kustomizations)).Round(time.Millisecond), r.cpu.apiserver.Round(100*time.Millisecond),
+				r.cpu.etcd.Round(100*time.Millisecond), r.retries, r.dryRuns, r.cpDryRuns, r.status, r.status/float64(c.kustomizations),
+				r.events, r.annotate, r.other, r.applied, r.cpApplied, len(r.changed))
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,141 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"k8s.io/client-go/kubernetes"
+)
+
+// Request is one kind of request the API server counts in its own metric
+// apiserver_request_total, summed over the labels that do not say what was
+// written (version, scope, component, response code).
+type Request struct {
+	Verb        string // GET, LIST, WATCH, POST, PUT, PATCH, APPLY, DELETE, DELETECOLLECTION, ...
+	Group       string // "" for the core group
+	Resource    string
+	Subresource string
+	// DryRun is a request with dryRun=All: judged, never stored.
+	DryRun bool
+}
+
+// String names the request as `kubectl get --raw /metrics` would group it.
+func (r Request) String() string {
+	res := r.Resource
+	if r.Group != "" {
+		res += "." + r.Group
+	}
+	if r.Subresource != "" {
+		res += "/" + r.Subresource
+	}
+	s := r.Verb + " " + res
+	if r.DryRun {
+		s += " (dry-run)"
+	}
+	return s
+}
+
+// Write reports whether the verb changes what the server stores (when not
+// a dry-run).
+func (r Request) Write() bool {
+	switch r.Verb {
+	case "POST", "PUT", "PATCH", "APPLY", "DELETE", "DELETECOLLECTION":
+		return true
+	}
+	return false
+}
+
+// RequestCounts are the API server's request counters at one moment.
+type RequestCounts map[Request]float64
+
+// RequestCounts scrapes the server's /metrics as the admin and returns
+// apiserver_request_total. The counters count requests, whatever they
+// changed: an apply that changes nothing is still one.
+func (s *APIServer) RequestCounts(ctx context.Context) (RequestCounts, error) {
+	cs, err := kubernetes.NewForConfig(s.Config(Admin))
+	if err != nil {
+		return nil, fmt.Errorf("failed to build a client for %s: %w", s.Name, err)
+	}
+	body, err := cs.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("failed to scrape the metrics of %s: %w", s.Name, err)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("failed to parse the metrics of %s: %w", s.Name, err)
+	}
+	out := RequestCounts{}
+	fam, ok := families["apiserver_request_total"]
+	if !ok {
+		return out, nil
+	}
+	for _, m := range fam.GetMetric() {
+		var r Request
+		for _, l := range m.GetLabel() {
+			switch l.GetName() {
+			case "verb":
+				r.Verb = l.GetValue()
+			case "group":
+				r.Group = l.GetValue()
+			case "resource":
+				r.Resource = l.GetValue()
+			case "subresource":
+				r.Subresource = l.GetValue()
+			case "dry_run":
+				r.DryRun = l.GetValue() != ""
+			}
+		}
+		out[r] += m.GetCounter().GetValue()
+	}
+	return out, nil
+}
+
+// Since is what was counted between before and c.
+func (c RequestCounts) Since(before RequestCounts) RequestCounts {
+	out := RequestCounts{}
+	for r, n := range c {
+		if d := n - before[r]; d != 0 {
+			out[r] = d
+		}
+	}
+	return out
+}
+
+// Writes keeps the requests that write (dry-runs included: Request.DryRun
+// tells them apart).
+func (c RequestCounts) Writes() RequestCounts {
+	out := RequestCounts{}
+	for r, n := range c {
+		if r.Write() {
+			out[r] = n
+		}
+	}
+	return out
+}
+
+// Sum adds up the requests keep accepts.
+func (c RequestCounts) Sum(keep func(Request) bool) float64 {
+	total := 0.0
+	for r, n := range c {
+		if keep(r) {
+			total += n
+		}
+	}
+	return total
+}
+
+// String lists the counts, one request a line, in a fixed order.
+func (c RequestCounts) String() string {
+	lines := make([]string, 0, len(c))
+	for r, n := range c {
+		lines = append(lines, fmt.Sprintf("%s: %g", r, n))
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
+}
