@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bufio"
+	"context"
 	"crypto/sha1"
 	"encoding/hex"
 	"encoding/json"
@@ -196,6 +197,11 @@ func (e *env) inCluster(t *testing.T, sc inClusterScenario) {
 	routedUnitName, tenantUnitName, platformUnitName := sc.routedUnit(), sc.tenantUnit(), platformUnit
 	e.namespaces(inClusterTenant, inClusterWiring)
 	e.writeCozystackValues(t, inClusterTenant)
+	// This fleet's wiring keeps reconciling after the scenario, and its
+	// platform unit would put its guard (which admits this fleet's account
+	// only) back over the next stage's: the stages share one management
+	// cluster.
+	t.Cleanup(func() { e.suspendKustomizations(t, inClusterWiring, inClusterTenant) })
 
 	// The ComputePlane's stand-in: RBAC on, as every stand-in API server,
 	// and an audit log that names who wrote each object.
@@ -461,6 +467,24 @@ func (e *env) aggregateAdmin(t *testing.T, cpc *harness.Client) {
 		}
 		if _, err := cpc.Update(e.ctx, got); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// suspendKustomizations suspends every Kustomization of the namespaces, so
+// that a fleet a stage is done with stops reconciling (its objects stay).
+func (e *env) suspendKustomizations(t *testing.T, namespaces ...string) {
+	ctx := context.Background()
+	for _, ns := range namespaces {
+		ks, err := e.admin.List(ctx, kustomizeV1, "Kustomization", ns, "")
+		if err != nil {
+			t.Errorf("failed to list the Kustomizations of %s: %v", ns, err)
+			continue
+		}
+		for _, k := range ks {
+			if _, err := e.admin.MergePatch(ctx, kustomizeV1, "Kustomization", ns, k.GetName(), []byte(`{"spec":{"suspend":true}}`)); err != nil {
+				t.Errorf("failed to suspend Kustomization %s/%s: %v", ns, k.GetName(), err)
+			}
 		}
 	}
 }
