@@ -37,8 +37,24 @@ type fleetRepo struct {
 // GitRepository fleet.
 func (f *fleetRepo) publish(t *testing.T) {
 	t.Helper()
+	f.render(t)
+	f.upload(t)
+}
+
+// render renders the fleet folder into the repo and indexes it, without
+// publishing it: a stage that must bootstrap before the controllers see the
+// revision renders first.
+func (f *fleetRepo) render(t *testing.T) {
+	t.Helper()
 	out := filepath.Join(f.repo, "fleet")
 	harness.RenderFolder(t, f.e.bins.fn, f.work, out, "config.yaml")
+	f.index(t, out)
+}
+
+// upload publishes the rendered repo as the artifact of the fleet's
+// GitRepository.
+func (f *fleetRepo) upload(t *testing.T) {
+	t.Helper()
 	files, err := harness.ReadTree(f.repo, "")
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +70,6 @@ func (f *fleetRepo) publish(t *testing.T) {
 		"spec": map[string]any{"url": "https://127.0.0.1/fleet.git", "interval": "10m", "ref": map[string]any{"branch": "main"}},
 	})
 	f.e.setArtifact(t, repo, f.e.artifacts.Publish("gitrepository", ns, "fleet", f.revision, tar))
-	f.index(t, out)
 }
 
 // index maps every object of the folder to its unit's Kustomization, from

@@ -147,12 +147,16 @@ func (e *env) testShardOperator(t *testing.T) {
 	}
 
 	// A fleet born under the default: the platform unit's admission
-	// policy exists before the tenants' releases.
-	f.publish(t)
+	// policy exists before the tenants' releases. The Fleet stage's
+	// Kustomizations still watch the same source: bootstrap (this fleet's
+	// account and guard) before they see this fleet's revision, or they
+	// fail under the last stage's guard and wait their 10m interval.
+	f.render(t)
 	for _, o := range f.objs {
 		all = append(all, o)
 	}
 	e.bootstrapFleet(t, all)
+	f.upload(t)
 	e.applyAll(t, e.admin, []*unstructured.Unstructured{fleetRootKustomization()}, false)
 	quietly("shardLabel Admission (default), from the start")
 
