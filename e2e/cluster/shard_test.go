@@ -171,9 +171,15 @@ func (e *env) testShardOperator(t *testing.T) {
 		t.Errorf("shardLabel Rendered: no label flip in %d reconciles; the docs say kustomize-controller and flux-shard-operator fight over it", reconciles)
 	}
 
-	// Back to the default, with a release and a tenant born under it:
+	// Back to the default, then a release and a tenant born under it:
 	// tenant-nu's namespace has no shard yet when its release is created.
+	// Two commits: the policy comes back with the first and takes the API
+	// server a moment to load; a release created in that moment is born
+	// without the label (flux-wiring.md says so), which one commit with
+	// both would test instead (seen here: created 0.5 s after the policy).
 	setShardLabel(t, f, "")
+	f.publish(t)
+	f.waitReconciled(t)
 	e.namespaces("tenant-nu")
 	e.writeCozystackValues(t, "tenant-nu")
 	addApps(t, f, "tenants.yaml", "apiVersion: apps.cozystack.io/v1alpha1\nkind: Tenant\nmetadata:\n  name: nu\n  namespace: tenant-root\nspec:\n  computeplane: false\n")
