@@ -210,16 +210,7 @@ func measureFleetCost(t *testing.T, b bins, gen string, tenants int) fleetCost {
 	// The bootstrap (docs/flux-wiring.md): the fleet's account as admin,
 	// then the root.
 	e.bootstrapFleet(t, f.all())
-	root := obj(kustomizeV1, "Kustomization", e.mode.fleetNamespace, fleetRoot, map[string]any{
-		"spec": map[string]any{
-			"interval":           "10m",
-			"sourceRef":          map[string]any{"kind": "GitRepository", "name": "fleet"},
-			"path":               "./fleet/_flux",
-			"prune":              true,
-			"deletionPolicy":     "Orphan",
-			"serviceAccountName": fleetAccount,
-		},
-	})
+	root := e.fleetRoot()
 	cpu0 := e.cpuTimes(t, kc)
 	retries0 := dependencyRetries(kc)
 	start = time.Now()
@@ -418,12 +409,8 @@ func (e *env) checkApplied(t *testing.T, f *fleetRepo) {
 			problems = append(problems, key+": not in the cluster")
 			continue
 		}
-		owner := f.unitOf[key]
-		if owner == "" {
-			owner = fleetRoot
-		}
-		if got.GetLabels()[kustomizeName] != owner {
-			problems = append(problems, fmt.Sprintf("%s: applied by Kustomization %q, want %q", key, got.GetLabels()[kustomizeName], owner))
+		if p := f.wrongOwner(key, got); p != "" {
+			problems = append(problems, p)
 		}
 	}
 	if len(problems) > 0 {

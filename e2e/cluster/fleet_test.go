@@ -165,14 +165,8 @@ func (f *fleetRepo) waitReconciled(t *testing.T) map[string]string {
 			problems = append(problems, fmt.Sprintf("%s: not in the cluster (%v)", key, err))
 			continue
 		}
-		// A unit's objects belong to its Kustomization, a unit's
-		// Kustomization to its wiring group, a group to the root.
-		owner := f.unitOf[key]
-		if owner == "" {
-			owner = fleetRoot
-		}
-		if got.GetLabels()[kustomizeName] != owner {
-			problems = append(problems, fmt.Sprintf("%s: applied by Kustomization %q, want %q", key, got.GetLabels()[kustomizeName], owner))
+		if p := f.wrongOwner(key, got); p != "" {
+			problems = append(problems, p)
 		}
 		uids[key] = string(got.GetUID())
 	}
@@ -242,16 +236,7 @@ func (e *env) testFleet(t *testing.T) {
 	// The bootstrap (docs/flux-wiring.md): the fleet's account and its
 	// RBAC by hand, then the root, which applies as that account too.
 	e.bootstrapFleet(t, f.all())
-	root := obj(kustomizeV1, "Kustomization", e.mode.fleetNamespace, fleetRoot, map[string]any{
-		"spec": map[string]any{
-			"interval":           "10m",
-			"sourceRef":          map[string]any{"kind": "GitRepository", "name": "fleet"},
-			"path":               "./fleet/_flux",
-			"prune":              true,
-			"deletionPolicy":     "Orphan",
-			"serviceAccountName": fleetAccount,
-		},
-	})
+	root := e.fleetRoot()
 	e.applyAll(t, e.admin, []*unstructured.Unstructured{root}, false)
 	for _, name := range f.kustomizations() {
 		ks := f.objs[harness.ObjectKey(obj(kustomizeV1, "Kustomization", e.mode.fleetNamespace, name, nil))]
@@ -397,4 +382,18 @@ func hasPart(f *fleetRepo) bool {
 		}
 	}
 	return false
+}
+
+// wrongOwner says what is wrong with the Kustomization that applied an
+// object of the fleet, or "": a unit's objects belong to its Kustomization,
+// a unit's Kustomization to its wiring group, a group to the root.
+func (f *fleetRepo) wrongOwner(key string, got *unstructured.Unstructured) string {
+	owner := f.unitOf[key]
+	if owner == "" {
+		owner = fleetRoot
+	}
+	if applied := got.GetLabels()[kustomizeName]; applied != owner {
+		return fmt.Sprintf("%s: applied by Kustomization %q, want %q", key, applied, owner)
+	}
+	return ""
 }

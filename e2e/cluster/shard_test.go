@@ -157,7 +157,7 @@ func (e *env) testShardOperator(t *testing.T) {
 	}
 	e.bootstrapFleet(t, all)
 	f.upload(t)
-	e.applyAll(t, e.admin, []*unstructured.Unstructured{fleetRootKustomization()}, false)
+	e.applyAll(t, e.admin, []*unstructured.Unstructured{e.fleetRoot()}, false)
 	quietly("shardLabel Admission (default), from the start")
 
 	// The label rendered: the fight.
@@ -212,8 +212,10 @@ func (e *env) fleetClient(t *testing.T) *harness.Client {
 		"system:serviceaccounts", "system:serviceaccounts:"+harness.FluxNamespace, "system:authenticated"))
 }
 
-func fleetRootKustomization() *unstructured.Unstructured {
-	return obj(kustomizeV1, "Kustomization", harness.FluxNamespace, fleetRoot, map[string]any{
+// fleetRoot is the root Kustomization of docs/flux-wiring.md's bootstrap,
+// in the mode's wiring namespace, over the fleet repo's wiring folder.
+func (e *env) fleetRoot() *unstructured.Unstructured {
+	return obj(kustomizeV1, "Kustomization", e.mode.fleetNamespace, fleetRoot, map[string]any{
 		"spec": map[string]any{
 			"interval":           "10m",
 			"sourceRef":          map[string]any{"kind": "GitRepository", "name": "fleet"},
