@@ -148,12 +148,12 @@ func NewPlan(cfg *api.Config, objs []render.Object) (*Plan, api.Problems) {
 	// Every unit waits for the platform unit, and the platform unit for
 	// the account's; without a platform unit, every unit waits for the
 	// account's.
-	var first, beforePlatform string
+	var accountDep, platformDep string
 	if byFolder[api.AccountUnitFolder] != nil {
-		first, beforePlatform = AccountUnitName, AccountUnitName
+		accountDep = AccountUnitName
 	}
 	if byFolder[api.PlatformUnitFolder] != nil {
-		first = PlatformUnitName
+		platformDep = PlatformUnitName
 	}
 	for _, folder := range folders {
 		u := byFolder[folder]
@@ -195,14 +195,15 @@ func NewPlan(cfg *api.Config, objs []render.Object) (*Plan, api.Problems) {
 				unit.Objects = append(unit.Objects, fo.Object)
 				unit.Files = append(unit.Files, fo.file)
 			}
+			dep := cmp.Or(platformDep, accountDep)
 			switch {
 			case u.account:
+				dep = ""
 			case u.platform:
-				if beforePlatform != "" {
-					unit.DependsOn = append(unit.DependsOn, beforePlatform)
-				}
-			case first != "":
-				unit.DependsOn = append(unit.DependsOn, first)
+				dep = accountDep
+			}
+			if dep != "" {
+				unit.DependsOn = append(unit.DependsOn, dep)
 			}
 			if i+1 < len(parts) {
 				// A part waits for the next one, so that an object moving to
