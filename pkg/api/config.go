@@ -49,6 +49,12 @@ type Config struct {
 	Cluster    ClusterConfig  `json:"cluster"`
 	Routing    RoutingConfig  `json:"routing"`
 	Releases   ReleasesConfig `json:"releases"`
+	// Platform is what the management cluster serves: the function never
+	// guesses it, and renders nothing the named platform does not serve.
+	Platform PlatformConfig `json:"platform"`
+	// Baseline is where the in-cluster baseline's chart comes from, in the
+	// output that has no fleet folder (no spec.fleet).
+	Baseline BaselineConfig `json:"baseline"`
 	// Fleet lays the fleet folder out in Flux units and wires them to Flux;
 	// nil when spec.fleet is absent.
 	Fleet *FleetConfig `json:"fleet"`
@@ -98,18 +104,21 @@ type EgressConfig struct {
 type ReleasesConfig struct {
 	// ShardLabel says who writes a release's sharding.fluxcd.io/key:
 	// tenants, the value Cozystack's ApplicationDefinitions give it.
-	// Admission (the default): not the render, so that kustomize-controller
-	// owns no value flux-shard-operator rewrites; the
+	// Admission (the default where the platform serves
+	// MutatingAdmissionPolicy, Kubernetes 1.36): not the render, so that
+	// kustomize-controller owns no value flux-shard-operator rewrites; the
 	// computeplane-release-shard MutatingAdmissionPolicy sets it on a
-	// release that has none. Rendered: the render, for a management cluster
-	// without flux-shard-operator or without MutatingAdmissionPolicy
-	// (docs/flux-wiring.md).
+	// release that has none. Omitted (the default below 1.36): nobody, so
+	// the releases stay on the main helm-controller and nothing fights
+	// over the label. Rendered: the render, for a management cluster
+	// without flux-shard-operator (docs/flux-wiring.md).
 	ShardLabel string `json:"shardLabel"`
 }
 
 // The values of spec.releases.shardLabel.
 const (
 	ShardLabelAdmission = "Admission"
+	ShardLabelOmitted   = "Omitted"
 	ShardLabelRendered  = "Rendered"
 )
 
@@ -176,12 +185,19 @@ func (c *Config) Default() {
 	if c.Cluster.Values == nil {
 		c.Cluster.Values = DefaultClusterValues()
 	}
+	if c.Platform.KubernetesVersion == "" {
+		c.Platform.KubernetesVersion = DefaultKubernetesVersion
+	}
 	if c.Releases.ShardLabel == "" {
-		c.Releases.ShardLabel = ShardLabelAdmission
+		c.Releases.ShardLabel = ShardLabelOmitted
+		if c.Platform.Serves(FeatureMutatingAdmissionPolicy) {
+			c.Releases.ShardLabel = ShardLabelAdmission
+		}
 	}
 	if c.Fleet != nil {
 		c.Fleet.Default()
 	}
+	c.Baseline.Default(c)
 	if c.Routing.Namespaces == "" {
 		c.Routing.Namespaces = NamespacesShared
 	}
@@ -244,11 +260,18 @@ func (c *Config) Validate() Problems {
 	default:
 		d.fail("spec.cluster.podSecurity", "must be restricted, baseline or privileged, not %q", c.Cluster.PodSecurity)
 	}
+	platformKnown := c.Platform.validate(d)
 	switch c.Releases.ShardLabel {
-	case ShardLabelAdmission, ShardLabelRendered:
+	case ShardLabelAdmission:
+		if platformKnown && !c.Platform.Serves(FeatureMutatingAdmissionPolicy) {
+			d.fail("spec.releases.shardLabel", "Admission needs %s, which Kubernetes serves from %s on; spec.platform.kubernetesVersion says the management cluster runs %s. Use Omitted (the default there: the releases stay on the main helm-controller) or Rendered, or name the cluster's version",
+				FeatureMutatingAdmissionPolicy.What, FeatureMutatingAdmissionPolicy.Since, c.Platform.KubernetesVersion)
+		}
+	case ShardLabelOmitted, ShardLabelRendered:
 	default:
-		d.fail("spec.releases.shardLabel", "must be %s or %s, not %q", ShardLabelAdmission, ShardLabelRendered, c.Releases.ShardLabel)
+		d.fail("spec.releases.shardLabel", "must be %s, %s or %s, not %q", ShardLabelAdmission, ShardLabelOmitted, ShardLabelRendered, c.Releases.ShardLabel)
 	}
+	c.Baseline.validate(d, c.written)
 	if c.Fleet != nil {
 		c.Fleet.validate(d, c.written)
 	}

@@ -42,30 +42,21 @@ const (
 // The Pod Security labels a namespace is held to its level by.
 var podSecurityModes = []string{"enforce", "audit", "warn"}
 
-// RenderBaseline builds the in-cluster baseline of a tenant with a
-// ComputePlane: the Flux Kustomization computeplane-baseline, in the tenant
-// namespace of the management cluster, that applies the objects it carries
-// (Object.InCluster) into the ComputePlane through the cluster's admin
-// kubeconfig. The objects are, for the tenant namespace and every
-// namespace its routed apps install into (fleet.AppNamespace): the
-// Namespace with Pod Security labels at the cluster's level, the apps'
-// ServiceAccounts (in the tenant namespace, where helm-controller looks
-// for them), a RoleBinding of each to the admin ClusterRole in its app's
-// namespace, the NetworkPolicy computeplane-deny-other-namespaces, the
-// ResourceQuota and LimitRange that spec.routing asks for, and per grant
-// a ClusterRoleBinding (and the ClusterRole when the grant gives rules).
-//
-// The Kustomization reads its objects from the fleet folder
-// (<namespace>/_baseline, which no unit lists), so it needs spec.fleet;
-// without it no baseline is rendered (Warnings says so). It sets no
-// spec.serviceAccountName: with a kubeConfig, kustomize-controller would
-// impersonate that account inside the ComputePlane, where no account
-// exists before the baseline makes one, so it applies with the kubeconfig's
-// own rights (the cluster's super-admin), which creating namespaces and
-// binding the admin role takes anyway. On the management cluster it is
-// applied by the tenant's unit, as the fleet.
-func RenderBaseline(f *fleet.Fleet, t *fleet.Tenant) (Object, error) {
-	fc := f.Config.Fleet
+// BaselineObjects builds the in-cluster baseline of a tenant with a
+// ComputePlane: the objects that Flux applies inside the ComputePlane
+// through the cluster's admin kubeconfig before any routed app installs.
+// They are, for the tenant namespace and every namespace its routed apps
+// install into (fleet.AppNamespace): the Namespace with Pod Security
+// labels at the cluster's level, the apps' ServiceAccounts (in the tenant
+// namespace, where helm-controller looks for them), a RoleBinding of each
+// to the admin ClusterRole in its app's namespace, the NetworkPolicy
+// computeplane-deny-other-namespaces, the ResourceQuota and LimitRange
+// that spec.routing asks for, and per grant a ClusterRoleBinding (and the
+// ClusterRole when the grant gives rules); sorted by namespace, kind and
+// name. Each mode delivers the same objects: the fleet folder as files
+// (RenderBaseline), the stream as a release's values
+// (RenderBaselineRelease).
+func BaselineObjects(f *fleet.Fleet, t *fleet.Tenant) ([]Object, error) {
 	level := f.Config.Cluster.PodSecurity
 	if f.Config.Delivery == api.Platform {
 		// The module's cluster enforces no level by default; the routed
@@ -121,7 +112,7 @@ func RenderBaseline(f *fleet.Fleet, t *fleet.Tenant) (Object, error) {
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
 			ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: managedLabels(labels)},
 		}, "v1", "Namespace", "", ns); err != nil {
-			return Object{}, err
+			return nil, err
 		}
 		if err := add(&networkingv1.NetworkPolicy{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
@@ -135,7 +126,7 @@ func RenderBaseline(f *fleet.Fleet, t *fleet.Tenant) (Object, error) {
 				}}},
 			},
 		}, "networking.k8s.io/v1", "NetworkPolicy", ns, IsolationPolicyName); err != nil {
-			return Object{}, err
+			return nil, err
 		}
 		if q := f.Config.Routing.ResourceQuota; q != nil && (ns != t.Namespace || !f.Config.Routing.PerApp()) {
 			if err := add(&corev1.ResourceQuota{
@@ -143,7 +134,7 @@ func RenderBaseline(f *fleet.Fleet, t *fleet.Tenant) (Object, error) {
 				ObjectMeta: inClusterMeta(QuotaName, ns),
 				Spec:       q.Spec(),
 			}, "v1", "ResourceQuota", ns, QuotaName); err != nil {
-				return Object{}, err
+				return nil, err
 			}
 		}
 		if l := f.Config.Routing.LimitRange; l != nil && (ns != t.Namespace || !f.Config.Routing.PerApp()) {
@@ -152,7 +143,7 @@ func RenderBaseline(f *fleet.Fleet, t *fleet.Tenant) (Object, error) {
 				ObjectMeta: inClusterMeta(QuotaName, ns),
 				Spec:       l.Spec(),
 			}, "v1", "LimitRange", ns, QuotaName); err != nil {
-				return Object{}, err
+				return nil, err
 			}
 		}
 		for _, account := range p.accounts {
@@ -163,7 +154,7 @@ func RenderBaseline(f *fleet.Fleet, t *fleet.Tenant) (Object, error) {
 				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: fleet.NamespaceAdminRole},
 				Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: account, Namespace: t.Namespace}},
 			}, "rbac.authorization.k8s.io/v1", "RoleBinding", ns, account); err != nil {
-				return Object{}, err
+				return nil, err
 			}
 		}
 	}
@@ -174,7 +165,7 @@ func RenderBaseline(f *fleet.Fleet, t *fleet.Tenant) (Object, error) {
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
 			ObjectMeta: inClusterMeta(account, t.Namespace),
 		}, "v1", "ServiceAccount", t.Namespace, account); err != nil {
-			return Object{}, err
+			return nil, err
 		}
 		g, ok := grants[account]
 		if !ok {
@@ -186,7 +177,7 @@ func RenderBaseline(f *fleet.Fleet, t *fleet.Tenant) (Object, error) {
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: g.ClusterRole},
 			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: account, Namespace: t.Namespace}},
 		}, "rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "", account); err != nil {
-			return Object{}, err
+			return nil, err
 		}
 	}
 	defined := map[string]bool{}
@@ -201,13 +192,33 @@ func RenderBaseline(f *fleet.Fleet, t *fleet.Tenant) (Object, error) {
 			ObjectMeta: inClusterMeta(g.ClusterRole, ""),
 			Rules:      g.Rules,
 		}, "rbac.authorization.k8s.io/v1", "ClusterRole", "", g.ClusterRole); err != nil {
-			return Object{}, err
+			return nil, err
 		}
 	}
 	slices.SortFunc(objs, func(a, b Object) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Name, b.Name))
 	})
+	return objs, nil
+}
 
+// RenderBaseline builds the fleet folder's delivery of a tenant's
+// in-cluster baseline (BaselineObjects): the Flux Kustomization
+// computeplane-baseline, in the tenant namespace of the management
+// cluster, that applies the objects it carries (Object.InCluster) into the
+// ComputePlane through the cluster's admin kubeconfig. It reads them from
+// the fleet folder (<namespace>/_baseline, which no unit lists). It sets
+// no spec.serviceAccountName: with a kubeConfig, kustomize-controller would
+// impersonate that account inside the ComputePlane, where no account
+// exists before the baseline makes one, so it applies with the
+// kubeconfig's own rights (the cluster's super-admin), which creating
+// namespaces and binding the admin role takes anyway. On the management
+// cluster it is applied by the tenant's unit, as the fleet.
+func RenderBaseline(f *fleet.Fleet, t *fleet.Tenant) (Object, error) {
+	fc := f.Config.Fleet
+	objs, err := BaselineObjects(f, t)
+	if err != nil {
+		return Object{}, err
+	}
 	release := f.ClusterRelease()
 	ks := kustomizev1.Kustomization{
 		TypeMeta: metav1.TypeMeta{APIVersion: kustomizev1.GroupVersion.String(), Kind: kustomizev1.KustomizationKind},

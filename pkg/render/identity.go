@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
 	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
@@ -43,20 +44,37 @@ var allVerbs = []string{"get", "list", "watch", "create", "update", "patch", "de
 // (delete) them, and lists them for its health checks. escalate on roles
 // and clusterroles lets it write the installers' rules, which it does not
 // hold itself (an RBAC create cannot be limited by name, so escalate is
-// not); bind is limited to the installers' roles (bindRoles).
-func fleetRules(bindClusterRoles, bindRoles []string) []rbacv1.PolicyRule {
-	return []rbacv1.PolicyRule{
+// not); bind is limited to the installers' roles (bindRoles), and there is
+// no bind on roles at all without an installer (a rule without
+// resourceNames would be every role). The admission kinds are those the
+// function renders where the platform serves them: MutatingAdmissionPolicy
+// from 1.36 on, under every value of spec.releases.shardLabel, since a
+// switch away from Admission prunes the policy in the reconcile that
+// changes this role.
+func fleetRules(c *api.Config, bindClusterRoles, bindRoles []string) []rbacv1.PolicyRule {
+	admission := []string{"validatingadmissionpolicies", "validatingadmissionpolicybindings"}
+	if c.Platform.Serves(api.FeatureMutatingAdmissionPolicy) {
+		admission = append(admission, "mutatingadmissionpolicies", "mutatingadmissionpolicybindings")
+	}
+	rules := []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"configmaps", "serviceaccounts"}, Verbs: allVerbs},
 		{APIGroups: []string{"helm.toolkit.fluxcd.io"}, Resources: []string{"helmreleases"}, Verbs: allVerbs},
 		{APIGroups: []string{"kustomize.toolkit.fluxcd.io"}, Resources: []string{"kustomizations"}, Verbs: allVerbs},
 		{APIGroups: []string{"source.extensions.fluxcd.io"}, Resources: []string{"artifactgenerators"}, Verbs: allVerbs},
 		{APIGroups: []string{"cilium.io"}, Resources: []string{"ciliumnetworkpolicies"}, Verbs: allVerbs},
-		{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{"validatingadmissionpolicies", "validatingadmissionpolicybindings", "mutatingadmissionpolicies", "mutatingadmissionpolicybindings"}, Verbs: allVerbs},
+		{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: admission, Verbs: allVerbs},
 		{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles", "roles"}, Verbs: append(slices.Clone(allVerbs), "escalate")},
 		{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterrolebindings", "rolebindings"}, Verbs: allVerbs},
 		{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles"}, Verbs: []string{"bind"}, ResourceNames: bindClusterRoles},
-		{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"roles"}, Verbs: []string{"bind"}, ResourceNames: bindRoles},
 	}
+	if c.Fleet == nil {
+		// The stream's baseline chart source (RenderBaselineSource).
+		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{"source.toolkit.fluxcd.io"}, Resources: []string{"ocirepositories"}, Verbs: allVerbs})
+	}
+	if len(bindRoles) > 0 {
+		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"roles"}, Verbs: []string{"bind"}, ResourceNames: bindRoles})
+	}
+	return rules
 }
 
 // RenderFleetAccount builds the fleet's own account: the ServiceAccount
@@ -80,10 +98,7 @@ func RenderFleetAccount(f *fleet.Fleet, installerNamespaces []string) ([]Object,
 	role := rbacv1.ClusterRole{
 		TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRole"},
 		ObjectMeta: metav1.ObjectMeta{Name: FleetAccountRole, Labels: managedLabels(nil)},
-		Rules:      append(fleetRules(bindClusterRoles, bindRoles), shardLabelPolicyRules()...),
-	}
-	if len(bindRoles) == 0 {
-		role.Rules = role.Rules[:len(role.Rules)-1] // no resourceNames would mean every role
+		Rules:      fleetRules(f.Config, bindClusterRoles, bindRoles),
 	}
 	binding := rbacv1.ClusterRoleBinding{
 		TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRoleBinding"},

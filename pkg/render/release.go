@@ -146,6 +146,12 @@ func releaseSpec(f *fleet.Fleet, def *api.Definition, routed, values bool) helmv
 		// fixed interval (--requeue-dependency), whereas an install that
 		// fails on the missing kubeconfig Secret backs off exponentially.
 		spec.DependsOn = []helmv2.DependencyReference{{Name: cluster}, {Name: fleet.ReadyAddonRelease(cluster)}}
+		if f.Config.Fleet == nil {
+			// The stream's baseline is a release (RenderBaselineRelease);
+			// the fleet folder's is a Kustomization, which the routed
+			// releases' unit waits for instead.
+			spec.DependsOn = append(spec.DependsOn, helmv2.DependencyReference{Name: wire.BaselineRelease})
+		}
 	}
 	if values {
 		spec.Values = &apiextensionsv1.JSON{Raw: []byte("{}")}

@@ -38,10 +38,8 @@ func Outputs(f *fleet.Fleet) ([]Object, api.Problems) {
 			o, err := RenderEgress(f, t)
 			if err == nil {
 				objs = append(objs, o)
-				if f.Config.Fleet != nil {
-					o, err = RenderBaseline(f, t)
-					objs = append(objs, o)
-				}
+				o, err = renderBaseline(f, t)
+				objs = append(objs, o)
 			}
 			for i := range objs {
 				if err == nil {
@@ -129,6 +127,13 @@ func Outputs(f *fleet.Fleet) ([]Object, api.Problems) {
 			out = append(out, guard...)
 		}
 	}
+	if f.Config.Fleet == nil && hasComputePlane(f) {
+		if source, err := RenderBaselineSource(f); err != nil {
+			fail(err)
+		} else {
+			out = append(out, source...)
+		}
+	}
 	if policy, err := RenderShardLabelPolicy(f); err != nil {
 		fail(err)
 	} else {
@@ -159,8 +164,8 @@ func internalProblem(err error) api.Problem {
 // delivery: Direct: the cluster HelmRelease, its installer (RenderInstaller)
 // and the hardening around it, the
 // Pod Security ConfigMap its API server loads (not under podSecurity:
-// privileged), the egress policy of its VMs and, with spec.fleet, the
-// in-cluster baseline (RenderBaseline).
+// privileged), the egress policy of its VMs and the in-cluster baseline
+// (renderBaseline).
 func RenderComputePlane(f *fleet.Fleet, plan *ClusterPlan, t *fleet.Tenant) ([]Object, api.Problems) {
 	cluster, problems := RenderClusterRelease(f, plan, t)
 	if len(problems) > 0 {
@@ -184,14 +189,32 @@ func RenderComputePlane(f *fleet.Fleet, plan *ClusterPlan, t *fleet.Tenant) ([]O
 		return nil, api.Problems{problemOf(t, err)}
 	}
 	out = append(out, egress)
-	if f.Config.Fleet != nil {
-		baseline, err := RenderBaseline(f, t)
-		if err != nil {
-			return nil, api.Problems{problemOf(t, err)}
-		}
-		out = append(out, baseline)
+	baseline, err := renderBaseline(f, t)
+	if err != nil {
+		return nil, api.Problems{problemOf(t, err)}
 	}
+	out = append(out, baseline)
 	return out, nil
+}
+
+// renderBaseline builds a tenant's in-cluster baseline as its mode
+// delivers it: a Kustomization of the fleet folder's files with spec.fleet,
+// a release of the baseline chart in the stream without it.
+func renderBaseline(f *fleet.Fleet, t *fleet.Tenant) (Object, error) {
+	if f.Config.Fleet != nil {
+		return RenderBaseline(f, t)
+	}
+	return RenderBaselineRelease(f, t)
+}
+
+// hasComputePlane reports whether any tenant of the fleet has one.
+func hasComputePlane(f *fleet.Fleet) bool {
+	for _, t := range f.Tenants {
+		if t.ComputePlane {
+			return true
+		}
+	}
+	return false
 }
 
 // Limits of what inputs make the output copy many times: every ComputePlane

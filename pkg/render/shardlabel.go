@@ -2,7 +2,6 @@ package render
 
 import (
 	admissionv1 "k8s.io/api/admissionregistration/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
@@ -13,23 +12,13 @@ import (
 // shardLabelRendered reports whether a release carries the shard label in
 // the render: only under spec.releases.shardLabel: Rendered. Otherwise the
 // label that Cozystack's definitions give every tenant release (tenants) is
-// left to the admission policy, so that it belongs to no field manager:
-// kustomize-controller then never reverts the shard flux-shard-operator
-// writes there (docs/flux-wiring.md, "helm-controller shards").
+// left to the admission policy (Admission), so that it belongs to no field
+// manager: kustomize-controller then never reverts the shard
+// flux-shard-operator writes there; or to nobody (Omitted, where the
+// platform serves no MutatingAdmissionPolicy), so that the release stays on
+// the main helm-controller (docs/flux-wiring.md, "helm-controller shards").
 func shardLabelRendered(f *fleet.Fleet, value string) bool {
 	return value != wire.ShardingTenants || f.Config.Releases.ShardLabel == api.ShardLabelRendered
-}
-
-// shardLabelPolicyRules are what the fleet's account needs to apply
-// RenderShardLabelPolicy's objects, and to prune them: under either value
-// of spec.releases.shardLabel, since a switch to Rendered changes the
-// fleet's ClusterRole and prunes the policy in one reconcile.
-func shardLabelPolicyRules() []rbacv1.PolicyRule {
-	return []rbacv1.PolicyRule{{
-		APIGroups: []string{"admissionregistration.k8s.io"},
-		Resources: []string{"mutatingadmissionpolicies", "mutatingadmissionpolicybindings"},
-		Verbs:     allVerbs,
-	}}
 }
 
 // RenderShardLabelPolicy builds the MutatingAdmissionPolicy that sets
@@ -40,9 +29,10 @@ func shardLabelPolicyRules() []rbacv1.PolicyRule {
 // kustomize-controller, which applies the release without the label, leaves
 // it alone; flux-shard-operator's webhook (which runs after the policies,
 // on create) and its placement controller then write the tenant's shard
-// there, and that stays.
+// there, and that stays. Config.Validate refuses Admission where the
+// platform does not serve the policy's kind.
 func RenderShardLabelPolicy(f *fleet.Fleet) ([]Object, error) {
-	if f.Config.Releases.ShardLabel == api.ShardLabelRendered {
+	if f.Config.Releases.ShardLabel != api.ShardLabelAdmission {
 		return nil, nil
 	}
 	fail := admissionv1.Fail

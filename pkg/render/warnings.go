@@ -6,7 +6,6 @@ import (
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
-	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
 
 // Warnings returns what a person should know about a checked fleet without
@@ -16,11 +15,8 @@ import (
 // offers no way to load an admission configuration into the cluster's API
 // server; and, with the guard on, that the guard admits the cluster's
 // credentials from the platform's helm-controller, which installs the
-// module's cluster as it installs every other chart. In both deliveries,
-// without spec.fleet, one per tenant whose routed apps would wait for an
-// in-cluster baseline that only the fleet folder carries. Each names the
-// tenant's Tenant object; none changes the output or
-// the exit status. The KRM function reports them as results of severity
+// module's cluster as it installs every other chart. Each names the
+// tenant's Tenant object; none changes the output or the exit status. The KRM function reports them as results of severity
 // warning, the standalone CLI on stderr, and the pull-request summary in
 // its text.
 func Warnings(f *fleet.Fleet) api.Problems {
@@ -49,21 +45,6 @@ func Warnings(f *fleet.Fleet) api.Problems {
 					strings.Join(fleet.ClusterCredentials(f.ClusterRelease()), ", "), fleet.InstallerAccount)})
 			}
 		}
-		if f.Config.Fleet == nil && routesApps(t) {
-			warn(api.Problem{Message: fmt.Sprintf(
-				"the routed apps of tenant %s (%s) install inside its ComputePlane as their own accounts (spec.serviceAccountName), which the in-cluster baseline creates; the baseline is the Kustomization %s, read from the fleet folder, and only spec.fleet renders it: without it those releases fail with Forbidden until the accounts, their namespaces and RoleBindings exist in the cluster. Set spec.fleet and write the folder with --output-dir (docs/incluster.md)",
-				t.Name, t.Namespace, wire.BaselineKustomization)})
-		}
 	}
 	return out
-}
-
-// routesApps reports whether a tenant has an app placed on its ComputePlane.
-func routesApps(t *fleet.Tenant) bool {
-	for _, app := range t.Apps {
-		if app.Placement == api.PlacementComputePlane {
-			return true
-		}
-	}
-	return false
 }

@@ -86,10 +86,13 @@ const (
 )
 
 // The in-cluster baseline of a tenant's ComputePlane (docs/incluster.md):
-// the Flux Kustomization in the tenant namespace that applies it, and the
-// folder of its objects inside the namespace's folder of the fleet folder
-// (<namespace>/_baseline), which the posture review reads back.
+// in the fleet folder, the Flux Kustomization in the tenant namespace that
+// applies it and the folder of its objects inside the namespace's folder
+// (<namespace>/_baseline), which the posture review reads back; in the
+// stream, the HelmRelease of the project's baseline chart in the tenant
+// namespace, and the OCIRepository of that chart (one per fleet).
 const (
 	BaselineKustomization = "computeplane-baseline"
 	BaselineFolder        = "_baseline"
+	BaselineRelease       = "computeplane-baseline"
 )

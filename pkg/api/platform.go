@@ -1,0 +1,166 @@
+package api
+
+import (
+	"strconv"
+	"strings"
+)
+
+// The Kubernetes minors of the management cluster the function supports
+// (SPEC section 6): the line Cozystack supports is the oldest and the
+// default, so that a config that names nothing renders what applies there.
+const (
+	DefaultKubernetesVersion = "1.33"
+	oldestKubernetesMinor    = 33
+	newestKubernetesMinor    = 36
+)
+
+// PlatformConfig is spec.platform: what the management cluster serves, as
+// the operator names it. The function never asks a cluster; it renders an
+// object, a field or a CEL function only where the named version serves it
+// (see [Feature]).
+type PlatformConfig struct {
+	// KubernetesVersion is the management cluster's Kubernetes minor,
+	// "1.33" to "1.36" (default "1.33").
+	KubernetesVersion string `json:"kubernetesVersion"`
+
+	minor int // of KubernetesVersion, once validated; 0 before
+}
+
+// Feature is something in the render that not every supported platform
+// serves: what it is, in the words of an error message, and the Kubernetes
+// minor that serves it by default.
+type Feature struct {
+	What  string
+	Since string
+	minor int
+}
+
+// The features that need more than the oldest supported platform.
+var (
+	// FeatureMutatingAdmissionPolicy: admissionregistration.k8s.io/v1
+	// MutatingAdmissionPolicy, GA and on by default from 1.36 (beta and
+	// off by default in 1.34 and 1.35, alpha in 1.33). The shard-label
+	// policy needs it (spec.releases.shardLabel: Admission).
+	FeatureMutatingAdmissionPolicy = Feature{What: "admissionregistration.k8s.io/v1 MutatingAdmissionPolicy", Since: "1.36", minor: 36}
+)
+
+// Serves reports whether the named platform serves f. Before the config is
+// validated (or when its version is not one the function knows) it serves
+// only what the oldest supported platform does.
+func (p PlatformConfig) Serves(f Feature) bool {
+	minor := p.minor
+	if minor == 0 {
+		minor, _ = kubernetesMinor(p.KubernetesVersion)
+	}
+	return minor >= f.minor
+}
+
+// validate checks spec.platform and reports whether the version is known.
+func (p *PlatformConfig) validate(d *decoder) bool {
+	minor, ok := kubernetesMinor(p.KubernetesVersion)
+	if !ok {
+		d.fail("spec.platform.kubernetesVersion", "must be the management cluster's Kubernetes minor, one of %s, not %q (quote it: 1.30 unquoted is the number 1.3)",
+			supportedKubernetesVersions(), p.KubernetesVersion)
+		return false
+	}
+	p.minor = minor
+	return true
+}
+
+// kubernetesMinor reads "1.<minor>" (a leading "v" and a patch are
+// allowed: "v1.33.5") and reports whether it is a supported minor.
+func kubernetesMinor(v string) (int, bool) {
+	v = strings.TrimPrefix(v, "v")
+	rest, ok := strings.CutPrefix(v, "1.")
+	if !ok {
+		return 0, false
+	}
+	minorText, patch, hasPatch := strings.Cut(rest, ".")
+	if hasPatch {
+		if _, err := strconv.ParseUint(patch, 10, 16); err != nil {
+			return 0, false
+		}
+	}
+	minor, err := strconv.Atoi(minorText)
+	if err != nil || minorText != strconv.Itoa(minor) || minor < oldestKubernetesMinor || minor > newestKubernetesMinor {
+		return 0, false
+	}
+	return minor, true
+}
+
+// supportedKubernetesVersions lists the supported minors for messages.
+func supportedKubernetesVersions() string {
+	var out []string
+	for m := oldestKubernetesMinor; m <= newestKubernetesMinor; m++ {
+		out = append(out, strconv.Quote("1."+strconv.Itoa(m)))
+	}
+	return strings.Join(out, ", ")
+}
+
+// BaselineChartVersion is the version of the computeplane-baseline chart
+// (charts/computeplane-baseline) that this function renders releases of;
+// it changes with the chart's values contract.
+const BaselineChartVersion = "0.1.0"
+
+// DefaultBaselineChartURL is where the project publishes the chart, beside
+// its image (docs/release.md).
+const DefaultBaselineChartURL = "oci://ghcr.io/computeplane-dev/charts/computeplane-baseline"
+
+// BaselineConfig is spec.baseline: where the chart of the in-cluster
+// baseline comes from when the output is a stream (no spec.fleet). The
+// fleet folder carries the baseline as files instead, so it is refused
+// together with spec.fleet.
+type BaselineConfig struct {
+	// URL is the chart's OCI repository (an oci:// address).
+	URL string `json:"url"`
+	// Tag is the chart's version in it (default BaselineChartVersion).
+	Tag string `json:"tag"`
+	// Namespace holds the OCIRepository that every tenant's baseline
+	// release reads the chart from (default: the fleet's namespace, where
+	// its account lives).
+	Namespace string `json:"namespace"`
+}
+
+// Default fills in the chart's address, version and namespace.
+func (b *BaselineConfig) Default(c *Config) {
+	if b.URL == "" {
+		b.URL = DefaultBaselineChartURL
+	}
+	if b.Tag == "" {
+		b.Tag = BaselineChartVersion
+	}
+	if b.Namespace == "" {
+		b.Namespace, _ = c.FleetAccount()
+	}
+}
+
+func (b *BaselineConfig) validate(d *decoder, written map[string]bool) {
+	if _, set := written["baseline"]; set && written["fleet"] {
+		d.fail("spec.baseline", "is only used without spec.fleet: the fleet folder carries each tenant's baseline as files (<namespace>/_baseline), applied by a Kustomization; remove spec.baseline")
+	}
+	if rest, ok := strings.CutPrefix(b.URL, "oci://"); !ok || rest == "" || strings.ContainsAny(rest, " \t\n") {
+		d.fail("spec.baseline.url", "must be an oci:// address of the computeplane-baseline chart, not %q", b.URL)
+	}
+	if !validOCITag(b.Tag) {
+		d.fail("spec.baseline.tag", "%q is not an OCI tag (letters, digits, '_', '.', '-', at most 128, not starting with '.' or '-')", b.Tag)
+	}
+	if !ValidDNSLabel(b.Namespace) {
+		d.fail("spec.baseline.namespace", "%q is not a valid namespace name", b.Namespace)
+	}
+}
+
+// validOCITag reports whether s is a tag of the OCI distribution spec:
+// [a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}.
+func validOCITag(s string) bool {
+	if s == "" || len(s) > 128 || s[0] == '.' || s[0] == '-' {
+		return false
+	}
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '.', r == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
