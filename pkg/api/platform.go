@@ -137,6 +137,10 @@ func (b *BaselineConfig) Default(c *Config) {
 func (b *BaselineConfig) validate(d *decoder, written map[string]bool) {
 	if _, set := written["baseline"]; set && written["fleet"] {
 		d.fail("spec.baseline", "is only used without spec.fleet: the fleet folder carries each tenant's baseline as files (<namespace>/_baseline), applied by a Kustomization; remove spec.baseline")
+		return
+	}
+	if written["fleet"] {
+		return // not used
 	}
 	if rest, ok := strings.CutPrefix(b.URL, "oci://"); !ok || rest == "" || strings.ContainsAny(rest, " \t\n") {
 		d.fail("spec.baseline.url", "must be an oci:// address of the computeplane-baseline chart, not %q", b.URL)

@@ -1,11 +1,13 @@
 package render_test
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
@@ -202,15 +204,18 @@ func TestBaselinePerApp(t *testing.T) {
 	}
 }
 
-// TestBaselineNeedsFleet: without spec.fleet no baseline is rendered and
-// each tenant with routed apps is warned about.
-func TestBaselineNeedsFleet(t *testing.T) {
+// TestBaselineInStream: without spec.fleet the stream delivers the
+// baseline as a release of the baseline chart, whose values are the same
+// objects the fleet folder applies, read from one OCIRepository; routed
+// releases wait for it, and nobody is warned.
+func TestBaselineInStream(t *testing.T) {
 	objs, err := input.Decode([]byte(definitions+"---\n"+strings.ReplaceAll(baselineApps, "LONG", "x")), "inputs.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := &api.Config{Delivery: api.Direct, Cluster: api.ClusterConfig{Values: api.DefaultClusterValues(), PodSecurity: api.PodSecurityRestricted}}
 	cfg.Routing.Namespaces = api.NamespacesShared
+	cfg.Default()
 	run, problems := pipeline.Run(pipeline.Options{Config: cfg, Items: objs})
 	if len(problems) > 0 {
 		t.Fatal(problems)
@@ -218,8 +223,40 @@ func TestBaselineNeedsFleet(t *testing.T) {
 	if slices.ContainsFunc(run.Objects, func(o render.Object) bool { return o.Kind == "Kustomization" }) {
 		t.Error("a baseline Kustomization without spec.fleet")
 	}
-	if len(run.Warnings) != 1 || !strings.Contains(run.Warnings[0].Message, wire.BaselineKustomization) || run.Warnings[0].Object.Name != "acme" {
-		t.Errorf("warnings %v, want one naming Tenant acme and %s", run.Warnings, wire.BaselineKustomization)
+	if len(run.Warnings) != 0 {
+		t.Errorf("warnings %v, want none", run.Warnings)
+	}
+	src := valueOf(t, findObject(t, run.Objects, "OCIRepository", api.DefaultWiringNamespace, wire.BaselineRelease))["spec"].(map[string]any)
+	if src["url"] != api.DefaultBaselineChartURL || src["ref"].(map[string]any)["tag"] != api.BaselineChartVersion ||
+		src["layerSelector"].(map[string]any)["mediaType"] != render.BaselineChartLayer {
+		t.Errorf("chart source %v", src)
+	}
+	hr := valueOf(t, findObject(t, run.Objects, "HelmRelease", "tenant-acme", wire.BaselineRelease))["spec"].(map[string]any)
+	if hr["kubeConfig"].(map[string]any)["secretRef"].(map[string]any)["name"] != "computeplane-admin-kubeconfig" || hr["serviceAccountName"] != nil {
+		t.Errorf("baseline release: kubeConfig %v, serviceAccountName %v", hr["kubeConfig"], hr["serviceAccountName"])
+	}
+	ref := hr["chartRef"].(map[string]any)
+	if ref["kind"] != "OCIRepository" || ref["name"] != wire.BaselineRelease || ref["namespace"] != api.DefaultWiringNamespace {
+		t.Errorf("chartRef %v", ref)
+	}
+	// The values are the folder's objects, one for one.
+	fleetObjs, ferr := render.BaselineObjects(run.Fleet, run.Fleet.Tenants["tenant-acme"])
+	if ferr != nil {
+		t.Fatal(ferr)
+	}
+	var got []string
+	for _, o := range hr["values"].(map[string]any)["objects"].([]any) {
+		m := o.(map[string]any)["metadata"].(map[string]any)
+		ns, _ := m["namespace"].(string)
+		got = append(got, o.(map[string]any)["kind"].(string)+" "+ns+"/"+m["name"].(string))
+	}
+	if d := cmp.Diff(inClusterNames(fleetObjs), got); d != "" {
+		t.Errorf("values.objects (-want +got):\n%s", d)
+	}
+	app := valueOf(t, findObject(t, run.Objects, "HelmRelease", "tenant-acme", "nb-lab"))["spec"].(map[string]any)
+	deps := app["dependsOn"].([]any)
+	if deps[len(deps)-1].(map[string]any)["name"] != wire.BaselineRelease {
+		t.Errorf("routed release dependsOn %v, want %s last", deps, wire.BaselineRelease)
 	}
 }
 
@@ -272,5 +309,24 @@ func TestRoutingConfigProblems(t *testing.T) {
 		if len(problems) != 1 || problems[0].Field != "spec.routing.grants[0].definition" || !strings.Contains(problems[0].Message, tc.want) {
 			t.Errorf("grant %s: %v, want one problem at spec.routing.grants[0].definition saying %q", tc.grant, problems, tc.want)
 		}
+	}
+}
+
+// TestBaselineChartVersion: the chart the project ships is the version the
+// function renders releases of by default.
+func TestBaselineChartVersion(t *testing.T) {
+	data, err := os.ReadFile("../../charts/computeplane-baseline/Chart.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var chart struct {
+		Name    string `json:"name"`
+		Version string `json:"version"`
+	}
+	if err := sigsyaml.Unmarshal(data, &chart); err != nil {
+		t.Fatal(err)
+	}
+	if chart.Name != wire.BaselineRelease || chart.Version != api.BaselineChartVersion {
+		t.Errorf("charts/computeplane-baseline is %s %s, want %s %s", chart.Name, chart.Version, wire.BaselineRelease, api.BaselineChartVersion)
 	}
 }

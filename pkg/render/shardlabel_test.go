@@ -38,19 +38,25 @@ func shardLabels(t *testing.T, out []render.Object) map[string]string {
 	return got
 }
 
-// TestShardLabelAdmission: by default no release carries the shard label,
-// and the policy that gives it (and the fleet's right to apply it) is
-// rendered; under Rendered the cluster release carries tenants (the apps
-// what their definitions say: none here) and no policy is rendered. The
-// fleet may apply and prune the policy under both.
+// TestShardLabelAdmission: by default no release carries the shard label;
+// on Kubernetes 1.36 the policy that gives it (and the fleet's right to
+// apply it) is rendered, below it (the default 1.33) neither; under
+// Rendered the cluster release carries tenants (the apps what their
+// definitions say: none here) and no policy is rendered. The fleet may
+// apply and prune the policy under every value on 1.36.
 func TestShardLabelAdmission(t *testing.T) {
 	for _, c := range []struct {
 		spec, label string
 		policy      bool
+		spec136     bool // the platform serves MutatingAdmissionPolicy
 	}{
-		{"{}", "-", true},
-		{"{releases: {shardLabel: Admission}}", "-", true},
-		{"{releases: {shardLabel: Rendered}}", wire.ShardingTenants, false},
+		{"{}", "-", false, false},
+		{"{releases: {shardLabel: Omitted}}", "-", false, false},
+		{"{releases: {shardLabel: Rendered}}", wire.ShardingTenants, false, false},
+		{`{platform: {kubernetesVersion: "1.36"}}`, "-", true, true},
+		{`{platform: {kubernetesVersion: "1.36"}, releases: {shardLabel: Admission}}`, "-", true, true},
+		{`{platform: {kubernetesVersion: "1.36"}, releases: {shardLabel: Omitted}}`, "-", false, true},
+		{`{platform: {kubernetesVersion: "1.36"}, releases: {shardLabel: Rendered}}`, wire.ShardingTenants, false, true},
 	} {
 		out := renderGuardFleet(t, c.spec)
 		labels := shardLabels(t, out)
@@ -103,9 +109,11 @@ func TestShardLabelAdmission(t *testing.T) {
 		mayApply := slices.ContainsFunc(fleetRole.Rules, func(r rbacv1.PolicyRule) bool {
 			return slices.Contains(r.Resources, "mutatingadmissionpolicies") && slices.Contains(r.Resources, "mutatingadmissionpolicybindings")
 		})
-		// Under either value: a switch to Rendered prunes the policy.
-		if !mayApply {
-			t.Errorf("%s: the fleet may not apply (nor prune) MutatingAdmissionPolicies", c.spec)
+		// Under every value where the platform serves the kind: a switch
+		// away from Admission prunes the policy. Nowhere else: the fleet
+		// holds no right on a kind the server does not serve.
+		if mayApply != c.spec136 {
+			t.Errorf("%s: the fleet may apply (and prune) MutatingAdmissionPolicies: %v, want %v", c.spec, mayApply, c.spec136)
 		}
 		if !c.policy {
 			continue
