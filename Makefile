@@ -125,9 +125,10 @@ release-tool: ## Build bin/release (SBOM, image, checksums) from the tools/relea
 	cd tools/release && $(GO) build -o $(RELEASE_TOOL) ./cmd/release
 
 .PHONY: dist
-dist: dist-bin release-tool ## Release binaries, SBOM (CycloneDX JSON) and SHA256SUMS in dist/
+dist: dist-bin release-tool ## Release binaries, SBOM (CycloneDX JSON), the baseline chart (archive and OCI layout) and SHA256SUMS in dist/
 	$(RELEASE_TOOL) sbom -module-dir . -version '$(VERSION)' -commit '$(COMMIT)' -source $(IMAGE_SOURCE) \
 		-licenses '$(LICENSES)' -source-date-epoch $(SOURCE_DATE_EPOCH) -o $(DIST)/computeplane-fn.cdx.json
+	$(RELEASE_TOOL) chart -dir charts/computeplane-baseline -source-date-epoch $(SOURCE_DATE_EPOCH) -o $(DIST)
 	$(RELEASE_TOOL) checksums $(DIST)
 
 .PHONY: image

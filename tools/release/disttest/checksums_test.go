@@ -2,9 +2,11 @@ package disttest
 
 import (
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"testing"
 
+	"github.com/computeplane-dev/computeplane-fn/tools/release/chart"
 	"github.com/computeplane-dev/computeplane-fn/tools/release/checksums"
 )
 
@@ -23,7 +25,7 @@ func TestChecksums(t *testing.T) {
 	for _, s := range sums {
 		names = append(names, s.Name)
 	}
-	want := []string{"computeplane-fn.cdx.json"}
+	want := []string{"computeplane-fn.cdx.json", "computeplane-baseline-" + baselineChartVersion(t, e.project) + ".tgz"}
 	for _, p := range distPlatforms {
 		want = append(want, "computeplane-fn-"+p.OS+"-"+p.Architecture)
 	}
@@ -44,4 +46,15 @@ func TestChecksums(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Errorf("sha256sum --check: %v\n%s", err, out)
 	}
+}
+
+// baselineChartVersion is the version of the project's baseline chart,
+// which make dist ships beside the image.
+func baselineChartVersion(t *testing.T, project string) string {
+	t.Helper()
+	c, err := chart.Read(filepath.Join(project, "charts", "computeplane-baseline"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.Metadata.Version
 }

@@ -17,6 +17,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/computeplane-dev/computeplane-fn/tools/release/chart"
 	"github.com/computeplane-dev/computeplane-fn/tools/release/checksums"
 	"github.com/computeplane-dev/computeplane-fn/tools/release/image"
 	"github.com/computeplane-dev/computeplane-fn/tools/release/sbom"
@@ -28,7 +29,7 @@ func main() {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: release sbom|image|checksums [flags]")
+		fmt.Fprintln(stderr, "usage: release sbom|image|chart|checksums [flags]")
 		return 2
 	}
 	var err error
@@ -37,10 +38,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runSBOM(args[1:], stderr)
 	case "image":
 		err = runImage(args[1:], stdout, stderr)
+	case "chart":
+		err = runChart(args[1:], stdout, stderr)
 	case "checksums":
 		err = runChecksums(args[1:], stdout)
 	default:
-		fmt.Fprintf(stderr, "release: unknown command %q: want sbom, image or checksums\n", args[0])
+		fmt.Fprintf(stderr, "release: unknown command %q: want sbom, image, chart or checksums\n", args[0])
 		return 2
 	}
 	if err != nil {
@@ -140,6 +143,29 @@ func runImage(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "wrote %s/%s (%s, docker load)\n", *out, image.TarballName(b.Platform), ref)
 	}
 	fmt.Fprintf(stdout, "wrote %s/%s (OCI layout, index %s)\n", *out, image.LayoutDir, digest)
+	return nil
+}
+
+func runChart(args []string, stdout, stderr io.Writer) error {
+	fs, rf := newFlagSet("chart", stderr)
+	dir := fs.String("dir", "", "the chart's `DIR`")
+	out := fs.String("o", "", "output `DIR`")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *dir == "" || *out == "" {
+		return fmt.Errorf("-dir and -o are required")
+	}
+	c, err := chart.Read(*dir)
+	if err != nil {
+		return err
+	}
+	digest, err := chart.Write(*out, c, rf.created())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s/%s (helm chart %s %s)\n", *out, c.ArchiveName(), c.Metadata.Name, c.Metadata.Version)
+	fmt.Fprintf(stdout, "wrote %s/%s (OCI layout, manifest %s, tag %s)\n", *out, chart.LayoutDir, digest, c.Metadata.Version)
 	return nil
 }
 
