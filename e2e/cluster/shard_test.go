@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -113,10 +114,13 @@ func (e *env) ensureShardOperator(t *testing.T) {
 
 // testShardOperator reconciles a fleet under the real flux-shard-operator:
 // as the function renders it by default, which must cause no write at all
-// once settled and leave every release on its tenant's shard; then with the
-// shard label rendered (spec.releases.shardLabel: Rendered), which
-// reproduces the fight; then back to the default, with a release and a
-// tenant born under it.
+// once settled and leave every release where the docs say: on its tenant's
+// shard where the platform serves MutatingAdmissionPolicy (default
+// Admission, Kubernetes 1.36), unlabelled on the main helm-controller on
+// the oldest platform (default Omitted, 1.33), where Admission is refused;
+// then with the shard label rendered (spec.releases.shardLabel: Rendered),
+// which reproduces the fight; then back to the default, with a release and
+// a tenant born under it.
 func (e *env) testShardOperator(t *testing.T) {
 	e.ensureFlux(t)
 	e.ensurePlatform(t)
@@ -131,10 +135,17 @@ func (e *env) testShardOperator(t *testing.T) {
 	e.standInComputePlane(t, "tenant-kappa")
 	const reconciles = 3
 	var all []*unstructured.Unstructured
+	// The default's labels: none on the oldest platform.
+	byDefault := !e.mode.oldest
+	defaultName := "Admission"
+	if !byDefault {
+		defaultName = "Omitted"
+		e.refusesAdmission(t, f)
+	}
 	quietly := func(step string) {
 		t.Helper()
 		f.waitReconciled(t)
-		e.waitPlaced(t, f)
+		e.waitPlaced(t, f, byDefault)
 		// The first reconcile after a change may still hand a label
 		// over; from then on nothing may write.
 		e.measureReconciles(t, f, 1)
@@ -143,7 +154,7 @@ func (e *env) testShardOperator(t *testing.T) {
 		if quiet.writes != 0 || quiet.flips != 0 {
 			t.Errorf("%s: %s, want no write", step, quiet)
 		}
-		e.checkPlacement(t, f)
+		e.checkPlacement(t, f, byDefault)
 	}
 
 	// A fleet born under the default: the platform unit's admission
@@ -158,13 +169,13 @@ func (e *env) testShardOperator(t *testing.T) {
 	e.bootstrapFleet(t, all)
 	f.upload(t)
 	e.applyAll(t, e.admin, []*unstructured.Unstructured{e.fleetRoot()}, false)
-	quietly("shardLabel Admission (default), from the start")
+	quietly("shardLabel " + defaultName + " (default), from the start")
 
 	// The label rendered: the fight.
 	setShardLabel(t, f, "Rendered")
 	f.publish(t)
 	f.waitReconciled(t)
-	e.waitPlaced(t, f)
+	e.waitPlaced(t, f, true)
 	churn := e.measureReconciles(t, f, reconciles)
 	t.Logf("shardLabel Rendered: %s; shard label owned by %v", churn, e.shardLabelOwners(f))
 	if churn.flips == 0 {
@@ -187,7 +198,24 @@ func (e *env) testShardOperator(t *testing.T) {
 		"apiVersion: apps.cozystack.io/v1alpha1\nkind: Postgres\nmetadata:\n  name: fresh\n  namespace: tenant-mu\nspec:\n  replicas: 1\n",
 		"apiVersion: apps.cozystack.io/v1alpha1\nkind: Redis\nmetadata:\n  name: cache\n  namespace: tenant-nu\nspec:\n  replicas: 1\n")
 	f.publish(t)
-	quietly("shardLabel Admission again, plus a release and a tenant")
+	quietly("shardLabel " + defaultName + " again, plus a release and a tenant")
+}
+
+// refusesAdmission: on the oldest platform the fleet's config with
+// spec.releases.shardLabel: Admission is refused, naming the field and the
+// version, and nothing is rendered.
+func (e *env) refusesAdmission(t *testing.T, f *fleetRepo) {
+	t.Helper()
+	setShardLabel(t, f, "Admission")
+	defer setShardLabel(t, f, "")
+	cmd := exec.CommandContext(e.ctx, e.bins.fn, "config.yaml")
+	cmd.Dir = f.work
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if err == nil || stdout.Len() != 0 || !strings.Contains(stderr.String(), "spec.releases.shardLabel: Admission needs admissionregistration.k8s.io/v1 MutatingAdmissionPolicy") {
+		t.Errorf("shardLabel Admission on 1.33: %v, %d bytes on stdout, stderr %q; want a refusal naming the field", err, stdout.Len(), stderr.String())
+	}
 }
 
 // addApps appends YAML documents to an input file of the fleet.
@@ -267,11 +295,11 @@ func (f *fleetRepo) releases() []*unstructured.Unstructured {
 var shardValue = regexp.MustCompile(`^shard[0-9]+$`)
 
 // waitPlaced waits until every release of the fleet carries the shard its
-// tenant's namespace records.
-func (e *env) waitPlaced(t *testing.T, f *fleetRepo) {
+// tenant's namespace records (labelled), or no shard label at all.
+func (e *env) waitPlaced(t *testing.T, f *fleetRepo, labelled bool) {
 	t.Helper()
 	err := harness.Poll(e.ctx, 2*time.Minute, 500*time.Millisecond, func() (bool, string) {
-		if bad := e.misplaced(f); len(bad) > 0 {
+		if bad := e.misplaced(f, labelled); len(bad) > 0 {
 			return false, strings.Join(bad, "; ")
 		}
 		return true, ""
@@ -281,10 +309,21 @@ func (e *env) waitPlaced(t *testing.T, f *fleetRepo) {
 	}
 }
 
-// misplaced lists the releases whose shard label is not their tenant's.
-func (e *env) misplaced(f *fleetRepo) []string {
+// misplaced lists the releases whose shard label is not their tenant's
+// (labelled), or that carry one (not labelled: the main helm-controller's).
+func (e *env) misplaced(f *fleetRepo, labelled bool) []string {
 	var bad []string
 	for _, hr := range f.releases() {
+		if !labelled {
+			got, err := e.admin.Get(e.ctx, helmV2, "HelmRelease", hr.GetNamespace(), hr.GetName())
+			switch {
+			case err != nil || got == nil:
+				bad = append(bad, fmt.Sprintf("%s: not found (%v)", harness.ObjectKey(hr), err))
+			case got.GetLabels()[shardKeyLabel] != "":
+				bad = append(bad, fmt.Sprintf("%s: %s=%q, want none (the main helm-controller's)", harness.ObjectKey(hr), shardKeyLabel, got.GetLabels()[shardKeyLabel]))
+			}
+			continue
+		}
 		ns, err := e.admin.Get(e.ctx, "v1", "Namespace", "", hr.GetNamespace())
 		if err != nil || ns == nil {
 			bad = append(bad, fmt.Sprintf("namespace %s: %v", hr.GetNamespace(), err))
@@ -305,10 +344,13 @@ func (e *env) misplaced(f *fleetRepo) []string {
 
 // checkPlacement checks that each release is on its tenant's shard and
 // that the shard's helm-controller (the operator's Deployment) selects it.
-func (e *env) checkPlacement(t *testing.T, f *fleetRepo) {
+func (e *env) checkPlacement(t *testing.T, f *fleetRepo, labelled bool) {
 	t.Helper()
-	if bad := e.misplaced(f); len(bad) > 0 {
-		t.Errorf("releases off their tenants' shards:\n  %s", strings.Join(bad, "\n  "))
+	if bad := e.misplaced(f, labelled); len(bad) > 0 {
+		t.Errorf("releases off where they belong:\n  %s", strings.Join(bad, "\n  "))
+	}
+	if !labelled {
+		return
 	}
 	shards := map[string]int{}
 	for _, hr := range f.releases() {

@@ -20,6 +20,17 @@ type bins struct {
 	// Cozystack's components and ../shared/third_party (their charts):
 	// optional, the stages that need them skip without.
 	shardOperator, cozystackAPI, thirdParty string
+	// oldest are the components of the oldest supported platform
+	// (README, "Supported platforms"), on which the Cozystack layouts run:
+	// kube-apiserver of the 1.33 line and the Flux Cozystack ships.
+	oldest oldestBins
+}
+
+// oldestBins are the oldest platform's API server and Flux controllers,
+// with the folders of the controllers' sources (their CRDs).
+type oldestBins struct {
+	apiserver, kustomizeController, helmController, sourceWatcher          string
+	kustomizeControllerDir, helmControllerDir, sourceWatcherDir, fluxLabel string
 }
 
 func binsFromEnv(t *testing.T) bins {
@@ -34,11 +45,24 @@ func binsFromEnv(t *testing.T) bins {
 		shardOperator:       os.Getenv("E2E_FLUX_SHARD_OPERATOR"),
 		cozystackAPI:        os.Getenv("E2E_COZYSTACK_API"),
 		thirdParty:          os.Getenv("E2E_THIRD_PARTY"),
+		oldest: oldestBins{
+			apiserver:              os.Getenv("E2E_KUBE_APISERVER_OLDEST"),
+			kustomizeController:    os.Getenv("E2E_COZY_KUSTOMIZE_CONTROLLER"),
+			helmController:         os.Getenv("E2E_COZY_HELM_CONTROLLER"),
+			sourceWatcher:          os.Getenv("E2E_COZY_SOURCE_WATCHER"),
+			kustomizeControllerDir: filepath.Join(os.Getenv("E2E_COZY_FLUX_DIR"), os.Getenv("E2E_COZY_KUSTOMIZE_CONTROLLER_DIR")),
+			helmControllerDir:      filepath.Join(os.Getenv("E2E_COZY_FLUX_DIR"), os.Getenv("E2E_COZY_HELM_CONTROLLER_DIR")),
+			sourceWatcherDir:       filepath.Join(os.Getenv("E2E_COZY_FLUX_DIR"), os.Getenv("E2E_COZY_SOURCE_WATCHER_DIR")),
+			fluxLabel: os.Getenv("E2E_COZY_HELM_CONTROLLER_DIR") + ", " + os.Getenv("E2E_COZY_KUSTOMIZE_CONTROLLER_DIR") +
+				", " + os.Getenv("E2E_COZY_SOURCE_WATCHER_DIR"),
+		},
 	}
 	for name, v := range map[string]string{
 		"E2E_ETCD": b.etcd, "E2E_KUBE_APISERVER": b.apiserver, "E2E_KUSTOMIZE_CONTROLLER": b.kustomizeController,
 		"E2E_HELM_CONTROLLER": b.helmController, "E2E_SOURCE_WATCHER": b.sourceWatcher,
 		"E2E_COMPUTEPLANE_FN": b.fn, "E2E_SOURCE_CONTROLLER_DIR": b.sourceControllerDir,
+		"E2E_KUBE_APISERVER_OLDEST": b.oldest.apiserver, "E2E_COZY_KUSTOMIZE_CONTROLLER": b.oldest.kustomizeController,
+		"E2E_COZY_HELM_CONTROLLER": b.oldest.helmController, "E2E_COZY_SOURCE_WATCHER": b.oldest.sourceWatcher,
 	} {
 		if v == "" {
 			t.Skipf("%s is not set: run the suite with `make e2e`, which builds the components and sets it", name)
@@ -87,6 +111,11 @@ type fluxMode struct {
 	fleetNamespace string
 	// The user each controller runs as.
 	kustomizeController, helmController, sourceWatcher string
+	// oldest runs the layout on the oldest supported platform: the 1.33
+	// API server and Cozystack's shipped Flux (bins.oldest), as Cozystack
+	// runs them (--feature-gates=ExternalArtifact=true on kustomize- and
+	// helm-controller).
+	oldest bool
 }
 
 // identities are the distinct users of the mode's controllers.
@@ -113,6 +142,13 @@ func (m fluxMode) identities() []string {
 //   - CozystackWiring: the same Flux, the fleet's wiring beside it
 //     (spec.fleet.wiringNamespace: cozy-fluxcd, the docs' other way).
 //
+// FluxInstall runs on kube-apiserver v1.36.3 with current Flux; the two
+// Cozystack layouts on the oldest supported platform, as Cozystack's users
+// run it: kube-apiserver v1.33.5 and the controllers Cozystack ships
+// (helm-controller v1.5.0, kustomize-controller v1.8.0, source-watcher
+// v2.1.0), their own CRDs, and the ComputePlane stand-ins on the same
+// API server version.
+//
 // The guard's config is the default in all three (no guard.fluxIdentities):
 // the fleet applies as its own account, computeplane-fleet in the wiring
 // namespace, which the guard admits by default.
@@ -128,10 +164,12 @@ var (
 		{
 			name: "Cozystack", namespace: "cozy-fluxcd", fleetNamespace: "flux-system",
 			kustomizeController: cozystackFluxSA, helmController: cozystackFluxSA, sourceWatcher: cozystackFluxSA,
+			oldest: true,
 		},
 		{
 			name: "CozystackWiring", namespace: "cozy-fluxcd", fleetNamespace: "cozy-fluxcd",
 			kustomizeController: cozystackFluxSA, helmController: cozystackFluxSA, sourceWatcher: cozystackFluxSA,
+			oldest: true,
 		},
 	}
 )
@@ -183,6 +221,13 @@ func TestControlPlane(t *testing.T) {
 // cluster-admin as their installs bind them, the CRDs and the artifact
 // server.
 func startEnv(t *testing.T, ctx context.Context, b bins, etcd *harness.Etcd, m fluxMode) *env {
+	if m.oldest {
+		// Every stage of the layout starts its servers and controllers
+		// from e.bins.
+		b.apiserver, b.kustomizeController, b.helmController, b.sourceWatcher =
+			b.oldest.apiserver, b.oldest.kustomizeController, b.oldest.helmController, b.oldest.sourceWatcher
+		t.Logf("%s: kube-apiserver %s, Cozystack's Flux (%s)", m.name, filepath.Base(b.apiserver), b.oldest.fluxLabel)
+	}
 	e := &env{t: t, bins: b, mode: m, dir: t.TempDir(), ctx: ctx, etcd: etcd,
 		fleetUser: harness.ServiceAccount(m.fleetNamespace, fleetAccount)}
 	// Runs after every component of the mode has stopped: keep the logs of
@@ -268,7 +313,39 @@ func (e *env) applyCRDs() {
 	for _, o := range objs {
 		have[o.GetName()] = true
 	}
-	files := shared
+	var files []string
+	if e.mode.oldest {
+		// The controllers' own CRDs (HelmRelease, Kustomization,
+		// ArtifactGenerator, ExternalArtifact) over ../shared's.
+		var own []string
+		for _, dir := range []string{e.bins.oldest.helmControllerDir, e.bins.oldest.kustomizeControllerDir, e.bins.oldest.sourceWatcherDir} {
+			fs, err := filepath.Glob(filepath.Join(dir, "config", "crd", "bases", "*.yaml"))
+			if err != nil || len(fs) == 0 {
+				e.t.Fatalf("no CRDs in %s/config/crd/bases: %v", dir, err)
+			}
+			own = append(own, fs...)
+		}
+		ownObjs, err := harness.DecodeFiles(own...)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		replaced := map[string]bool{}
+		for _, o := range ownObjs {
+			replaced[o.GetName()] = true
+		}
+		files = append(files, own...)
+		for _, f := range shared {
+			objs, err := harness.DecodeFiles(f)
+			if err != nil {
+				e.t.Fatal(err)
+			}
+			if len(objs) != 1 || !replaced[objs[0].GetName()] {
+				files = append(files, f)
+			}
+		}
+	} else {
+		files = shared
+	}
 	scDir := filepath.Join(e.bins.sourceControllerDir, "config", "crd", "bases")
 	sc, err := filepath.Glob(filepath.Join(scDir, "*.yaml"))
 	if err != nil || len(sc) == 0 {
@@ -340,9 +417,18 @@ func (e *env) startKustomizeController(t testing.TB, name, selector string) *har
 func (e *env) kustomizeControllerOptions(name, selector string) harness.ControllerOptions {
 	return harness.ControllerOptions{
 		Name: name, Bin: e.bins.kustomizeController, Identity: e.mode.kustomizeController, Namespace: e.mode.namespace,
-		Args: []string{"--watch-label-selector=" + selector, "--requeue-dependency=2s",
-			"--min-retry-delay=500ms", "--max-retry-delay=5s", "--no-remote-bases=true"},
+		Args: append([]string{"--watch-label-selector=" + selector, "--requeue-dependency=2s",
+			"--min-retry-delay=500ms", "--max-retry-delay=5s", "--no-remote-bases=true"}, e.cozystackFlags()...),
 	}
+}
+
+// cozystackFlags are what Cozystack adds to its kustomize-controller
+// (internal/fluxinstall/manifests/fluxcd.yaml): the ExternalArtifact gate.
+func (e *env) cozystackFlags() []string {
+	if e.mode.oldest {
+		return []string{"--feature-gates=ExternalArtifact=true"}
+	}
+	return nil
 }
 
 // namespaces creates namespaces in the management cluster.

@@ -11,6 +11,9 @@ THIRD_PARTY ?= $(CURDIR)/../shared/third_party
 # only that component; the tools/e2e/<component>/go.mod files pin the same.
 ETCD_VERSION := v3.6.16
 KUBE_VERSION := v1.36.3
+# The Cozystack layouts run on the oldest supported management cluster
+# (README, "Supported platforms"): the 1.33 line, with Cozystack's own Flux.
+KUBE_OLDEST_VERSION := v1.33.5
 KUSTOMIZE_CONTROLLER_VERSION := v1.9.6
 SOURCE_CONTROLLER_VERSION := v1.9.6
 # helm-controller and source-watcher come from ../shared/third_party (the
@@ -19,6 +22,7 @@ THIRD_PARTY_SUM = $(shell cd $(THIRD_PARTY) && find helm-controller source-watch
 
 ETCD_BIN = $(E2E_BIN)/etcd-$(ETCD_VERSION)
 KUBE_APISERVER_BIN = $(E2E_BIN)/kube-apiserver-$(KUBE_VERSION)
+KUBE_APISERVER_OLDEST_BIN = $(E2E_BIN)/kube-apiserver-$(KUBE_OLDEST_VERSION)
 KUBECTL_BIN = $(E2E_BIN)/kubectl-$(KUBE_VERSION)
 KUSTOMIZE_CONTROLLER_BIN = $(E2E_BIN)/kustomize-controller-$(KUSTOMIZE_CONTROLLER_VERSION)
 HELM_CONTROLLER_BIN = $(E2E_BIN)/helm-controller-$(THIRD_PARTY_SUM)
@@ -28,12 +32,26 @@ SOURCE_WATCHER_BIN = $(E2E_BIN)/source-watcher-$(THIRD_PARTY_SUM)
 COZYSTACK_SUM = $(shell cd $(THIRD_PARTY)/cozystack && find api cmd internal pkg go.mod go.sum -type f | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-12)
 FLUX_SHARD_OPERATOR_BIN = $(E2E_BIN)/flux-shard-operator-$(COZYSTACK_SUM)
 COZYSTACK_API_BIN = $(E2E_BIN)/cozystack-api-$(COZYSTACK_SUM)
+# The Flux controllers Cozystack ships (../shared/third_party/cozystack-flux,
+# one folder per controller and release tag): keyed by the tag and a digest
+# of that folder.
+COZYSTACK_FLUX = $(THIRD_PARTY)/cozystack-flux
+cozystack_flux_sum = $(shell cd $(COZYSTACK_FLUX)/$(1) && find . -type f | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-12)
+COZY_HELM_CONTROLLER := helm-controller-v1.5.0
+COZY_KUSTOMIZE_CONTROLLER := kustomize-controller-v1.8.0
+COZY_SOURCE_WATCHER := source-watcher-v2.1.0
+COZY_HELM_CONTROLLER_BIN = $(E2E_BIN)/cozystack-$(COZY_HELM_CONTROLLER)-$(call cozystack_flux_sum,$(COZY_HELM_CONTROLLER))
+COZY_KUSTOMIZE_CONTROLLER_BIN = $(E2E_BIN)/cozystack-$(COZY_KUSTOMIZE_CONTROLLER)-$(call cozystack_flux_sum,$(COZY_KUSTOMIZE_CONTROLLER))
+COZY_SOURCE_WATCHER_BIN = $(E2E_BIN)/cozystack-$(COZY_SOURCE_WATCHER)-$(call cozystack_flux_sum,$(COZY_SOURCE_WATCHER))
 
 $(E2E_BIN)/etcd-$(ETCD_VERSION): tools/e2e/etcd/go.mod tools/e2e/etcd/main.go
 	cd tools/e2e/etcd && $(GO) build -o $@ .
 
 $(E2E_BIN)/kube-apiserver-$(KUBE_VERSION): tools/e2e/kube/go.mod
 	cd tools/e2e/kube && $(GO) build -o $@ k8s.io/kubernetes/cmd/kube-apiserver
+
+$(E2E_BIN)/kube-apiserver-$(KUBE_OLDEST_VERSION): tools/e2e/kube133/go.mod
+	cd tools/e2e/kube133 && GOFLAGS=-mod=mod $(GO) build -o $@ k8s.io/kubernetes/cmd/kube-apiserver
 
 $(E2E_BIN)/kubectl-$(KUBE_VERSION): tools/e2e/kube/go.mod
 	cd tools/e2e/kube && $(GO) build -o $@ k8s.io/kubernetes/cmd/kubectl
@@ -58,6 +76,21 @@ $(E2E_BIN)/source-watcher-%:
 	chmod -R u+w $(E2E_WORK)/src
 	cd $(E2E_WORK)/src/source-watcher && GOFLAGS='-mod=mod -buildvcs=false' $(GO) build -o $@ ./cmd
 
+# Cozystack's Flux controllers, each from a writable copy of its folder:
+# $(1) the folder, $(2) its main package, $(3) the binary.
+cozystack_flux_build = rm -rf $(E2E_WORK)/src/cozystack-flux/$(1) && mkdir -p $(E2E_WORK)/src/cozystack-flux && \
+	cp -r $(COZYSTACK_FLUX)/$(1) $(E2E_WORK)/src/cozystack-flux/ && chmod -R u+w $(E2E_WORK)/src/cozystack-flux/$(1) && \
+	cd $(E2E_WORK)/src/cozystack-flux/$(1) && GOFLAGS='-mod=mod -buildvcs=false' $(GO) build -o $(3) $(2)
+
+$(E2E_BIN)/cozystack-$(COZY_HELM_CONTROLLER)-%:
+	$(call cozystack_flux_build,$(COZY_HELM_CONTROLLER),.,$@)
+
+$(E2E_BIN)/cozystack-$(COZY_KUSTOMIZE_CONTROLLER)-%:
+	$(call cozystack_flux_build,$(COZY_KUSTOMIZE_CONTROLLER),.,$@)
+
+$(E2E_BIN)/cozystack-$(COZY_SOURCE_WATCHER)-%:
+	$(call cozystack_flux_build,$(COZY_SOURCE_WATCHER),./cmd,$@)
+
 # Both build from one copy, made by the first that needs it (keyed by the
 # same digest), one after the other even under make -j (the order-only
 # prerequisite): each takes both cores. Like helm-controller's, the rules
@@ -78,7 +111,8 @@ $(E2E_BIN)/cozystack-api-%: | $(E2E_BIN)/flux-shard-operator-%
 e2e-tools: ## Build the components of the real-control-plane suite into bin/e2e (once per version)
 	@test -d $(THIRD_PARTY) || { echo "e2e: $(THIRD_PARTY) is missing (helm-controller and source-watcher are built from it)"; exit 1; }
 	$(MAKE) --no-print-directory $(ETCD_BIN) $(KUBE_APISERVER_BIN) $(KUBECTL_BIN) $(KUSTOMIZE_CONTROLLER_BIN) $(HELM_CONTROLLER_BIN) $(SOURCE_WATCHER_BIN) \
-		$(FLUX_SHARD_OPERATOR_BIN) $(COZYSTACK_API_BIN)
+		$(FLUX_SHARD_OPERATOR_BIN) $(COZYSTACK_API_BIN) \
+		$(KUBE_APISERVER_OLDEST_BIN) $(COZY_HELM_CONTROLLER_BIN) $(COZY_KUSTOMIZE_CONTROLLER_BIN) $(COZY_SOURCE_WATCHER_BIN)
 
 E2E_TIMEOUT ?= 30m
 E2E_RUN ?= .
@@ -89,6 +123,10 @@ E2E_ENV = E2E_ETCD=$(ETCD_BIN) E2E_KUBE_APISERVER=$(KUBE_APISERVER_BIN) E2E_KUBE
 	E2E_KUSTOMIZE_CONTROLLER=$(KUSTOMIZE_CONTROLLER_BIN) E2E_HELM_CONTROLLER=$(HELM_CONTROLLER_BIN) \
 	E2E_SOURCE_WATCHER=$(SOURCE_WATCHER_BIN) E2E_FLUX_SHARD_OPERATOR=$(FLUX_SHARD_OPERATOR_BIN) \
 	E2E_COZYSTACK_API=$(COZYSTACK_API_BIN) E2E_THIRD_PARTY=$(THIRD_PARTY) E2E_COMPUTEPLANE_FN=$(BIN)/computeplane-fn \
+	E2E_KUBE_APISERVER_OLDEST=$(KUBE_APISERVER_OLDEST_BIN) E2E_COZY_HELM_CONTROLLER=$(COZY_HELM_CONTROLLER_BIN) \
+	E2E_COZY_KUSTOMIZE_CONTROLLER=$(COZY_KUSTOMIZE_CONTROLLER_BIN) E2E_COZY_SOURCE_WATCHER=$(COZY_SOURCE_WATCHER_BIN) \
+	E2E_COZY_FLUX_DIR=$(COZYSTACK_FLUX) E2E_COZY_HELM_CONTROLLER_DIR=$(COZY_HELM_CONTROLLER) \
+	E2E_COZY_KUSTOMIZE_CONTROLLER_DIR=$(COZY_KUSTOMIZE_CONTROLLER) E2E_COZY_SOURCE_WATCHER_DIR=$(COZY_SOURCE_WATCHER) \
 	E2E_SOURCE_CONTROLLER_DIR=$$(cd $(CURDIR)/tools/e2e/kustomize-controller && $(GO) mod download -json github.com/fluxcd/source-controller@$(SOURCE_CONTROLLER_VERSION) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p')
 
 .PHONY: e2e
