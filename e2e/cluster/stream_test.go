@@ -83,10 +83,12 @@ func (e *env) testStream(t *testing.T) {
 		t.Fatalf("the stream renders no HelmRelease %s/%s (the tenant's in-cluster baseline)", tenant, baselineName)
 	}
 	cp, cpc, audit := e.auditedComputePlane(t, e.serverName("stream-"+strings.TrimPrefix(tenant, "tenant-")))
-	if _, _, err := e.admin.Apply(e.ctx, secret(tenant, cluster+"-admin-kubeconfig",
-		map[string]string{"super-admin.svc": string(cp.Kubeconfig(harness.Admin))}), harness.ApplyOptions{}); err != nil {
+	// Another stage's kubeconfig of this tenant would reach its stopped
+	// API server: the cluster is not announced before it is up.
+	if err := e.admin.Delete(e.ctx, "v1", "Secret", tenant, cluster+"-admin-kubeconfig"); err != nil {
 		t.Fatal(err)
 	}
+	e.unannounce(t, tenant, cluster+"-cilium")
 
 	e.publishBaselineChart(t, source[0])
 	e.publishStream(t, fleetNS, out)
@@ -117,9 +119,29 @@ func (e *env) testStream(t *testing.T) {
 		}
 	}
 
-	// The cluster, its CNI addon, then the baseline inside the cluster.
+	// The cluster release is Ready at once; until its kubeconfig exists,
+	// the baseline and the routed releases wait for its CNI addon, without
+	// trying to install.
 	e.waitReady(t, e.admin, helmV2, "HelmRelease", tenant, cluster, 3*time.Minute)
-	e.waitReady(t, e.admin, helmV2, "HelmRelease", tenant, cluster+"-cilium", 2*time.Minute)
+	addon := cluster + "-cilium"
+	e.waitFor(t, e.admin, helmV2, "HelmRelease", tenant, addon, time.Minute, harness.Exists)
+	var waiting []*unstructured.Unstructured
+	for _, hr := range ofKind(objs, "HelmRelease") {
+		if routed(hr) && !isCluster(hr) {
+			waiting = append(waiting, hr)
+		}
+	}
+	e.waitForCluster(t, waiting, addon)
+	if got, _ := cpc.Get(e.ctx, "v1", "Namespace", "", tenant); got != nil {
+		t.Errorf("namespace %s exists in the ComputePlane before the cluster was announced", tenant)
+	}
+
+	// Kamaji writes the admin kubeconfig: the addon, then the baseline.
+	if _, _, err := e.admin.Apply(e.ctx, secret(tenant, cluster+"-admin-kubeconfig",
+		map[string]string{"super-admin.svc": string(cp.Kubeconfig(harness.Admin))}), harness.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitReady(t, e.admin, helmV2, "HelmRelease", tenant, addon, 2*time.Minute)
 	e.waitReady(t, e.admin, helmV2, "HelmRelease", tenant, baselineName, 2*time.Minute)
 	e.checkStreamBaseline(t, cpc, audit, baseline)
 
@@ -145,13 +167,17 @@ func (e *env) testStream(t *testing.T) {
 		if got, _ := e.admin.Get(e.ctx, "v1", "ConfigMap", target, release); got != nil {
 			t.Errorf("routed release %s/%s landed in the management cluster", ns, name)
 		}
+		// The chart's object and Helm's record of the release, both made
+		// by the impersonated account.
 		want := harness.ServiceAccount(target, account)
-		who := creators(t, audit, "configmaps", target, release)
-		if len(who) == 0 || strings.Join(who, ",") != want {
-			t.Errorf("ConfigMap %s/%s was created in the ComputePlane by %v, want %s (the release's serviceAccountName)", target, release, who, want)
-		} else {
-			t.Logf("%s/%s installed into the ComputePlane as %s", ns, name, want)
+		for _, made := range []struct{ resource, name string }{
+			{"configmaps", release}, {"secrets", "sh.helm.release.v1." + release + ".v1"},
+		} {
+			if who := creators(t, audit, made.resource, target, made.name); len(who) == 0 || strings.Join(who, ",") != want {
+				t.Errorf("%s %s/%s was created in the ComputePlane by %v, want %s (the release's serviceAccountName)", made.resource, target, made.name, who, want)
+			}
 		}
+		t.Logf("%s/%s installed into the ComputePlane as %s", ns, name, want)
 	}
 	if routedCount == 0 {
 		t.Fatal("the quickstart renders no routed release")
@@ -300,4 +326,30 @@ func (e *env) publishBaselineChart(t *testing.T, repo *unstructured.Unstructured
 	sum := sha256.Sum256(data)
 	revision := fmt.Sprintf("%s@sha256:%s", tag, hex.EncodeToString(sum[:]))
 	e.setArtifact(t, repo, e.artifacts.Publish("ocirepository", repo.GetNamespace(), repo.GetName(), revision, data))
+}
+
+// unannounce makes a CNI addon release that another stage left Ready (its
+// cluster's kubeconfig now gone) say so: helm-controller reconciles it now
+// (reconcile.fluxcd.io/requestedAt, as flux reconcile does) and finds no
+// kubeconfig. Without it the releases that depend on the addon would take
+// the stale Ready for a cluster that is up.
+func (e *env) unannounce(t *testing.T, ns, addon string) {
+	t.Helper()
+	if got, err := e.admin.Get(e.ctx, helmV2, "HelmRelease", ns, addon); err != nil || got == nil {
+		return
+	}
+	token := time.Now().UTC().Format(time.RFC3339Nano)
+	patch := []byte(`{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":"` + token + `"}}}`)
+	if _, err := e.admin.MergePatch(e.ctx, helmV2, "HelmRelease", ns, addon, patch); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor(t, e.admin, helmV2, "HelmRelease", ns, addon, time.Minute, func(u *unstructured.Unstructured) (bool, string) {
+		if u == nil {
+			return true, ""
+		}
+		handled, _, _ := unstructured.NestedString(u.Object, "status", "lastHandledReconcileAt")
+		ok, seen := harness.Ready(u)
+		return handled == token && !ok, fmt.Sprintf("lastHandledReconcileAt %q (want %q), %s", handled, token, seen)
+	})
+	t.Logf("%s/%s, left by another stage, is no longer Ready without its kubeconfig", ns, addon)
 }
