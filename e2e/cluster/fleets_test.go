@@ -82,13 +82,13 @@ func editSpec(t *testing.T, path string, edit func(spec map[string]any)) {
 }
 
 // fleetIdentity picks the fleet's account and its RBAC from a render: the
-// ServiceAccount in the fleet namespace, the ClusterRole and the
+// ServiceAccount in the fleet namespace ns, the ClusterRole and the
 // ClusterRoleBinding, all named computeplane-fleet.
-func (e *env) fleetIdentity(t *testing.T, objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+func fleetIdentity(t *testing.T, objs []*unstructured.Unstructured, ns string) []*unstructured.Unstructured {
 	t.Helper()
 	var out []*unstructured.Unstructured
 	for _, want := range []struct{ kind, ns string }{
-		{"ServiceAccount", e.mode.fleetNamespace}, {"ClusterRole", ""}, {"ClusterRoleBinding", ""},
+		{"ServiceAccount", ns}, {"ClusterRole", ""}, {"ClusterRoleBinding", ""},
 	} {
 		o := find(objs, want.kind, want.ns, fleetAccount)
 		if o == nil {
@@ -112,7 +112,14 @@ func (e *env) fleetIdentity(t *testing.T, objs []*unstructured.Unstructured) []*
 // one fleet and never needs this.
 func (e *env) bootstrapFleet(t *testing.T, objs []*unstructured.Unstructured) {
 	t.Helper()
-	identity := e.fleetIdentity(t, objs)
+	e.bootstrapFleetIn(t, objs, e.mode.fleetNamespace, e.fleet)
+}
+
+// bootstrapFleetIn is bootstrapFleet for a fleet whose account lives in ns
+// (a render with a wiring namespace of its own), fleet impersonating it.
+func (e *env) bootstrapFleetIn(t *testing.T, objs []*unstructured.Unstructured, ns string, fleet *harness.Client) {
+	t.Helper()
+	identity := fleetIdentity(t, objs, ns)
 	e.applyAll(t, e.admin, identity, false)
 	guard := ofKind(objs, "ValidatingAdmissionPolicy")
 	if len(guard) == 0 {
@@ -121,7 +128,7 @@ func (e *env) bootstrapFleet(t *testing.T, objs []*unstructured.Unstructured) {
 	e.applyAll(t, e.admin, append(guard, ofKind(objs, "ValidatingAdmissionPolicyBinding")...), false)
 	binding := identity[2]
 	err := harness.Poll(e.ctx, 30*time.Second, 500*time.Millisecond, func() (bool, string) {
-		_, _, err := e.fleet.Apply(e.ctx, binding, harness.ApplyOptions{DryRun: true})
+		_, _, err := fleet.Apply(e.ctx, binding, harness.ApplyOptions{DryRun: true})
 		return err == nil, fmt.Sprint(err)
 	})
 	if err != nil {

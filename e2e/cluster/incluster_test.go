@@ -205,16 +205,7 @@ func (e *env) inCluster(t *testing.T, sc inClusterScenario) {
 
 	// The ComputePlane's stand-in: RBAC on, as every stand-in API server,
 	// and an audit log that names who wrote each object.
-	name := "computeplane-" + strings.TrimPrefix(sc.tenant, "tenant-")
-	audit := filepath.Join(e.dir, name+"-audit.log")
-	policy := filepath.Join(e.dir, "audit-policy.yaml")
-	harness.WriteFile(t, policy, []byte("apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: Metadata\n"))
-	cp := harness.StartAPIServer(t, harness.APIServerOptions{
-		Name: name, Bin: e.bins.apiserver, Etcd: e.etcd, Dir: e.dir,
-		ExtraArgs: []string{"--audit-policy-file=" + policy, "--audit-log-path=" + audit, "--audit-log-format=json"},
-	})
-	cpc := harness.MustClient(t, cp, harness.Admin, cp.Config(harness.Admin))
-	e.aggregateAdmin(t, cpc)
+	cp, cpc, audit := e.auditedComputePlane(t, "computeplane-"+strings.TrimPrefix(sc.tenant, "tenant-"))
 
 	r := &inClusterRepo{e: e, s: sc, work: fleetDir(t, "incluster"), repo: filepath.Join(t.TempDir(), "repo")}
 	// testdata/incluster is written for Direct and tenant zeta.
@@ -426,6 +417,23 @@ func (e *env) inCluster(t *testing.T, sc inClusterScenario) {
 	if who := writers(t, audit, "clusterrolebindings", "", "escalated-binder-crb"); len(who) == 0 || who[0] != harness.ServiceAccount(inClusterTenant, "computeplane-app-binder-crb") {
 		t.Errorf("ClusterRoleBinding escalated-binder-crb was created by %v, want the binder's account", who)
 	}
+}
+
+// auditedComputePlane starts the stand-in API server of a ComputePlane
+// with RBAC, as every stand-in, and an audit log (returned) that names who
+// wrote each object, the impersonated user included.
+func (e *env) auditedComputePlane(t *testing.T, name string) (*harness.APIServer, *harness.Client, string) {
+	t.Helper()
+	audit := filepath.Join(e.dir, name+"-audit.log")
+	policy := filepath.Join(e.dir, "audit-policy.yaml")
+	harness.WriteFile(t, policy, []byte("apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: Metadata\n"))
+	cp := harness.StartAPIServer(t, harness.APIServerOptions{
+		Name: name, Bin: e.bins.apiserver, Etcd: e.etcd, Dir: e.dir,
+		ExtraArgs: []string{"--audit-policy-file=" + policy, "--audit-log-path=" + audit, "--audit-log-format=json"},
+	})
+	cpc := harness.MustClient(t, cp, harness.Admin, cp.Config(harness.Admin))
+	e.aggregateAdmin(t, cpc)
+	return cp, cpc, audit
 }
 
 // standInComputePlane starts an API server for a tenant's ComputePlane and

@@ -160,27 +160,7 @@ func (e *env) releases(t *testing.T, s releaseScenario) {
 	// The cluster release is Ready (it does not wait), but its API server
 	// and kubeconfig are not there yet: routed releases wait for the
 	// cluster's addons, without trying to install and without failing.
-	deadline := time.Now().Add(8 * time.Second)
-	for time.Now().Before(deadline) {
-		for _, hr := range routedHRs {
-			got := e.mustGet(t, e.admin, helmV2, "HelmRelease", hr.GetNamespace(), hr.GetName())
-			status, reason, msg, _ := harness.Condition(got, "Ready")
-			failures, _, _ := unstructured.NestedInt64(got.Object, "status", "installFailures")
-			if status == "True" || failures > 0 || (reason != "" && reason != "DependencyNotReady" && reason != "Progressing") {
-				t.Fatalf("routed release %s/%s did not wait for its cluster: Ready=%s %s: %s (installFailures %d)%s",
-					hr.GetNamespace(), hr.GetName(), status, reason, msg, failures, e.logs(hr.GetName()))
-			}
-		}
-		time.Sleep(time.Second)
-	}
-	for _, hr := range routedHRs {
-		got := e.mustGet(t, e.admin, helmV2, "HelmRelease", hr.GetNamespace(), hr.GetName())
-		_, reason, msg, _ := harness.Condition(got, "Ready")
-		if reason != "DependencyNotReady" || !strings.Contains(msg, addon) {
-			t.Errorf("routed release %s/%s while its cluster is not up: Ready reason %q, message %q; want DependencyNotReady naming %s",
-				hr.GetNamespace(), hr.GetName(), reason, msg, addon)
-		}
-	}
+	e.waitForCluster(t, routedHRs, addon)
 	if got, _ := cpc.Get(e.ctx, "v1", "Namespace", "", s.tenant); got != nil {
 		t.Errorf("namespace %s exists in the ComputePlane before its API server was announced", s.tenant)
 	}
@@ -210,6 +190,35 @@ func (e *env) releases(t *testing.T, s releaseScenario) {
 		// Helm's own record: release name as rendered, stored in the
 		// ComputePlane, in the release's namespace.
 		e.waitFor(t, cpc, "v1", "Secret", ns, "sh.helm.release.v1."+name+".v1", 10*time.Second, harness.Exists)
+	}
+}
+
+// waitForCluster checks that releases wait for their cluster's CNI addon
+// while the cluster's kubeconfig is missing: for a few seconds none is Ready,
+// none counts an install failure, and each ends DependencyNotReady naming
+// addon.
+func (e *env) waitForCluster(t *testing.T, releases []*unstructured.Unstructured, addon string) {
+	t.Helper()
+	deadline := time.Now().Add(8 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, hr := range releases {
+			got := e.mustGet(t, e.admin, helmV2, "HelmRelease", hr.GetNamespace(), hr.GetName())
+			status, reason, msg, _ := harness.Condition(got, "Ready")
+			failures, _, _ := unstructured.NestedInt64(got.Object, "status", "installFailures")
+			if status == "True" || failures > 0 || (reason != "" && reason != "DependencyNotReady" && reason != "Progressing") {
+				t.Fatalf("release %s/%s did not wait for its cluster: Ready=%s %s: %s (installFailures %d)%s",
+					hr.GetNamespace(), hr.GetName(), status, reason, msg, failures, e.logs(hr.GetName()))
+			}
+		}
+		time.Sleep(time.Second)
+	}
+	for _, hr := range releases {
+		got := e.mustGet(t, e.admin, helmV2, "HelmRelease", hr.GetNamespace(), hr.GetName())
+		_, reason, msg, _ := harness.Condition(got, "Ready")
+		if reason != "DependencyNotReady" || !strings.Contains(msg, addon) {
+			t.Errorf("release %s/%s while its cluster is not up: Ready reason %q, message %q; want DependencyNotReady naming %s",
+				hr.GetNamespace(), hr.GetName(), reason, msg, addon)
+		}
 	}
 }
 

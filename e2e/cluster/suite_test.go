@@ -204,6 +204,7 @@ func TestControlPlane(t *testing.T) {
 			t.Run("Releases", e.testReleases)
 			t.Run("Fleet", e.testFleet)
 			t.Run("Guard", e.testGuard)
+			t.Run("Stream", e.testStream)
 			// Its own wiring namespace and bootstrap: once, under
 			// Cozystack's Flux, whose helm-controller is the default
 			// guard.helmIdentities its Platform scenario needs.
