@@ -133,10 +133,23 @@ func (e *env) releases(t *testing.T, s releaseScenario) {
 	addon := s.cluster + "-cilium"
 	e.waitFor(t, e.admin, helmV2, "HelmRelease", s.tenant, addon, time.Minute, harness.Exists)
 
+	// Without spec.fleet the render delivers the tenant's in-cluster
+	// baseline as the HelmRelease computeplane-baseline of the project's
+	// chart, from the OCIRepository it renders: the suite serves the chart
+	// as that source's artifact. With spec.fleet the baseline is a folder
+	// unit of the fleet, which this stage does not serve.
+	baseline := find(objs, "HelmRelease", s.tenant, baselineName)
+	if baseline != nil {
+		repo := ofKind(objs, "OCIRepository")
+		if len(repo) != 1 || repo[0].GetName() != baselineName {
+			t.Fatalf("fleet %s renders the baseline release but %d OCIRepositories, want one named %s", s.fleet, len(repo), baselineName)
+		}
+		e.publishBaselineChart(t, repo[0])
+	}
 	var managed, routedHRs []*unstructured.Unstructured
 	for _, hr := range ofKind(objs, "HelmRelease") {
 		switch {
-		case isCluster(hr):
+		case isCluster(hr), hr.GetName() == baselineName:
 		case routed(hr):
 			routedHRs = append(routedHRs, hr)
 		default:
@@ -173,11 +186,16 @@ func (e *env) releases(t *testing.T, s releaseScenario) {
 	}
 	e.waitReady(t, e.admin, helmV2, "HelmRelease", s.tenant, addon, 2*time.Minute)
 	e.waitFor(t, cpc, "v1", "ConfigMap", "cozy-cilium", "cilium", 30*time.Second, harness.Exists)
-	// These fleets have no spec.fleet, so no in-cluster baseline (the
-	// InCluster test applies the real one): the test plays its part, as it
-	// plays Kamaji's, with what it gives the routed apps' account.
-	e.aggregateAdmin(t, cpc)
-	e.applyAll(t, cpc, sharedBaseline(s.tenant), false)
+	if baseline != nil {
+		e.waitReady(t, e.admin, helmV2, "HelmRelease", s.tenant, baselineName, 2*time.Minute)
+		e.checkStreamBaseline(t, cpc, "", baseline)
+	} else {
+		// The fleet's baseline unit is not served here (the InCluster
+		// stage applies the real one): the test plays its part, as it
+		// plays Kamaji's, with what it gives the routed apps' account.
+		e.aggregateAdmin(t, cpc)
+		e.applyAll(t, cpc, sharedBaseline(s.tenant), false)
+	}
 
 	for _, hr := range routedHRs {
 		ns, name := hr.GetNamespace(), hr.GetName()

@@ -88,7 +88,7 @@ func (e *env) testStream(t *testing.T) {
 	if err := e.admin.Delete(e.ctx, "v1", "Secret", tenant, cluster+"-admin-kubeconfig"); err != nil {
 		t.Fatal(err)
 	}
-	e.unannounce(t, tenant, cluster+"-cilium")
+	e.forgetReleases(t, objs, tenant, cluster+"-cilium")
 
 	e.publishBaselineChart(t, source[0])
 	e.publishStream(t, fleetNS, out)
@@ -188,7 +188,8 @@ func (e *env) testStream(t *testing.T) {
 // release's values: every object there, the Namespaces with their Pod
 // Security labels and kept when the release goes, created with the
 // kubeconfig's user (helm-controller, no impersonation), none of it on the
-// management cluster.
+// management cluster. Without an audit log (audit "") it does not ask who
+// created them.
 func (e *env) checkStreamBaseline(t *testing.T, cpc *harness.Client, audit string, hr *unstructured.Unstructured) {
 	t.Helper()
 	objects, _, _ := unstructured.NestedSlice(hr.Object, "spec", "values", "objects")
@@ -223,6 +224,9 @@ func (e *env) checkStreamBaseline(t *testing.T, cpc *harness.Client, audit strin
 		}
 		if got.GetAnnotations()["helm.sh/resource-policy"] != "keep" {
 			t.Errorf("namespace %s in the ComputePlane: helm.sh/resource-policy %q, want keep", want.GetName(), got.GetAnnotations()["helm.sh/resource-policy"])
+		}
+		if audit == "" {
+			continue
 		}
 		if who := creators(t, audit, "namespaces", "", want.GetName()); len(who) == 0 || who[0] != harness.Admin {
 			t.Errorf("namespace %s was created in the ComputePlane by %v, want %s (the kubeconfig's user, through helm-controller)", want.GetName(), who, harness.Admin)
@@ -328,28 +332,41 @@ func (e *env) publishBaselineChart(t *testing.T, repo *unstructured.Unstructured
 	e.setArtifact(t, repo, e.artifacts.Publish("ocirepository", repo.GetNamespace(), repo.GetName(), revision, data))
 }
 
-// unannounce makes a CNI addon release that another stage left Ready (its
-// cluster's kubeconfig now gone) say so: helm-controller reconciles it now
-// (reconcile.fluxcd.io/requestedAt, as flux reconcile does) and finds no
-// kubeconfig. Without it the releases that depend on the addon would take
-// the stale Ready for a cluster that is up.
-func (e *env) unannounce(t *testing.T, ns, addon string) {
+// forgetReleases deletes what another stage left of this stage's releases
+// (the stages share one management cluster): the render's HelmReleases and
+// the cluster chart's addon release in ns. A leftover would keep the other
+// stage's values, which its own field manager owns and one Kustomization's
+// apply does not remove, and an addon left Ready would announce a cluster
+// that is not up. Those that install into a ComputePlane lose their
+// finalizers (that ComputePlane is gone, so helm-controller could not
+// uninstall them); the local ones helm-controller uninstalls.
+func (e *env) forgetReleases(t *testing.T, objs []*unstructured.Unstructured, ns, addon string) {
 	t.Helper()
-	if got, err := e.admin.Get(e.ctx, helmV2, "HelmRelease", ns, addon); err != nil || got == nil {
-		return
+	type release struct {
+		ns, name string
+		remote   bool
 	}
-	token := time.Now().UTC().Format(time.RFC3339Nano)
-	patch := []byte(`{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":"` + token + `"}}}`)
-	if _, err := e.admin.MergePatch(e.ctx, helmV2, "HelmRelease", ns, addon, patch); err != nil {
-		t.Fatal(err)
+	// The addon first: the cluster release's uninstall would delete it and
+	// wait for it to go.
+	releases := []release{{ns, addon, true}}
+	for _, hr := range ofKind(objs, "HelmRelease") {
+		_, remote, _ := unstructured.NestedMap(hr.Object, "spec", "kubeConfig")
+		releases = append(releases, release{hr.GetNamespace(), hr.GetName(), remote})
 	}
-	e.waitFor(t, e.admin, helmV2, "HelmRelease", ns, addon, time.Minute, func(u *unstructured.Unstructured) (bool, string) {
-		if u == nil {
-			return true, ""
+	for _, r := range releases {
+		if got, err := e.admin.Get(e.ctx, helmV2, "HelmRelease", r.ns, r.name); err != nil || got == nil {
+			continue
 		}
-		handled, _, _ := unstructured.NestedString(u.Object, "status", "lastHandledReconcileAt")
-		ok, seen := harness.Ready(u)
-		return handled == token && !ok, fmt.Sprintf("lastHandledReconcileAt %q (want %q), %s", handled, token, seen)
-	})
-	t.Logf("%s/%s, left by another stage, is no longer Ready without its kubeconfig", ns, addon)
+		if err := e.admin.Delete(e.ctx, helmV2, "HelmRelease", r.ns, r.name); err != nil {
+			t.Fatal(err)
+		}
+		if r.remote {
+			_, err := e.admin.MergePatch(e.ctx, helmV2, "HelmRelease", r.ns, r.name, []byte(`{"metadata":{"finalizers":null}}`))
+			if got, _ := e.admin.Get(e.ctx, helmV2, "HelmRelease", r.ns, r.name); err != nil && got != nil {
+				t.Fatal(err)
+			}
+		}
+		e.waitFor(t, e.admin, helmV2, "HelmRelease", r.ns, r.name, time.Minute, harness.Gone)
+		t.Logf("HelmRelease %s/%s, left by another stage, deleted", r.ns, r.name)
+	}
 }
