@@ -2,7 +2,6 @@ package render
 
 import (
 	"fmt"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -41,17 +40,22 @@ var allVerbs = []string{"get", "list", "watch", "create", "update", "patch", "de
 // fleetRules are what the fleet applies, everywhere (tenant namespaces come
 // and go): the kinds the function renders. Kustomize-controller reads,
 // applies (server-side: patch, and create for a new object) and prunes
-// (delete) them, and lists them for its health checks. escalate on roles
-// and clusterroles lets it write the installers' rules, which it does not
-// hold itself (an RBAC create cannot be limited by name, so escalate is
-// not); bind is limited to the installers' roles (bindRoles), and there is
-// no bind on roles at all without an installer (a rule without
+// (delete) them, and lists them for its health checks. escalate lets it
+// write rules it does not hold itself (the installers', and its own role's
+// next version); the API server asks for it by the role's name, and
+// kustomize-controller applies by name (a server-side apply is a PATCH of
+// the named object, a create too), so it is limited to the roles the
+// fleet writes: its own and the installers' cluster roles
+// (escalateClusterRoles) and the installers' roles (bindRoles). bind is
+// limited to the installers' roles, and without an installer there is no
+// bind at all and escalate only on its own role (a rule without
 // resourceNames would be every role). The admission kinds are those the
 // function renders where the platform serves them: MutatingAdmissionPolicy
 // from 1.36 on, under every value of spec.releases.shardLabel, since a
 // switch away from Admission prunes the policy in the reconcile that
 // changes this role.
 func fleetRules(c *api.Config, bindClusterRoles, bindRoles []string) []rbacv1.PolicyRule {
+	escalateClusterRoles := append([]string{FleetAccountRole}, bindClusterRoles...)
 	admission := []string{"validatingadmissionpolicies", "validatingadmissionpolicybindings"}
 	if c.Platform.Serves(api.FeatureMutatingAdmissionPolicy) {
 		admission = append(admission, "mutatingadmissionpolicies", "mutatingadmissionpolicybindings")
@@ -63,16 +67,19 @@ func fleetRules(c *api.Config, bindClusterRoles, bindRoles []string) []rbacv1.Po
 		{APIGroups: []string{"source.extensions.fluxcd.io"}, Resources: []string{"artifactgenerators"}, Verbs: allVerbs},
 		{APIGroups: []string{"cilium.io"}, Resources: []string{"ciliumnetworkpolicies"}, Verbs: allVerbs},
 		{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: admission, Verbs: allVerbs},
-		{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles", "roles"}, Verbs: append(slices.Clone(allVerbs), "escalate")},
+		{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles", "roles"}, Verbs: allVerbs},
+		{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles"}, Verbs: []string{"escalate"}, ResourceNames: escalateClusterRoles},
 		{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterrolebindings", "rolebindings"}, Verbs: allVerbs},
-		{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles"}, Verbs: []string{"bind"}, ResourceNames: bindClusterRoles},
+	}
+	if len(bindClusterRoles) > 0 {
+		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles"}, Verbs: []string{"bind"}, ResourceNames: bindClusterRoles})
 	}
 	if c.Fleet == nil {
 		// The stream's baseline chart source (RenderBaselineSource).
 		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{"source.toolkit.fluxcd.io"}, Resources: []string{"ocirepositories"}, Verbs: allVerbs})
 	}
 	if len(bindRoles) > 0 {
-		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"roles"}, Verbs: []string{"bind"}, ResourceNames: bindRoles})
+		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"roles"}, Verbs: []string{"bind", "escalate"}, ResourceNames: bindRoles})
 	}
 	return rules
 }
@@ -85,8 +92,10 @@ func fleetRules(c *api.Config, bindClusterRoles, bindRoles []string) []rbacv1.Po
 // Kustomization (docs/flux-wiring.md).
 func RenderFleetAccount(f *fleet.Fleet, installerNamespaces []string) ([]Object, error) {
 	ns, name := f.Config.FleetAccount()
-	bindClusterRoles := []string{InstallerRole}
-	var bindRoles []string
+	var bindClusterRoles, bindRoles []string
+	if len(installerNamespaces) > 0 {
+		bindClusterRoles = []string{InstallerRole}
+	}
 	for _, tns := range installerNamespaces {
 		bindClusterRoles = append(bindClusterRoles, InstallerScopedName(tns))
 		bindRoles = append(bindRoles, InstallerScopedName(tns))

@@ -200,3 +200,57 @@ func TestInstallerCannotEscalate(t *testing.T) {
 		}
 	}
 }
+
+// TestFleetEscalatesOnlyItsRoles: the fleet's account may escalate and bind
+// only by name, and the names are exactly the roles and cluster roles the
+// render writes on the management cluster (Direct: the installers'; in
+// every mode its own). A rule without resourceNames would let the fleet
+// make itself cluster-admin.
+func TestFleetEscalatesOnlyItsRoles(t *testing.T) {
+	for _, spec := range []string{"{delivery: Direct}", "{delivery: Platform}"} {
+		t.Run(spec, func(t *testing.T) {
+			written := map[string][]string{}
+			var rules []rbacv1.PolicyRule
+			for _, o := range renderGuardFleet(t, spec) {
+				if o.Kind != "ClusterRole" && o.Kind != "Role" {
+					continue
+				}
+				written[o.Kind] = append(written[o.Kind], o.Name)
+				if o.Kind == "ClusterRole" && o.Name == render.FleetAccountRole {
+					var role rbacv1.ClusterRole
+					if err := yaml.Unmarshal(objectJSON(t, o), &role); err != nil {
+						t.Fatal(err)
+					}
+					rules = role.Rules
+				}
+			}
+			if rules == nil {
+				t.Fatalf("no ClusterRole %s in the render", render.FleetAccountRole)
+			}
+			granted := map[string][]string{}
+			for _, r := range rules {
+				for _, v := range r.Verbs {
+					if v != "escalate" && v != "bind" && v != "*" {
+						continue
+					}
+					if len(r.ResourceNames) == 0 {
+						t.Errorf("%s without resourceNames: %v", v, r)
+					}
+					if v == "escalate" {
+						for _, res := range r.Resources {
+							kind := map[string]string{"clusterroles": "ClusterRole", "roles": "Role"}[res]
+							granted[kind] = append(granted[kind], r.ResourceNames...)
+						}
+					}
+				}
+			}
+			for _, kind := range []string{"ClusterRole", "Role"} {
+				slices.Sort(written[kind])
+				slices.Sort(granted[kind])
+				if !slices.Equal(slices.Compact(written[kind]), slices.Compact(granted[kind])) {
+					t.Errorf("escalate on %ss %v, the render writes %v", kind, granted[kind], written[kind])
+				}
+			}
+		})
+	}
+}
