@@ -176,6 +176,14 @@ func (c *RoutingConfig) validate(d *decoder) {
 			})
 		}
 	}
+	if len(c.Grants) > 0 && c.Namespaces != NamespacesPerApp {
+		// Under Shared every routed app of a tenant is admin of the one
+		// namespace, and admin may run pods as, and impersonate, any
+		// account of its namespace: the granted account's rights would
+		// reach every app there (docs/incluster.md, "Charts that need
+		// more").
+		d.fail(f+".grants", "need spec.routing.namespaces: %s: under %s every routed app of a tenant administers the namespace that the granted account lives in, and so could act as it", NamespacesPerApp, c.Namespaces)
+	}
 	seen := map[string]int{}
 	roles := map[string]int{}
 	for i, g := range c.Grants {

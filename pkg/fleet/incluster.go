@@ -64,15 +64,12 @@ func PerAppNamespace(namespace, release string) string {
 // ComputePlane, that helm-controller impersonates there for a routed app
 // (spec.serviceAccountName; helm-controller puts it in the namespace of the
 // HelmRelease): with per-app namespaces computeplane-app-<release>; with
-// shared ones computeplane-apps, or computeplane-apps-<definition> for the
-// apps of a definition with a grant, so that a grant never reaches the apps
-// of another definition.
+// shared ones computeplane-apps. Grants need per-app namespaces (an admin
+// of a shared namespace could act as a granted account there), so a
+// granted account is always an app's own.
 func (f *Fleet) AppAccount(app *App) string {
 	if f.Config.Routing.PerApp() {
 		return PerAppAccountPrefix + app.Release
-	}
-	if _, ok := f.Config.Routing.GrantOf(app.Definition.Ref.Name); ok {
-		return SharedAppsAccount + "-" + app.Definition.Ref.Name
 	}
 	return SharedAppsAccount
 }

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"unicode"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -179,6 +180,7 @@ func (s *Schema) Validate(knobs map[string]any) (vs []Violation) {
 	for _, path := range unknown {
 		vs = append(vs, Violation{Field: path, Message: "unknown field"})
 	}
+	vs = append(vs, controlCharacters(knobs, field.NewPath(Root))...)
 	errs := validation.ValidateCustomResource(nil, obj, s.validator)
 	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, s.root, obj)...)
 	for _, err := range errs {
@@ -192,6 +194,41 @@ func (s *Schema) Validate(knobs map[string]any) (vs []Violation) {
 		return cmp.Or(cmp.Compare(a.Field, b.Field), cmp.Compare(a.Message, b.Message))
 	})
 	return slices.Compact(vs)
+}
+
+// controlCharacters refuses a line break or any other control character in
+// every string of v and every key of its maps, whatever the schema says.
+// A chart that writes a knob into a template unquoted (apps/kubernetes does,
+// for several) would take a line break for more YAML: the value would add
+// fields of its choosing to what the chart renders. No knob has a use for
+// one.
+func controlCharacters(v any, at *field.Path) []Violation {
+	var out []Violation
+	switch v := v.(type) {
+	case string:
+		if i := strings.IndexFunc(v, isControl); i >= 0 {
+			out = append(out, Violation{Field: at.String(), Message: fmt.Sprintf("%q: a line break or control character (%U at byte %d) is not allowed in a knob", v, []rune(v[i:])[0], i)})
+		}
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			if i := strings.IndexFunc(k, isControl); i >= 0 {
+				out = append(out, Violation{Field: at.String(), Message: fmt.Sprintf("key %q: a line break or control character (%U at byte %d) is not allowed in a knob", k, []rune(k[i:])[0], i)})
+				continue
+			}
+			out = append(out, controlCharacters(v[k], at.Child(k))...)
+		}
+	case []any:
+		for i, item := range v {
+			out = append(out, controlCharacters(item, at.Index(i))...)
+		}
+	}
+	return out
+}
+
+// isControl: the C0 and C1 controls (tab, line feed, carriage return, NEL
+// among them) and Unicode's line and paragraph separators.
+func isControl(r rune) bool {
+	return unicode.IsControl(r) || r == '\u2028' || r == '\u2029'
 }
 
 // nowhere is the field of a field.Error at no path.

@@ -220,3 +220,37 @@ func ExampleSchema_Validate() {
 	// spec.colour: unknown field
 	// spec.replicas: Invalid value: 0: spec.replicas in body should be greater than or equal to 1
 }
+
+// TestControlCharacters: a line break or other control character in any
+// knob string or key is refused at its path, whatever the schema allows
+// (here: anything).
+func TestControlCharacters(t *testing.T) {
+	s := compile(t, "type: object\nx-kubernetes-preserve-unknown-fields: true\n")
+	tests := []struct {
+		name, knobs string
+		want        []string // fields
+	}{
+		{"plain strings", `{a: "b c", d: [e, "f.g/h"], i: {j: 1}}`, nil},
+		{"a line feed", `{a: {b: "x\ny: z"}}`, []string{"spec.a.b"}},
+		{"a carriage return in a list", `{a: [ok, "x\r"]}`, []string{"spec.a[1]"}},
+		{"a tab", `{a: "x\ty"}`, []string{"spec.a"}},
+		{"NEL", `{a: "x\u0085y"}`, []string{"spec.a"}},
+		{"a line separator", `{a: "x\u2028y"}`, []string{"spec.a"}},
+		{"a key with a line break", `{a: {"b\nc": d}}`, []string{"spec.a"}},
+		{"two", `{a: "\u0000", b: ["\u001b[31m"]}`, []string{"spec.a", "spec.b[0]"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, v := range s.Validate(fromYAML(t, tt.knobs)) {
+				if !strings.Contains(v.Message, "control character") {
+					t.Errorf("%s: %s; want a message about the control character", v.Field, v.Message)
+				}
+				got = append(got, v.Field)
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("refused fields (-want +got):\n%s", d)
+			}
+		})
+	}
+}

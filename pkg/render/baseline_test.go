@@ -271,6 +271,8 @@ func TestRoutingConfigProblems(t *testing.T) {
 		{"{grants: [{definition: notebook, clusterRole: cluster-admin, rules: [{verbs: [get]}]}]}", "spec.routing.grants[0].rules"},
 		{"{grants: [{definition: notebook, clusterRole: a}, {definition: notebook, clusterRole: b}]}", "spec.routing.grants[1].definition"},
 		{"{grants: [{definition: notebook, clusterRole: Bad Name}]}", "spec.routing.grants[0].clusterRole"},
+		{"{grants: [{definition: notebook, clusterRole: cluster-admin}]}", "spec.routing.grants"},
+		{"{namespaces: Shared, grants: [{definition: notebook, clusterRole: cluster-admin}]}", "spec.routing.grants"},
 		{"{resourceQuota: {hard: {pods: 20}, scopes: [x], surprise: 1}}", "spec.routing.resourceQuota.surprise"},
 		{"{resourceQuota: {hard: {pods: lots}}}", "spec.routing.resourceQuota.hard[pods]"},
 		{"{limitRange: {limits: [{default: {cpu: 1}}]}}", "spec.routing.limitRange.limits[0].type"},
@@ -293,7 +295,7 @@ func TestRoutingConfigProblems(t *testing.T) {
 	for _, tc := range []struct{ grant, want string }{
 		{"{definition: kubernetes, clusterRole: x}", "placed on the management plane"},
 	} {
-		cfgObjs, err := input.Decode([]byte(baselineConfig+"  routing: {grants: ["+tc.grant+"]}\n"), "config.yaml")
+		cfgObjs, err := input.Decode([]byte(baselineConfig+"  routing: {namespaces: PerApp, grants: ["+tc.grant+"]}\n"), "config.yaml")
 		if err != nil {
 			t.Fatal(err)
 		}

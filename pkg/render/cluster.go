@@ -55,7 +55,7 @@ func NewClusterPlan(cfg *api.Config) (*ClusterPlan, api.Problems) {
 	if len(problems) > 0 {
 		return nil, problems
 	}
-	if roles := nodeRoleProblems(fixed, "spec.cluster.values"); len(roles) > 0 {
+	if roles := nodeGroupProblems(fixed, "spec.cluster.values"); len(roles) > 0 {
 		for _, f := range slices.Sorted(maps.Keys(roles)) {
 			problems = append(problems, api.Errorf(cfg.Ref, cfg.Origin, f, "%s", roles[f]))
 		}
@@ -105,17 +105,21 @@ func fixedValues(cfg *api.Config) (map[string]any, *Admission, api.Problems) {
 // schema says) is refused with the path; fixed values are never silently
 // overridden.
 // Node groups a tenant gives must leave the pinned ingress addon a node, and
-// their roles must be label name parts (nodeRoleProblems).
+// the names and strings of their groups that the chart writes unquoted must
+// be names of their kinds (nodeGroupProblems).
 func (p *ClusterPlan) Values(t *fleet.Tenant) (map[string]any, api.Problems) {
 	if t.Knobs == nil || len(t.Knobs.Values) == 0 {
 		return yamlnode.CopyValue(p.fixed), nil
 	}
 	k := t.Knobs
 	var problems api.Problems
+	// One problem a field: the schema's first, the checks below only
+	// where it found none.
+	reported := map[string]bool{}
 	for _, v := range p.knobs.Validate(k.Values) {
+		reported[v.Field] = true
 		problems = append(problems, api.Errorf(k.Ref, k.Origin, v.Field, "%s", v.Message))
 	}
-	reported := map[string]bool{}
 	for _, key := range slices.Sorted(maps.Keys(k.Values)) {
 		// The platform's cozystack-values Secret sets these (_namespace.etcd
 		// names the datastore), and spec.values would win over it.
@@ -142,7 +146,7 @@ func (p *ClusterPlan) Values(t *fleet.Tenant) (map[string]any, api.Problems) {
 			break
 		}
 	}
-	roles := nodeRoleProblems(k.Values, "spec")
+	roles := nodeGroupProblems(k.Values, "spec")
 	for _, f := range slices.Sorted(maps.Keys(roles)) {
 		if !reportedAt(reported, f) {
 			reported[f] = true
