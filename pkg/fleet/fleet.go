@@ -369,21 +369,23 @@ func (f *Fleet) buildApps(inputs []*Input) api.Problems {
 				"release name %q %s; rename the app", app.Release, why))
 			continue
 		}
+		if app.Tenant == nil {
+			// Whatever its placement: an app of no tenant is a typo in
+			// its namespace or a Tenant left out of the inputs, and either
+			// way the run would place it by a tenant it does not have.
+			problems = append(problems, api.Errorf(a.Ref, a.Origin, "metadata.namespace",
+				"%q is not the namespace of any tenant in the inputs, and every app belongs to a tenant; add its Tenant object to the inputs, or correct the namespace", a.Namespace))
+			continue
+		}
 		if app.Placement == api.PlacementComputePlane {
 			switch {
-			case app.Tenant == nil:
-				problems = append(problems, api.Errorf(a.Ref, a.Origin, "metadata.namespace",
-					"%s apps run on their tenant's ComputePlane, but %q is not the namespace of any known tenant; add its Tenant object to the inputs", a.Kind, a.Namespace))
-				continue
 			case !app.Tenant.ComputePlane:
 				problems = append(problems, api.Errorf(a.Ref, a.Origin, "metadata.namespace",
 					"%s apps run only on a ComputePlane, and tenant %q (%s) has none; set spec.computeplane: true on that Tenant (an ancestor's ComputePlane is never used)", a.Kind, app.Tenant.Name, a.Namespace))
 				continue
 			}
 		}
-		if app.Tenant != nil {
-			app.Tenant.Apps = append(app.Tenant.Apps, app)
-		}
+		app.Tenant.Apps = append(app.Tenant.Apps, app)
 		f.Apps = append(f.Apps, app)
 	}
 	return problems
