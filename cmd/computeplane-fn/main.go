@@ -12,7 +12,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -78,10 +80,11 @@ func tuneGC(standalone bool) {
 
 // cliFlags are the command line's flags: which of them apply says the mode.
 type cliFlags struct {
-	outputDir string
-	check     bool
-	summaries summaryFiles
-	version   bool
+	outputDir  string
+	check      bool
+	allowEmpty bool
+	summaries  summaryFiles
+	version    bool
 }
 
 // summaryFiles are where the pull-request summaries go ("" for none).
@@ -91,9 +94,10 @@ func (s summaryFiles) any() bool { return s.markdown != "" || s.json != "" }
 
 // folderFlags are the flags of the fleet-folder mode.
 type folderFlags struct {
-	dir       string
-	check     bool
-	summaries summaryFiles
+	dir        string
+	check      bool
+	allowEmpty bool
+	summaries  summaryFiles
 }
 
 func (f *cliFlags) flagSet(stderr io.Writer) *flag.FlagSet {
@@ -107,6 +111,7 @@ func (f *cliFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	flags.BoolVar(&f.check, "check", false, "with --output-dir: write nothing; print a diff and exit 1 when DIR is out of date")
 	flags.StringVar(&f.summaries.markdown, "summary", "", "write a Markdown summary for a pull request comment to `FILE`")
 	flags.StringVar(&f.summaries.json, "summary-json", "", "write the summary as JSON to `FILE` (tenants, posture changes, files); not written, and removed, when the run is refused or fails")
+	flags.BoolVar(&f.allowEmpty, "allow-empty", false, "with --output-dir: write a fleet of no tenant over one that has tenants, or render inputs that hold no object at all (refused without it)")
 	flags.BoolVar(&f.version, "version", false, "print the module version and the commit this binary was built from, and exit")
 	return flags
 }
@@ -158,12 +163,71 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, tune func(sta
 	if f.check && f.outputDir == "" {
 		return usageError("--check needs --output-dir")
 	}
+	if f.allowEmpty && f.outputDir == "" {
+		return usageError("--allow-empty needs --output-dir")
+	}
+	if samePath(f.summaries.markdown, f.summaries.json) {
+		return usageError(fmt.Sprintf("--summary and --summary-json name the same file %s; one would overwrite the other", f.summaries.markdown))
+	}
 	defer profiling.Start()()
 	config, inputs := flags.Arg(0), flags.Args()[1:]
 	if f.outputDir == "" {
 		return runStandalone(f.summaries, config, inputs, stdout, stderr)
 	}
-	return runFleetFolder(folderFlags{dir: f.outputDir, check: f.check, summaries: f.summaries}, config, inputs, stdout, stderr)
+	cfg, problems := pipeline.ReadConfig(pipeline.Options{ConfigFile: config})
+	if len(problems) > 0 {
+		fmt.Fprintln(stderr, problems.Error())
+		return f.summaries.write(summary.Report{Problems: problems, Dir: f.outputDir, Check: f.check}, false, 1, stderr)
+	}
+	if in := inputHolding(f.outputDir, append(slices.Clone(cfg.Inputs), inputs...)); in != "" {
+		return usageError(fmt.Sprintf("--output-dir %s is inside the input %s: the next run would read the fleet it wrote as its inputs", f.outputDir, in))
+	}
+	return runFleetFolder(folderFlags{dir: f.outputDir, check: f.check, allowEmpty: f.allowEmpty, summaries: f.summaries}, cfg, inputs, stdout, stderr)
+}
+
+// samePath reports whether a and b name the same file: the same path once
+// made absolute, or, where both exist, the same file on disk.
+func samePath(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	absA, errA := filepath.Abs(a)
+	absB, errB := filepath.Abs(b)
+	if errA == nil && errB == nil && absA == absB {
+		return true
+	}
+	infoA, errA := os.Stat(a)
+	infoB, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(infoA, infoB)
+}
+
+// inputHolding returns the input (a folder, or a glob that matches a
+// folder) that dir is, or is inside of; "" when none. A file input cannot
+// hold a folder.
+func inputHolding(dir string, inputs []string) string {
+	out, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	for _, in := range inputs {
+		folders := []string{in}
+		if strings.ContainsAny(in, "*?[") {
+			folders, _ = filepath.Glob(in)
+		}
+		for _, folder := range folders {
+			abs, err := filepath.Abs(folder)
+			if err != nil {
+				continue
+			}
+			if info, err := os.Stat(abs); err != nil || !info.IsDir() {
+				continue
+			}
+			if rel, err := filepath.Rel(abs, out); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				return in
+			}
+		}
+	}
+	return ""
 }
 
 // runKRM runs the KRM function: a ResourceList on stdin, the result on
@@ -179,7 +243,7 @@ func runKRM(stdin io.Reader, stdout, stderr io.Writer) int {
 // runStandalone renders CONFIG's inputs and inputs to stdout as one YAML
 // stream.
 func runStandalone(summaries summaryFiles, config string, inputs []string, stdout, stderr io.Writer) int {
-	r, problems := render(config, inputs, stderr)
+	r, problems := render(pipeline.Options{ConfigFile: config, Inputs: inputs}, stderr)
 	report := summary.Report{Problems: problems}
 	if len(problems) > 0 {
 		fmt.Fprintln(stderr, problems.Error())
@@ -196,12 +260,18 @@ func runStandalone(summaries summaryFiles, config string, inputs []string, stdou
 // runFleetFolder renders into the fleet folder f.dir, or with f.check
 // compares it and prints the diff, and states the posture change in the
 // summaries.
-func runFleetFolder(f folderFlags, config string, inputs []string, stdout, stderr io.Writer) int {
-	r, problems := render(config, inputs, stderr)
+func runFleetFolder(f folderFlags, config *api.Config, inputs []string, stdout, stderr io.Writer) int {
+	r, problems := render(pipeline.Options{Config: config, Inputs: inputs}, stderr)
 	report := summary.Report{Problems: problems, Dir: f.dir, Check: f.check}
 	if len(problems) > 0 {
 		fmt.Fprintln(stderr, problems.Error())
 		return f.summaries.write(report, false, 1, stderr)
+	}
+	if !f.allowEmpty {
+		if msg := emptyFleet(f.dir, r); msg != "" {
+			fmt.Fprintf(stderr, "computeplane-fn: %s; %s was left as it was (--allow-empty if that is meant)\n", msg, f.dir)
+			return f.summaries.write(report, false, 1, stderr)
+		}
 	}
 	report.Fleet = r.Fleet
 	// The posture is read only for a summary: the writer then keeps the
@@ -243,8 +313,8 @@ func runFleetFolder(f folderFlags, config string, inputs []string, stdout, stder
 
 // render runs the pipeline on config and inputs and prints its warnings,
 // which never change the exit status.
-func render(config string, inputs []string, stderr io.Writer) (*pipeline.Result, api.Problems) {
-	r, problems := pipeline.Run(pipeline.Options{ConfigFile: config, Inputs: inputs})
+func render(opts pipeline.Options, stderr io.Writer) (*pipeline.Result, api.Problems) {
+	r, problems := pipeline.Run(opts)
 	if len(problems) > 0 {
 		return nil, problems
 	}
@@ -279,6 +349,34 @@ func (s summaryFiles) write(report summary.Report, verdict bool, status int, std
 		}
 	}
 	return status
+}
+
+// emptyFleet says why a render must not be written to the fleet folder dir
+// without --allow-empty: its inputs hold no object at all (a mistyped
+// input pattern, an empty checkout), or it has no tenant and would remove
+// files dir holds. "" when neither.
+func emptyFleet(dir string, r *pipeline.Result) string {
+	f := r.Fleet
+	for _, t := range f.Tenants {
+		if t.Object != nil || len(t.Apps) > 0 {
+			return ""
+		}
+	}
+	if len(f.Definitions) == 0 && len(f.Apps) == 0 && len(f.Inputs) == 0 && len(f.Passthrough) == 0 {
+		return "the inputs hold no object at all"
+	}
+	files, problems := units.Files(r.Config, r.Objects)
+	if len(problems) > 0 {
+		return ""
+	}
+	changes, err := output.WriteDir(context.Background(), dir, files, output.DirOptions{Check: true})
+	if err != nil {
+		return ""
+	}
+	if removed := len(changes.Paths(output.Removed)); removed > 0 {
+		return fmt.Sprintf("the render has no tenant and would remove %d files of the fleet", removed)
+	}
+	return ""
 }
 
 // runFolder writes the fleet folder, or with check compares it and prints

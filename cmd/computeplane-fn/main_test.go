@@ -393,3 +393,77 @@ func TestPlatformWarningOnStderr(t *testing.T) {
 		}
 	}
 }
+
+// TestFleetRepoSafetyRails: a fleet-folder run that would remove every
+// tenant, or whose inputs hold no object, is refused and leaves the folder
+// as it was, unless --allow-empty says it is meant; paths that clash are
+// usage errors.
+func TestFleetRepoSafetyRails(t *testing.T) {
+	repo := fleetRepo(t)
+	if r := cli(t, "--output-dir", "fleet", "config.yaml"); r.code != 0 {
+		t.Fatalf("render: %+v", r)
+	}
+	before := tree(t, filepath.Join(repo, "fleet"))
+	unchanged := func(step string) {
+		t.Helper()
+		if diff := cmp.Diff(before, tree(t, filepath.Join(repo, "fleet"))); diff != "" {
+			t.Errorf("%s changed the folder (-before +after):\n%s", step, diff)
+		}
+	}
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		says string
+	}{
+		{"one file for both summaries", []string{"--output-dir", "fleet", "--summary", "s.out", "--summary-json", "./s.out", "config.yaml"}, "--summary and --summary-json name the same file"},
+		{"the output inside an input folder", []string{"--output-dir", "apps/fleet", "config.yaml"}, "--output-dir apps/fleet is inside the input apps/"},
+		{"the output an input folder", []string{"--output-dir", "tenants", "config.yaml"}, "is inside the input tenants/"},
+		{"the output inside a command-line input", []string{"--output-dir", "extra/fleet", "config.yaml", "extra"}, "is inside the input extra"},
+		{"--allow-empty without a folder", []string{"--allow-empty", "config.yaml"}, "--allow-empty needs --output-dir"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			must(t, os.MkdirAll("extra", 0o755))
+			r := cli(t, tc.args...)
+			if r.code != 2 || !strings.Contains(r.stderr, tc.says) {
+				t.Errorf("%v: %+v, want exit 2 saying %q", tc.args, r, tc.says)
+			}
+			unchanged(tc.name)
+			for _, p := range []string{"s.out", "apps/fleet", "extra/fleet"} {
+				if _, err := os.Stat(p); err == nil {
+					t.Errorf("%s was written", p)
+				}
+			}
+		})
+	}
+
+	// Every tenant and app gone (an emptied checkout, say): refused.
+	must(t, os.WriteFile("tenants/tenants.yaml", nil, 0o644))
+	must(t, os.WriteFile("apps/acme.yaml", nil, 0o644))
+	r := cli(t, "--output-dir", "fleet", "config.yaml")
+	if r.code != 1 || !strings.Contains(r.stderr, "the render has no tenant and would remove") || !strings.Contains(r.stderr, "--allow-empty") {
+		t.Errorf("a render that removes every tenant: %+v", r)
+	}
+	unchanged("a render without tenants")
+
+	// No input object at all: refused, also with --check.
+	for _, d := range []string{"jupyterhub", "n8n", "postgres", "redis"} {
+		must(t, os.WriteFile("definitions/"+d+".yaml", nil, 0o644))
+	}
+	for _, args := range [][]string{{"--output-dir", "fleet", "config.yaml"}, {"--output-dir", "fleet", "--check", "config.yaml"}} {
+		r = cli(t, args...)
+		if r.code != 1 || !strings.Contains(r.stderr, "the inputs hold no object at all") {
+			t.Errorf("%v with empty inputs: %+v", args, r)
+		}
+	}
+	unchanged("a render of no input")
+
+	// Meant: written.
+	r = cli(t, "--output-dir", "fleet", "--allow-empty", "config.yaml")
+	if r.code != 0 || !strings.Contains(r.stderr, "removed") {
+		t.Errorf("--allow-empty: %+v", r)
+	}
+	if _, err := os.Stat("fleet/tenant-acme"); err == nil {
+		t.Errorf("--allow-empty left the tenant's folder")
+	}
+}

@@ -117,6 +117,17 @@ func run(opts Options) (*Result, api.Problems) {
 	return &Result{Config: cfg, Fleet: f, Objects: out, Warnings: render.Warnings(f)}, nil
 }
 
+// ReadConfig reads and decodes the function config of opts alone, for a
+// caller that checks it before the run (the CLI's paths); Run then takes it
+// as opts.Config.
+func ReadConfig(opts Options) (*api.Config, api.Problems) {
+	budget := opts.Budget
+	if budget == nil {
+		budget = new(input.Budget)
+	}
+	return readConfig(budget, opts)
+}
+
 // readConfig reads and decodes the function config: the one given, the
 // object given, or the file holding exactly one.
 func readConfig(budget *input.Budget, opts Options) (*api.Config, api.Problems) {
