@@ -41,7 +41,7 @@ func TestPlatformWarnsOfPodSecurity(t *testing.T) {
 		t.Fatal("a run with warnings emitted no items")
 	}
 	var refs []string
-	var podSecurity, guard int
+	var podSecurity, guard, dashboard int
 	for _, r := range rl.Results {
 		if r.Severity != framework.Warning {
 			t.Errorf("result %q has severity %q, want warning", r.Message, r.Severity)
@@ -51,10 +51,8 @@ func TestPlatformWarnsOfPodSecurity(t *testing.T) {
 			podSecurity++
 		case strings.Contains(r.Message, "is guarded less") && strings.Contains(r.Message, "computeplane-cluster-admin-kubeconfig"):
 			guard++
-		case strings.Contains(r.Message, "computeplane-baseline"):
-			// The fixture has no spec.fleet: its routed apps' baseline is
-			// not rendered, which is warned about per tenant too.
-			continue
+		case strings.Contains(r.Message, "may be administered by the tenant's users") && strings.Contains(r.Message, "computeplane-cluster-dashboard-resources"):
+			dashboard++
 		default:
 			t.Errorf("result %q names neither Pod Security nor the guard", r.Message)
 		}
@@ -65,8 +63,8 @@ func TestPlatformWarnsOfPodSecurity(t *testing.T) {
 		refs = append(refs, r.ResourceRef.APIVersion+" "+r.ResourceRef.Kind+" "+r.ResourceRef.Namespace+"/"+r.ResourceRef.Name)
 	}
 	want := "apps.cozystack.io/v1alpha1 Tenant tenant-root/acme"
-	if podSecurity != 1 || guard != 1 || len(refs) != 2 || refs[0] != want || refs[1] != want {
-		t.Errorf("warnings name %v (%d of Pod Security, %d of the guard), want one of each naming %s (the one tenant with a ComputePlane)", refs, podSecurity, guard, want)
+	if podSecurity != 1 || guard != 1 || dashboard != 1 || len(refs) != 3 || refs[0] != want || refs[1] != want || refs[2] != want {
+		t.Errorf("warnings name %v (%d of Pod Security, %d of the guard, %d of the dashboard Role), want one of each naming %s (the one tenant with a ComputePlane)", refs, podSecurity, guard, dashboard, want)
 	}
 
 	run, problems := pipeline.Run(pipeline.Options{Dir: f.dir, ConfigFile: filepath.Join(f.dir, "config.yaml"), Inputs: f.inputs})

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -112,6 +113,7 @@ func (e *env) testRealChart(t *testing.T) {
 	t.Run("Addons", func(t *testing.T) { e.checkRealAddons(t, cozy) })
 	t.Run("InstallerRBAC", func(t *testing.T) { e.checkInstallerRBAC(t, record, made) })
 	t.Run("Workers", func(t *testing.T) { e.checkRealWorkers(t, objs, rendered) })
+	t.Run("TenantCredentials", func(t *testing.T) { e.checkTenantCredentials(t, objs) })
 	t.Logf("stage took %s", time.Since(stageStart).Round(time.Millisecond))
 }
 
@@ -670,4 +672,85 @@ func (e *env) resourceOf(o *unstructured.Unstructured) (schema.GroupVersionResou
 		return gvr, ns, nil
 	}
 	return gvr, realTenant, nil
+}
+
+// checkTenantCredentials: no subject the chart grants a tenant's access to
+// (cozy-lib's subjectsForTenantAndAccessLevel: the service account and the
+// use, admin and super-admin groups of the tenant and of each ancestor) may
+// read any of the cluster's credentials, asked of the management API server
+// (SubjectAccessReview) with the live RBAC objects the real chart installed
+// through the function's post-renderers. The chart's dashboard Role, bound
+// to those subjects, grants the admin kubeconfig; the post-renderer takes
+// that rule out. The control: the same subjects still read the objects the
+// Role's other rules name (the release's Service), so the review sees the
+// Role. Cozystack's own tenant roles (cozy:tenant:*) are not installed in
+// this suite; they are the platform's.
+func (e *env) checkTenantCredentials(t *testing.T, objs []*unstructured.Unstructured) {
+	credentials := guardCredentials(t, objs)
+	type subject struct {
+		user   string
+		groups []any
+	}
+	var subjects []subject
+	for _, tenant := range []string{realTenant, "tenant-root"} {
+		subjects = append(subjects, subject{harness.ServiceAccount(tenant, tenant), []any{"system:serviceaccounts", "system:serviceaccounts:" + tenant, "system:authenticated"}})
+		for _, level := range []string{"use", "admin", "super-admin"} {
+			subjects = append(subjects, subject{"alice", []any{tenant + "-" + level, "system:authenticated"}})
+		}
+	}
+	review := func(s subject, attrs map[string]any) bool {
+		t.Helper()
+		sar := obj("authorization.k8s.io/v1", "SubjectAccessReview", "", "", map[string]any{"spec": map[string]any{
+			"user": s.user, "groups": s.groups, "resourceAttributes": attrs,
+		}})
+		got, err := e.admin.Create(e.ctx, sar)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ok, _, _ := unstructured.NestedBool(got.Object, "status", "allowed")
+		return ok
+	}
+	role := e.mustGet(t, e.admin, "rbac.authorization.k8s.io/v1", "Role", realTenant, realCluster+"-dashboard-resources")
+	rules, _, _ := unstructured.NestedSlice(role.Object, "rules")
+	t.Logf("the chart's dashboard Role, as installed, has %d rules", len(rules))
+	reviews := 0
+	for _, s := range subjects {
+		if !review(s, map[string]any{"group": "", "version": "v1", "resource": "services", "verb": "get", "namespace": realTenant, "name": realCluster}) {
+			t.Errorf("control: %s %v cannot get Service %s/%s, which the chart's dashboard Role grants: the review does not see the Role", s.user, s.groups, realTenant, realCluster)
+		}
+		for _, name := range credentials {
+			for _, verb := range []string{"get", "list", "watch"} {
+				reviews++
+				if review(s, map[string]any{"group": "", "version": "v1", "resource": "secrets", "verb": verb, "namespace": realTenant, "name": name}) {
+					t.Errorf("%s %v may %s Secret %s/%s, one of the cluster's credentials", s.user, s.groups, verb, realTenant, name)
+				}
+			}
+		}
+	}
+	t.Logf("%d reviews: %d tenant subjects, %d credential Secrets, get/list/watch; none allowed", reviews, len(subjects), len(credentials))
+}
+
+// guardCredentials are the names of the cluster's credential Secrets that
+// the rendered guard knows (its variable credentials).
+func guardCredentials(t *testing.T, objs []*unstructured.Unstructured) []string {
+	t.Helper()
+	for _, p := range ofKind(objs, "ValidatingAdmissionPolicy") {
+		vars, _, _ := unstructured.NestedSlice(p.Object, "spec", "variables")
+		for _, v := range vars {
+			m, _ := v.(map[string]any)
+			if m["name"] != "credentials" {
+				continue
+			}
+			var names []string
+			if err := json.Unmarshal([]byte(m["expression"].(string)), &names); err != nil {
+				t.Fatalf("the guard's credentials: %v", err)
+			}
+			if !slices.Contains(names, realCluster+"-admin-kubeconfig") {
+				t.Fatalf("the guard's credentials %v lack %s-admin-kubeconfig", names, realCluster)
+			}
+			return names
+		}
+	}
+	t.Fatal("the render has no guard with a variable credentials")
+	return nil
 }

@@ -295,7 +295,9 @@ func RenderClusterRelease(f *fleet.Fleet, plan *ClusterPlan, t *fleet.Tenant) (O
 	return tenantObject(t, n, hr.APIVersion, hr.Kind, hr.Name), nil
 }
 
-// clusterPostRenderers give the chart's two cluster-scoped objects that it
+// clusterPostRenderers remove the chart's grant of the cluster's
+// super-admin kubeconfig to the tenant's users (dashboardCredentialPatch),
+// and give the chart's two cluster-scoped objects that it
 // names by the release alone (ClusterRole <release>-kcsi and
 // ClusterRoleBinding <release>-kcsi-binding, templates/csi at Cozystack
 // 3c780acd) the namespace too, as its other cluster-scoped objects have:
@@ -314,6 +316,10 @@ func clusterPostRenderers(release, namespace string) []helmv2.PostRenderer {
 	}
 	return []helmv2.PostRenderer{{Kustomize: &helmv2.Kustomize{Patches: []kustomize.Patch{
 		{
+			Target: &kustomize.Selector{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "Role", Name: DashboardRole(release)},
+			Patch:  dashboardCredentialPatch(release),
+		},
+		{
 			Target: &kustomize.Selector{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRole", Name: release + "-kcsi"},
 			Patch:  replace([2]string{"/metadata/name", kcsi}),
 		},
@@ -322,6 +328,31 @@ func clusterPostRenderers(release, namespace string) []helmv2.PostRenderer {
 			Patch:  replace([2]string{"/metadata/name", kcsiBinding}, [2]string{"/roleRef/name", kcsi}),
 		},
 	}}}}
+}
+
+// DashboardRole is the chart's Role <release>-dashboard-resources
+// (templates/dashboard-resourcemap.yaml at Cozystack 3c780acd), bound to
+// the tenant's use, admin and super-admin groups and their ancestors'. It
+// lets the dashboard show the cluster's objects; its second rule reads the
+// cluster's super-admin kubeconfig.
+func DashboardRole(release string) string { return release + "-dashboard-resources" }
+
+// dashboardCredentialPatch removes the dashboard Role's rule on the
+// Secret <release>-admin-kubeconfig: with it every user of the tenant
+// could read the super-admin kubeconfig of the cluster that the design
+// keeps from the tenant. The patch tests the rule before removing it, so a
+// chart that moves or changes the rule fails to install (the patch fails,
+// and helm-controller says so) instead of leaking it again.
+func dashboardCredentialPatch(release string) string {
+	return fmt.Sprintf(`- op: test
+  path: /rules/1/resources
+  value: [secrets]
+- op: test
+  path: /rules/1/resourceNames
+  value: [%s]
+- op: remove
+  path: /rules/1
+`, fleet.KubeconfigSecret(release))
 }
 
 // tenantObject wraps an object generated for a tenant's ComputePlane: its
