@@ -370,22 +370,17 @@ func TestVersion(t *testing.T) {
 
 // TestPlatformWarningOnStderr: under delivery: Platform the CLI renders,
 // exits 0 and says on stderr, per tenant with a ComputePlane, that it runs
-// without Pod Security and that the guard holds it less.
+// without Pod Security, that the chart gives the tenant's users its
+// kubeconfig, and that the guard holds it less.
 func TestPlatformWarningOnStderr(t *testing.T) {
 	dir := "../../fixtures/platform-delivery/"
 	r := cli(t, dir+"config.yaml", dir+"input-apps.yaml", dir+"input-defs.yaml", dir+"input-tenants.yaml")
 	if r.code != 0 || !strings.Contains(r.stdout, "kind: CiliumNetworkPolicy") {
 		t.Fatalf("%+v", r)
 	}
-	var lines []string
-	for _, l := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
-		// The fixture has no spec.fleet: the missing baseline is warned about too.
-		if !strings.Contains(l, "computeplane-baseline") {
-			lines = append(lines, l)
-		}
-	}
-	if len(lines) != 2 || !strings.Contains(lines[0], "Pod Security") || !strings.Contains(lines[1], "is guarded less") {
-		t.Errorf("stderr:\n%s\nwant two warnings naming Tenant tenant-root/acme: Pod Security, then the guard", r.stderr)
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[0], "Pod Security") || !strings.Contains(lines[1], "dashboard-resources") || !strings.Contains(lines[2], "is guarded less") {
+		t.Errorf("stderr:\n%s\nwant three warnings naming Tenant tenant-root/acme: Pod Security, the chart's dashboard Role, then the guard", r.stderr)
 	}
 	for _, l := range lines {
 		if !strings.HasPrefix(l, "computeplane-fn: warning: ") || !strings.Contains(l, "Tenant tenant-root/acme") {
