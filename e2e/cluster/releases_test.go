@@ -186,6 +186,10 @@ func (e *env) releases(t *testing.T, s releaseScenario) {
 	}
 	e.waitReady(t, e.admin, helmV2, "HelmRelease", s.tenant, addon, 2*time.Minute)
 	e.waitFor(t, cpc, "v1", "ConfigMap", "cozy-cilium", "cilium", 30*time.Second, harness.Exists)
+	// No kube-controller-manager runs here: the test aggregates the admin
+	// ClusterRole that the baseline binds, as its aggregation controller
+	// would.
+	e.aggregateAdmin(t, cpc)
 	if baseline != nil {
 		e.waitReady(t, e.admin, helmV2, "HelmRelease", s.tenant, baselineName, 2*time.Minute)
 		e.checkStreamBaseline(t, cpc, "", baseline)
@@ -193,7 +197,6 @@ func (e *env) releases(t *testing.T, s releaseScenario) {
 		// The fleet's baseline unit is not served here (the InCluster
 		// stage applies the real one): the test plays its part, as it
 		// plays Kamaji's, with what it gives the routed apps' account.
-		e.aggregateAdmin(t, cpc)
 		e.applyAll(t, cpc, sharedBaseline(s.tenant), false)
 	}
 
