@@ -535,7 +535,7 @@ func guardVariables(v guardValues) ([]admissionv1.Variable, error) {
 	return vars, nil
 }
 
-// guardValidations are the rules G1, G2 and G3 of SPEC 3.5.
+// guardValidations are the rules G1 to G4 (SPEC 3.5, docs/guard.md).
 func guardValidations() []admissionv1.Validation {
 	forbidden := metav1.StatusReasonForbidden
 	return []admissionv1.Validation{
@@ -621,11 +621,20 @@ func guardRules() []admissionv1.NamedRuleWithOperations {
 //     the ComputePlane's Secret only in an object helm-controller applied
 //     from the ComputePlane's own release (its origin labels), as the
 //     cluster chart's addon releases are.
+//   - G2b: a HelmRelease or Kustomization the namespace's installer makes
+//     or changes sets a kubeConfig naming its own cluster's credential.
 //   - G3: a kubevirt.io VirtualMachine whose cluster.x-k8s.io/cluster-name is
 //     the cluster's release, before or after the request, is created,
 //     changed and deleted only by guard.platformIdentities (a tenant cannot
-//     forge a worker either), and no update adds, changes or removes that
-//     label.
+//     forge a worker either; a cluster administrator may delete it or only
+//     remove its finalizers, the break-glass), and no update adds, changes
+//     or removes that label. No one else makes a VM, VMI, VMI replica set,
+//     VM pool or snapshot content whose VMI spec hands the guest the
+//     cluster's credential Secrets or a serviceAccount volume of the
+//     installer, the fleet or the chart's accounts, or names a worker's
+//     disk, or whose template carries the cluster's labels; nor a clone,
+//     restore, snapshot, export, backup or copy of, or onto, a worker or
+//     its disks (docs/guard.md lists every KubeVirt field read).
 //
 // Cases for a real API server (the end-to-end suite), with the defaults:
 //
