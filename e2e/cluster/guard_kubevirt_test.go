@@ -155,7 +155,7 @@ func (e *env) kubevirtGuardCases(t *testing.T) []guardCase {
 		guardCase{name: "G3/VM whose dataVolumeTemplate restores its own snapshot, tenant", as: tenantUser,
 			obj: kubevirtObject("VirtualMachine", "vm-snap", nil, one("dataVolume", named("copy")),
 				dvt(map[string]any{"source": map[string]any{"snapshot": map[string]any{"name": "own-snap", "namespace": guardNS}}, "storage": map[string]any{}}, "copy"))},
-		guardCase{name: "G3/VM with the fleet's account, in the fleet's namespace, tenant", as: tenantUser, obj: func() *unstructured.Unstructured {
+		guardCase{name: "G3/VM with the fleet's account, in the fleet's namespace, a chart of Cozystack's Flux", as: cozystackFluxSA, obj: func() *unstructured.Unstructured {
 			o := kubevirtObject("VirtualMachine", "vm-fleet", nil, saVol(fleetAccount), nil)
 			o.SetNamespace(e.mode.fleetNamespace)
 			return o
@@ -167,6 +167,9 @@ func (e *env) kubevirtGuardCases(t *testing.T) []guardCase {
 				volume("cloudinit", "cloudInitNoCloud", map[string]any{"secretRef": named(workerVM + "-x-bootstrap-data-userdata")})}, nil), nil)},
 		guardCase{name: "G3/a worker's VMI, tenant", as: tenantUser, obj: kubevirtObject("VirtualMachineInstance", workerVM,
 			map[string]any{"cluster.x-k8s.io/cluster-name": "computeplane"},
+			vmiSpecOf([]any{volume("cloudinit", "cloudInitNoCloud", map[string]any{"secretRef": named(workerVM + "-x-bootstrap-data-userdata")})}, nil), nil),
+			refused: true, says: sayG3Disks}, // the API server states the first rule that refuses: its labels
+		guardCase{name: "G3/a worker's machine config in an unlabelled VMI, tenant", as: tenantUser, obj: kubevirtObject("VirtualMachineInstance", "steal-machine", nil,
 			vmiSpecOf([]any{volume("cloudinit", "cloudInitNoCloud", map[string]any{"secretRef": named(workerVM + "-x-bootstrap-data-userdata")})}, nil), nil),
 			refused: true, says: sayG3Credentials},
 	)
