@@ -334,7 +334,8 @@ has(object.metadata.deletionTimestamp) ||
 	// makes only the cluster's addon releases, each with a kubeConfig; one
 	// without would be installed on the management cluster by the
 	// platform's helm-controller as itself (cluster-admin on Cozystack).
-	celG2Installer = `!(variables.fromInstaller && variables.specChanged) || variables.namesCredential`
+	celG2Installer = `!(variables.fromInstaller && variables.specChanged) ||
+variables.namesCredential`
 	msgG2Installer = `request.kind.kind + " " +
   ` + celTarget + ` +
   ": " + request.userInfo.username +
@@ -363,7 +364,8 @@ variables.oldVMCluster == variables.newVMCluster`
 
 	// G3c: nobody but the platform makes a VM of a worker's labels or
 	// disks, or copies a worker's disk (the break-glass changes no spec).
-	celG3Disks = `!(variables.claimsWorker || variables.copiesDisk) || variables.fromPlatform || variables.breakGlass`
+	celG3Disks = `!(variables.claimsWorker || variables.copiesDisk) ||
+variables.fromPlatform || variables.breakGlass`
 	msgG3Disks = `request.kind.kind + " " +
   ` + celTarget + ` +
   (variables.claimsWorker ? " is made like a worker of the tenant's ComputePlane (its template carries the labels of cluster " +
@@ -375,7 +377,8 @@ variables.oldVMCluster == variables.newVMCluster`
 
 	// G3d: nobody but the platform gives a VM's guest the cluster's
 	// credentials or the token of an account that reaches them.
-	celG3Credentials = `!variables.vmCarriesCredential || variables.fromPlatform || variables.breakGlass`
+	celG3Credentials = `!variables.vmCarriesCredential ||
+variables.fromPlatform || variables.breakGlass`
 	msgG3Credentials = `request.kind.kind + " " +
   ` + celTarget + ` +
   " would hand its guest a credential of the tenant's ComputePlane: a Secret of the cluster (" +
