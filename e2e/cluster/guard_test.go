@@ -21,6 +21,9 @@ var (
 	// creates the pods of whatever Deployment a tenant writes.
 	replicaSets = harness.ServiceAccount("kube-system", "replicaset-controller")
 	installer   = harness.ServiceAccount(guardNS, installerAccount)
+	// virtController is KubeVirt's virt-controller, a platform identity: it
+	// makes the VMIs of VMs, the VMs of pools and restores.
+	virtController = harness.ServiceAccount("cozy-kubevirt", "kubevirt-controller")
 )
 
 const (
@@ -46,8 +49,9 @@ type guardCase struct {
 	as   string
 	// op is how obj is sent: "" is a dry-run server-side apply (a CREATE,
 	// or an UPDATE of an object that exists), "create" applies it for
-	// real, "delete" deletes it, "token" asks a token of the
-	// ServiceAccount obj (dry-run).
+	// real, "delete" deletes it, "unfinalize" removes its finalizers (a
+	// merge patch), "token" asks a token of the ServiceAccount obj
+	// (dry-run).
 	op  string
 	obj *unstructured.Unstructured
 	// refused: computeplane-guard must refuse, saying these words too;
@@ -60,6 +64,9 @@ type guardCase struct {
 var (
 	sayG1            = []string{"on the tenant's ComputePlane"}
 	sayG2            = []string{"may set or change spec.kubeConfig"}
+	sayG2Installer   = []string{"installs the tenant's ComputePlane, and what it makes must reach that cluster"}
+	sayG3Credentials = []string{"would hand its guest a credential of the tenant's ComputePlane"}
+	sayG3Copies      = []string{"copies, restores or clones a worker or a disk of the tenant's ComputePlane"}
 	sayG3Owner       = []string{"is a worker of the tenant's ComputePlane"}
 	sayG3Label       = []string{"cannot be added, changed or removed"}
 	sayG3Disks       = []string{"a worker's disks hold"}
@@ -85,8 +92,7 @@ func (e *env) testGuard(t *testing.T) {
 		t.Skip("the function renders no management-plane guard (ValidatingAdmissionPolicy computeplane-guard) yet")
 	}
 	e.namespaces(tenantNamespaces(objs)...)
-	if err := harness.ApplyCRDs(e.ctx, e.admin, "testdata/crds/virtualmachines.kubevirt.io.yaml",
-		"testdata/crds/datavolumes.cdi.kubevirt.io.yaml", "testdata/crds/volumesnapshots.snapshot.storage.k8s.io.yaml"); err != nil {
+	if err := harness.ApplyCRDs(e.ctx, e.admin, guardCRDs...); err != nil {
 		t.Fatal(err)
 	}
 	// The fleet applies the render (the guard first): its account, the
@@ -133,6 +139,9 @@ func (e *env) testGuard(t *testing.T) {
 				_, _, err = who.Apply(e.ctx, c.obj, harness.ApplyOptions{})
 			case "delete":
 				err = who.Delete(e.ctx, c.obj.GetAPIVersion(), c.obj.GetKind(), c.obj.GetNamespace(), c.obj.GetName())
+			case "unfinalize":
+				_, err = who.MergePatch(e.ctx, c.obj.GetAPIVersion(), c.obj.GetKind(), c.obj.GetNamespace(), c.obj.GetName(),
+					[]byte(`{"metadata":{"finalizers":null}}`))
 			case "token":
 				req := obj("authentication.k8s.io/v1", "TokenRequest", c.obj.GetNamespace(), c.obj.GetName(), map[string]any{
 					"spec": map[string]any{"audiences": []any{"https://kubernetes.default.svc"}}})
@@ -180,9 +189,13 @@ func (e *env) grantAttackers(t *testing.T) {
 	role := obj("rbac.authorization.k8s.io/v1", "ClusterRole", "", "e2e-tenant-writer", map[string]any{
 		"rules": []any{
 			map[string]any{
-				"apiGroups": []any{"helm.toolkit.fluxcd.io", "kustomize.toolkit.fluxcd.io", "kubevirt.io", "cdi.kubevirt.io", "snapshot.storage.k8s.io"},
-				"resources": []any{"helmreleases", "kustomizations", "virtualmachines", "datavolumes", "volumesnapshots"},
-				"verbs":     []any{"*"},
+				"apiGroups": []any{"helm.toolkit.fluxcd.io", "kustomize.toolkit.fluxcd.io", "kubevirt.io", "cdi.kubevirt.io", "snapshot.storage.k8s.io",
+					"pool.kubevirt.io", "snapshot.kubevirt.io", "clone.kubevirt.io", "export.kubevirt.io", "backup.kubevirt.io"},
+				"resources": []any{"helmreleases", "kustomizations", "virtualmachines", "datavolumes", "volumesnapshots",
+					"virtualmachineinstances", "virtualmachineinstancereplicasets", "virtualmachinepools", "virtualmachinesnapshots",
+					"virtualmachinesnapshotcontents", "virtualmachinerestores", "virtualmachineclones", "virtualmachineexports",
+					"virtualmachinebackups", "virtualmachinebackuptrackers"},
+				"verbs": []any{"*"},
 			},
 			map[string]any{
 				"apiGroups": []any{""},
@@ -197,7 +210,7 @@ func (e *env) grantAttackers(t *testing.T) {
 		},
 	})
 	var subjects []any
-	for _, u := range []string{tenantUser, cozystackAPI, capkManager, replicaSets} {
+	for _, u := range []string{tenantUser, cozystackAPI, capkManager, replicaSets, virtController} {
 		subjects = append(subjects, map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": u})
 	}
 	binding := obj("rbac.authorization.k8s.io/v1", "RoleBinding", guardNS, "e2e-tenant-writer", map[string]any{
@@ -222,7 +235,7 @@ func (e *env) guardClients(t *testing.T) map[string]*harness.Client {
 		asAdmin:     e.admin,
 		tenantUser:  harness.MustClient(t, e.mgmt, tenantUser, e.mgmt.Impersonating(tenantUser, tenantGroups...)),
 	}
-	for _, sa := range []string{cozystackAPI, capkManager, replicaSets, installer, cozystackFluxSA} {
+	for _, sa := range []string{cozystackAPI, capkManager, replicaSets, installer, cozystackFluxSA, virtController} {
 		as[sa] = harness.MustClient(t, e.mgmt, sa, e.mgmt.Impersonating(sa))
 	}
 	return as
@@ -419,7 +432,7 @@ func (e *env) guardCases(t *testing.T, objs []*unstructured.Unstructured) []guar
 			"type":     "kubernetes.io/service-account-token"})
 	}
 
-	return []guardCase{
+	cases := []guardCase{
 		// G1: an app of a ComputePlane kind runs on the ComputePlane, known
 		// by its labels or by its chart.
 		{name: "G1/JupyterHub labelled, no route, cozystack-api", as: cozystackAPI, obj: forgedJupyter, refused: true, says: append([]string{"JupyterHub apps run"}, sayG1...)},
@@ -459,6 +472,8 @@ func (e *env) guardCases(t *testing.T, objs []*unstructured.Unstructured) []guar
 		{name: "G2/substituteFrom computeplane-ca, tenant", as: tenantUser, obj: substitute("steal-ca", "computeplane-ca"), refused: true, says: sayG2},
 		{name: "G2/the installer's own addon", as: installer, obj: addon},
 		{name: "G2/the installer's own cilium addon", as: installer, obj: ciliumAddon},
+		{name: "G2/the installer's release without kubeConfig", as: installer, obj: helmRelease(guardNS, "installer-local", nil, nil), refused: true, says: sayG2Installer},
+		{name: "G2/the installer's release reading its credentials, without kubeConfig", as: installer, obj: valuesFrom("installer-values", "computeplane-admin-kubeconfig", "super-admin.svc"), refused: true, says: sayG2Installer},
 		{name: "G2/the installer's addon, Cozystack's Flux", as: cozystackFluxSA, obj: addon, refused: true, says: sayG2},
 		{name: "G2/the cluster's addon with origin labels, Cozystack's Flux", as: cozystackFluxSA, obj: withLabels(addon, originLabels), refused: true, says: sayG2},
 		{name: "G2/the installer's addon, tenant", as: tenantUser, obj: addon, refused: true, says: sayG2},
@@ -530,9 +545,30 @@ func (e *env) guardCases(t *testing.T, objs []*unstructured.Unstructured) []guar
 		{name: "G3/worker opened to the API server, tenant", as: tenantUser, obj: opened, refused: true, says: sayG3Owner},
 		{name: "G3/worker opened to the API server, cozystack-api", as: cozystackAPI, obj: opened, refused: true, says: sayG3Owner},
 		{name: "G3/worker relabelled, CAPK", as: capkManager, obj: relabelled, refused: true, says: sayG3Label},
+		{name: "G3/worker changed, system:masters", as: asAdmin, obj: opened, refused: true, says: sayG3Owner},
 		{name: "G3/worker deleted, tenant", as: tenantUser, op: "delete", obj: worker, refused: true, says: sayG3Owner},
 		{name: "G3/worker deleted, CAPK", as: capkManager, op: "delete", obj: worker},
 	}
+	cases = append(cases, e.kubevirtGuardCases(t)...)
+	return cases
+}
+
+// guardCRDs are the stand-ins of the kinds the guard matches that no
+// other stage installs.
+var guardCRDs = []string{
+	"testdata/crds/virtualmachines.kubevirt.io.yaml",
+	"testdata/crds/virtualmachineinstances.kubevirt.io.yaml",
+	"testdata/crds/virtualmachineinstancereplicasets.kubevirt.io.yaml",
+	"testdata/crds/virtualmachinepools.pool.kubevirt.io.yaml",
+	"testdata/crds/virtualmachinesnapshots.snapshot.kubevirt.io.yaml",
+	"testdata/crds/virtualmachinesnapshotcontents.snapshot.kubevirt.io.yaml",
+	"testdata/crds/virtualmachinerestores.snapshot.kubevirt.io.yaml",
+	"testdata/crds/virtualmachineclones.clone.kubevirt.io.yaml",
+	"testdata/crds/virtualmachineexports.export.kubevirt.io.yaml",
+	"testdata/crds/virtualmachinebackups.backup.kubevirt.io.yaml",
+	"testdata/crds/virtualmachinebackuptrackers.backup.kubevirt.io.yaml",
+	"testdata/crds/datavolumes.cdi.kubevirt.io.yaml",
+	"testdata/crds/volumesnapshots.snapshot.storage.k8s.io.yaml",
 }
 
 func withLabels(o *unstructured.Unstructured, labels map[string]any) *unstructured.Unstructured {

@@ -117,3 +117,39 @@ func IsClusterCredential(release, name string) bool {
 	}
 	return false
 }
+
+// chartAccountSuffixes are the ServiceAccounts apps/kubernetes creates in
+// its release's namespace, each <release>-<suffix> (Cozystack 3c780acd):
+//
+//	suffix                  template                                   runs
+//	kccm                    kccm/service_account.yaml                  the cloud controller manager
+//	kcsi                    csi/infra-cluster-service-account.yaml     the CSI driver's infra side (attaches DataVolumes)
+//	cluster-autoscaler      cluster-autoscaler/deployment.yaml         the autoscaler (scales MachineDeployments)
+//	talos-reconcile         talos/talos-reconcile-job.yaml             the job that rewrites the workers' Talos configs
+//	bootstrap-token-tenant  talos/bootstrap-token-tenant-job.yaml      the job that writes bootstrap tokens
+//	oidc-bootstrap          oidc-rbac-job.yaml                         the job that binds the OIDC groups
+//	cleanup                 delete.yaml                                the pre-delete hook
+//
+// Each holds rights over the cluster's objects or Secrets in the tenant
+// namespace, so a token of one is as sensitive as the credentials
+// (pkg/render's TestChartAccounts reads the chart and keeps the list whole).
+var chartAccountSuffixes = []string{
+	"bootstrap-token-tenant",
+	"cleanup",
+	"cluster-autoscaler",
+	"kccm",
+	"kcsi",
+	"oidc-bootstrap",
+	"talos-reconcile",
+}
+
+// ChartServiceAccounts returns the name of every ServiceAccount the cluster
+// chart creates in its namespace for a cluster with the given release name
+// (see chartAccountSuffixes).
+func ChartServiceAccounts(release string) []string {
+	out := make([]string, len(chartAccountSuffixes))
+	for i, s := range chartAccountSuffixes {
+		out[i] = release + "-" + s
+	}
+	return out
+}

@@ -274,3 +274,13 @@ func TestReview(t *testing.T) {
 		})
 	}
 }
+
+// TestGuardBreakGlassStated: the review of a guard turned on says what
+// stays open to cluster administrators (docs/guard.md, "Break-glass"), so
+// that the reviewer of the change that adds the guard reads it.
+func TestGuardBreakGlassStated(t *testing.T) {
+	on := posture.Change{Change: posture.ChangeGuard, Subject: wire.GuardName, From: posture.Disabled, To: posture.Enabled}
+	if why := posture.Why(on); !strings.Contains(why, "break-glass") || !strings.Contains(why, "system:masters") {
+		t.Errorf("Why(the guard turned on) = %q; want it to state the break-glass of system:masters", why)
+	}
+}

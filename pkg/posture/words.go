@@ -117,9 +117,9 @@ func Why(c Change) string {
 	case ChangeGuard:
 		switch {
 		case c.Subject == wire.GuardName && c.Weakens:
-			return "nothing on the live management cluster stops an app that runs code from running outside its ComputePlane, or anyone from setting spec.kubeConfig."
+			return "nothing on the live management cluster stops an app that runs code from running outside its ComputePlane, anyone from setting spec.kubeConfig, or a tenant's VM from mounting the ComputePlane's credentials or a worker's disks."
 		case c.Subject == wire.GuardName:
-			return "the live management cluster refuses code-running apps outside their ComputePlane and kubeConfig from anyone but Flux."
+			return "the live management cluster refuses code-running apps outside their ComputePlane, kubeConfig from anyone but Flux, and VMs that carry the ComputePlane's credentials or a worker's disks; break-glass: cluster administrators (system:masters) may still delete a worker VM or remove its finalizers."
 		case c.Weakens:
 			return "whoever holds this identity passes the guard's checks: it can point Flux objects at any cluster or change ComputePlane VMs."
 		}

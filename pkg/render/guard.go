@@ -18,11 +18,14 @@ import (
 // guardVariables); what follows is the same for every fleet.
 //
 // Every matched request is one of: a HelmRelease or Kustomization (CREATE,
-// UPDATE), a VirtualMachine (CREATE, UPDATE, DELETE), a Pod, a token
-// request of a service account, a Secret, a DataVolume, a
-// PersistentVolumeClaim or a VolumeSnapshot (CREATE), a RoleBinding or
-// ClusterRoleBinding (CREATE, UPDATE). So object is null only for a VM's
-// DELETE and oldObject only on CREATE; every expression says so. Status
+// UPDATE), a VirtualMachine (CREATE, UPDATE, DELETE), a
+// VirtualMachineInstanceReplicaSet or VirtualMachinePool (CREATE, UPDATE),
+// a Pod, a token request of a service account, a Secret, a DataVolume, a
+// PersistentVolumeClaim, a VolumeSnapshot, a VirtualMachineInstance or one
+// of KubeVirt's copies (snapshot, snapshot content, restore, clone, export,
+// backup, backup tracker; CREATE), a RoleBinding or ClusterRoleBinding
+// (CREATE, UPDATE). So object is null only for a VM's DELETE and oldObject
+// only on CREATE; every expression says so. Status
 // updates go to the status subresource, which the policy does not match:
 // controllers' status writes never reach it. Fields are read with CEL's
 // optional selection (a.?b.orValue(x)), which never fails on a missing
@@ -44,11 +47,27 @@ request.?subResource.orValue('') == 'token'`
 	celIsSecret  = `request.resource.group == '' && request.resource.resource == 'secrets'`
 	celIsBinding = `request.resource.group == 'rbac.authorization.k8s.io' &&
 request.resource.resource in ['rolebindings', 'clusterrolebindings']`
+	// The KubeVirt kinds that carry a VirtualMachineInstanceSpec (kubevirt.io/api
+	// core/v1, pool/v1beta1, snapshot/v1beta1), beside the VirtualMachine.
+	celIsVMI = `request.resource.group == 'kubevirt.io' &&
+request.resource.resource == 'virtualmachineinstances'`
+	celIsVMIReplicaSet = `request.resource.group == 'kubevirt.io' &&
+request.resource.resource == 'virtualmachineinstancereplicasets'`
+	celIsVMPool = `request.resource.group == 'pool.kubevirt.io' &&
+request.resource.resource == 'virtualmachinepools'`
+	celIsSnapshotContent = `request.resource.group == 'snapshot.kubevirt.io' &&
+request.resource.resource == 'virtualmachinesnapshotcontents'`
+	// isDiskCopy: what copies a disk or a VM by name: CDI and CSI copies,
+	// and KubeVirt's snapshots, restores, clones, exports and backups.
 	celIsDiskCopy = `(request.resource.group == 'cdi.kubevirt.io' && request.resource.resource == 'datavolumes') ||
 (request.resource.group == '' && request.resource.resource == 'persistentvolumeclaims') ||
 (request.resource.group == 'snapshot.storage.k8s.io' && request.resource.resource == 'volumesnapshots') ||
-(request.resource.group == 'snapshot.kubevirt.io' && request.resource.resource == 'virtualmachinesnapshots') ||
-(request.resource.group == 'export.kubevirt.io' && request.resource.resource == 'virtualmachineexports')`
+(request.resource.group == 'snapshot.kubevirt.io' &&
+  request.resource.resource in ['virtualmachinesnapshots', 'virtualmachinerestores']) ||
+(request.resource.group == 'clone.kubevirt.io' && request.resource.resource == 'virtualmachineclones') ||
+(request.resource.group == 'export.kubevirt.io' && request.resource.resource == 'virtualmachineexports') ||
+(request.resource.group == 'backup.kubevirt.io' &&
+  request.resource.resource in ['virtualmachinebackups', 'virtualmachinebackuptrackers'])`
 
 	celFromFlux     = `request.userInfo.username in variables.fluxIdentities`
 	celFromHelm     = `request.userInfo.username in variables.helmIdentities`
@@ -166,29 +185,108 @@ object.metadata.?labels[?'` + ClusterNameLabel + `'].orValue('') : ''`
 	celIsWorker = `variables.isVirtualMachine &&
 (variables.oldVMCluster == variables.clusterRelease ||
   variables.newVMCluster == variables.clusterRelease)`
-	// claimsWorker: a VM that is made of a ComputePlane's workers: its pod
-	// template carries the cluster's labels (the egress policy and Kamaji
-	// select by them), or it mounts, or clones from, a disk of the cluster
-	// (every disk of a worker is named <cluster release>-...).
-	celClaimsWorker = `variables.isVirtualMachine && object != null &&
-(['` + ClusterNameLabel + `', '` + ControlPlaneLabel + `'].exists(l,
-    object.?spec.?template.?metadata.?labels[?l].orValue('') == variables.clusterRelease) ||
-  object.?spec.?template.?spec.?volumes.orValue([]).exists(v,
-    v.?dataVolume.?name.orValue('').startsWith(variables.clusterRelease + '-') ||
-    v.?persistentVolumeClaim.?claimName.orValue('').startsWith(variables.clusterRelease + '-')) ||
-  object.?spec.?dataVolumeTemplates.orValue([]).exists(d,
-    d.?spec.?source.?pvc.?name.orValue('').startsWith(variables.clusterRelease + '-')))`
+	// What a request makes VMs of, in KubeVirt's types (kubevirt.io/api
+	// v1.8.4, which Cozystack ships). vmTemplates: the VirtualMachines a
+	// VirtualMachinePool (spec.virtualMachineTemplate, a
+	// VirtualMachineTemplateSpec) or a VirtualMachineSnapshotContent
+	// (spec.source.virtualMachine, what a restore writes back) carries.
+	celVMTemplates = `object == null ? [] :
+variables.isVMPool ? [object.?spec.?virtualMachineTemplate.orValue({})] :
+variables.isSnapshotContent ? [object.?spec.?source.?virtualMachine.orValue({})] : []`
+	// vmSpecs: every VirtualMachineSpec, the VM's own and the templates'.
+	celVMSpecs = `(variables.isVirtualMachine && object != null ? [object.?spec.orValue({})] : []) +
+variables.vmTemplates.map(t, t.?spec.orValue({}))`
+	// vmiTemplates: every VirtualMachineInstanceTemplateSpec (metadata and
+	// spec): a VirtualMachineSpec's template, a replica set's
+	// spec.template, and a VirtualMachineInstance itself.
+	celVMITemplates = `variables.vmSpecs.map(s, s.?template.orValue({})) +
+(object == null ? [] :
+  variables.isVMI ? [object] :
+  variables.isVMIReplicaSet ? [object.?spec.?template.orValue({})] : [])`
+	// vmiSpecs: every VirtualMachineInstanceSpec of the request.
+	celVMISpecs = `variables.vmiTemplates.map(t, t.?spec.orValue({}))`
+
+	// claimsWorker: a VM (or a VMI, replica set, pool or snapshot content)
+	// made of a ComputePlane's workers: its template carries the
+	// cluster's labels (the egress policy and Kamaji select by them), or
+	// it mounts, or clones from, a disk of the cluster (every disk of a
+	// worker is named <cluster release>-...) through any volume kind that
+	// names a claim (Volume: dataVolume, persistentVolumeClaim,
+	// ephemeral.persistentVolumeClaim, memoryDump; UtilityVolume) or a
+	// DataVolumeTemplateSpec (its name, source.pvc, source.snapshot).
+	celClaimsWorker = `(variables.vmTemplates + variables.vmiTemplates).exists(t,
+  ['` + ClusterNameLabel + `', '` + ControlPlaneLabel + `'].exists(l,
+    t.?metadata.?labels[?l].orValue('') == variables.clusterRelease)) ||
+variables.vmiSpecs.exists(s,
+  s.?volumes.orValue([]).exists(v,
+    [v.?dataVolume.?name.orValue(''),
+      v.?persistentVolumeClaim.?claimName.orValue(''),
+      v.?ephemeral.?persistentVolumeClaim.?claimName.orValue(''),
+      v.?memoryDump.?claimName.orValue('')].exists(n, n.startsWith(variables.clusterRelease + '-'))) ||
+  s.?utilityVolumes.orValue([]).exists(u,
+    u.?claimName.orValue('').startsWith(variables.clusterRelease + '-'))) ||
+variables.vmSpecs.exists(s, s.?dataVolumeTemplates.orValue([]).exists(d,
+  [d.?metadata.?name.orValue(''),
+    d.?spec.?source.?pvc.?name.orValue(''),
+    d.?spec.?source.?snapshot.?name.orValue('')].exists(n, n.startsWith(variables.clusterRelease + '-'))))`
+	// isChartAccount: the service account a is the installer, the fleet's
+	// account (in the fleet's namespace) or one the cluster chart creates.
+	celIsChartAccount = `a != '' && (a == variables.installerAccount ||
+  (request.namespace == variables.fleetNamespace && a == variables.fleetAccount) ||
+  a in variables.chartAccounts)`
+	// vmCarriesCredential: a VM (and the rest) hands its guest one of the
+	// cluster's credential Secrets (Volume: secret, cloudInitNoCloud and
+	// cloudInitConfigDrive secretRef and networkDataSecretRef,
+	// sysprep.secret, containerDisk.imagePullSecret; AccessCredential:
+	// sshPublicKey and userPassword source.secret), or the token of an
+	// account that reaches the ComputePlane or its Secrets (Volume:
+	// serviceAccount; virt-controller then runs the VM's pod as it).
+	celVMCarriesCredential = `variables.vmiSpecs.exists(s,
+  s.?volumes.orValue([]).exists(v,
+    [v.?secret.?secretName.orValue(''),
+      v.?cloudInitNoCloud.?secretRef.?name.orValue(''),
+      v.?cloudInitNoCloud.?networkDataSecretRef.?name.orValue(''),
+      v.?cloudInitConfigDrive.?secretRef.?name.orValue(''),
+      v.?cloudInitConfigDrive.?networkDataSecretRef.?name.orValue(''),
+      v.?sysprep.?secret.?name.orValue(''),
+      v.?containerDisk.?imagePullSecret.orValue('')].exists(n, ` + celIsCredential + `) ||
+    [v.?serviceAccount.?serviceAccountName.orValue('')].exists(a, ` + celIsChartAccount + `)) ||
+  s.?accessCredentials.orValue([]).exists(c,
+    [c.?sshPublicKey.?source.?secret.?secretName.orValue(''),
+      c.?userPassword.?source.?secret.?secretName.orValue('')].exists(n, ` + celIsCredential + `)))`
 	// copiesDisk: a DataVolume, PersistentVolumeClaim or VolumeSnapshot
 	// made from a disk of the cluster (a clone, a restore, a snapshot), or
-	// a KubeVirt snapshot or export of a worker or its disks (every one is
-	// named <cluster release>-...).
+	// a KubeVirt snapshot, export, backup or clone of a worker or its
+	// disks, or a restore or clone onto one (every one is named <cluster
+	// release>-...), or a clone or restore whose JSON patches name the
+	// cluster's objects, accounts or labels (virt-controller applies them
+	// to the VM it writes).
 	celCopiesDisk = `variables.isDiskCopy && object != null &&
-[object.?spec.?source.?pvc.?name.orValue(''),
-  object.?spec.?source.?name.orValue(''),
-  object.?spec.?dataSource.?name.orValue(''),
-  object.?spec.?dataSourceRef.?name.orValue(''),
-  object.?spec.?source.?persistentVolumeClaimName.orValue('')].exists(n,
-  n.startsWith(variables.clusterRelease + '-'))`
+(([object.?spec.?source.?pvc.?name.orValue(''),
+    object.?spec.?source.?snapshot.?name.orValue(''),
+    object.?spec.?source.?name.orValue(''),
+    object.?spec.?dataSource.?name.orValue(''),
+    object.?spec.?dataSourceRef.?name.orValue(''),
+    object.?spec.?source.?persistentVolumeClaimName.orValue(''),
+    object.?spec.?target.?name.orValue(''),
+    object.?spec.?pvcName.orValue('')] +
+  object.?spec.?volumeRestoreOverrides.orValue([]).map(o, o.?restoreName.orValue(''))).exists(n,
+    n.startsWith(variables.clusterRelease + '-')) ||
+  object.?spec.?patches.orValue([]).exists(p,
+    [variables.clusterRelease + '-', variables.installerAccount, variables.fleetAccount,
+      'cluster.x-k8s.io', 'kamaji.clastix.io'].exists(w, p.contains(w))))`
+
+	// breakGlass: a cluster administrator deletes a worker VM, or removes
+	// finalizers from it and changes nothing else (spec, labels,
+	// annotations): what a stuck worker needs when its controllers are
+	// gone, without turning the guard off.
+	celBreakGlass = `variables.fromAdmin && variables.isVirtualMachine &&
+(request.operation == 'DELETE' ||
+  (request.operation == 'UPDATE' &&
+    object.?spec.orValue({}) == oldObject.?spec.orValue({}) &&
+    object.metadata.?labels.orValue({}) == oldObject.metadata.?labels.orValue({}) &&
+    object.metadata.?annotations.orValue({}) == oldObject.metadata.?annotations.orValue({}) &&
+    object.metadata.?finalizers.orValue([]).all(f, f in oldObject.metadata.?finalizers.orValue([]))))`
 
 	// The request's object, for messages: namespace/name.
 	celTarget = `(object != null ? object : oldObject).metadata.?namespace.orValue('') + '/' +
@@ -232,13 +330,26 @@ has(object.metadata.deletionTimestamp) ||
   "; " + request.userInfo.username +
   " is neither; a release that reaches another cluster belongs in the fleet repository"`
 
-	// G3a: a ComputePlane's worker VMs are the platform's.
-	celG3Owner = `!variables.isWorker || variables.fromPlatform`
+	// G2b: what the installer makes reaches its own cluster. Its chart
+	// makes only the cluster's addon releases, each with a kubeConfig; one
+	// without would be installed on the management cluster by the
+	// platform's helm-controller as itself (cluster-admin on Cozystack).
+	celG2Installer = `!(variables.fromInstaller && variables.specChanged) ||
+variables.namesCredential`
+	msgG2Installer = `request.kind.kind + " " +
+  ` + celTarget + ` +
+  ": " + request.userInfo.username +
+  " installs the tenant's ComputePlane, and what it makes must reach that cluster: spec.kubeConfig.secretRef must name one of its credentials (" +
+  variables.kubeconfigSecret + "); without a kubeConfig the release would run on the management cluster as the platform's helm-controller"`
+
+	// G3a: a ComputePlane's worker VMs are the platform's; a cluster
+	// administrator may still delete one or remove its finalizers.
+	celG3Owner = `!variables.isWorker || variables.fromPlatform || variables.breakGlass`
 	msgG3Owner = `"VirtualMachine " +
   ` + celTarget + ` +
   " is a worker of the tenant's ComputePlane (` + ClusterNameLabel + ` " +
   variables.clusterRelease +
-  "): only the platform's controllers may create, change or delete it, and " +
+  "): only the platform's controllers may create, change or delete it (a cluster administrator, group system:masters, may delete it or remove its finalizers), and " +
   request.userInfo.username +
   " is not one of them; change the ComputePlane (its node groups) in the fleet repository"`
 
@@ -252,15 +363,29 @@ variables.oldVMCluster == variables.newVMCluster`
   "'); the egress policy of the ComputePlane selects its VMs by it"`
 
 	// G3c: nobody but the platform makes a VM of a worker's labels or
-	// disks, or copies a worker's disk.
-	celG3Disks = `!(variables.claimsWorker || variables.copiesDisk) || variables.fromPlatform`
+	// disks, or copies a worker's disk (the break-glass changes no spec).
+	celG3Disks = `!(variables.claimsWorker || variables.copiesDisk) ||
+variables.fromPlatform || variables.breakGlass`
 	msgG3Disks = `request.kind.kind + " " +
   ` + celTarget + ` +
   (variables.claimsWorker ? " is made like a worker of the tenant's ComputePlane (its template carries the labels of cluster " +
     variables.clusterRelease + ", or it mounts or clones one of its disks)" :
-    " copies a disk of the tenant's ComputePlane (a disk named " + variables.clusterRelease + "-...)") +
+    " copies, restores or clones a worker or a disk of the tenant's ComputePlane (a name " + variables.clusterRelease +
+    "-..., or a patch naming the cluster's objects or labels)") +
   ": a worker's disks hold its machine configuration and kubelet credentials, so only the platform's controllers may use them, and " +
   request.userInfo.username + " is not one of them"`
+
+	// G3d: nobody but the platform gives a VM's guest the cluster's
+	// credentials or the token of an account that reaches them.
+	celG3Credentials = `!variables.vmCarriesCredential ||
+variables.fromPlatform || variables.breakGlass`
+	msgG3Credentials = `request.kind.kind + " " +
+  ` + celTarget + ` +
+  " would hand its guest a credential of the tenant's ComputePlane: a Secret of the cluster (" +
+  variables.kubeconfigSecret + ", " + variables.clusterRelease + "-ca, " + variables.clusterRelease +
+  "-talosconfig and every other Secret Kamaji, Cluster API and the chart write for it) in a volume, cloud-init, sysprep or accessCredentials, or through a serviceAccount volume the token of " +
+  ([variables.installerAccount] + variables.chartAccounts).join(", ") +
+  " or the fleet's account; only the platform's controllers may, and " + request.userInfo.username + " is not one of them"`
 
 	// G4a: only the fleet makes a release or Kustomization run as the
 	// fleet's account or a cluster installer.
@@ -349,6 +474,7 @@ func guardVariables(v guardValues) ([]admissionv1.Variable, error) {
 		{"kubeconfigKey", fleet.KubeconfigKey},
 		{"credentials", sortedUnique(fleet.ClusterCredentials(v.ClusterRelease))},
 		{"machineCredentialSuffixes", sortedUnique(fleet.MachineCredentialSuffixes)},
+		{"chartAccounts", sortedUnique(fleet.ChartServiceAccounts(v.ClusterRelease))},
 		{"directDelivery", v.DirectDelivery},
 		{"installerAccount", fleet.InstallerAccount},
 		{"fleetNamespace", v.FleetNamespace},
@@ -372,6 +498,10 @@ func guardVariables(v guardValues) ([]admissionv1.Variable, error) {
 		{"isTokenRequest", celIsTokenRequest},
 		{"isSecret", celIsSecret},
 		{"isBinding", celIsBinding},
+		{"isVMI", celIsVMI},
+		{"isVMIReplicaSet", celIsVMIReplicaSet},
+		{"isVMPool", celIsVMPool},
+		{"isSnapshotContent", celIsSnapshotContent},
 		{"isDiskCopy", celIsDiskCopy},
 		{"fromFlux", celFromFlux},
 		{"fromHelm", celFromHelm},
@@ -394,15 +524,21 @@ func guardVariables(v guardValues) ([]admissionv1.Variable, error) {
 		{"oldVMCluster", celOldVMCluster},
 		{"newVMCluster", celNewVMCluster},
 		{"isWorker", celIsWorker},
+		{"vmTemplates", celVMTemplates},
+		{"vmSpecs", celVMSpecs},
+		{"vmiTemplates", celVMITemplates},
+		{"vmiSpecs", celVMISpecs},
 		{"claimsWorker", celClaimsWorker},
+		{"vmCarriesCredential", celVMCarriesCredential},
 		{"copiesDisk", celCopiesDisk},
+		{"breakGlass", celBreakGlass},
 	} {
 		vars = append(vars, admissionv1.Variable{Name: d[0], Expression: d[1]})
 	}
 	return vars, nil
 }
 
-// guardValidations are the rules G1, G2 and G3 of SPEC 3.5.
+// guardValidations are the rules G1 to G4 (SPEC 3.5, docs/guard.md).
 func guardValidations() []admissionv1.Validation {
 	forbidden := metav1.StatusReasonForbidden
 	return []admissionv1.Validation{
@@ -410,12 +546,16 @@ func guardValidations() []admissionv1.Validation {
 			Message: "this kind runs on the ComputePlane: add it to the fleet repo"},
 		{Expression: celG2, MessageExpression: msgG2, Reason: &forbidden,
 			Message: "only Flux may set or change spec.kubeConfig"},
+		{Expression: celG2Installer, MessageExpression: msgG2Installer, Reason: &forbidden,
+			Message: "what a cluster installer makes must reach its own cluster through spec.kubeConfig"},
 		{Expression: celG3Owner, MessageExpression: msgG3Owner, Reason: &forbidden,
 			Message: "only the platform may change a ComputePlane's worker VMs"},
 		{Expression: celG3Label, MessageExpression: msgG3Label, Reason: &forbidden,
 			Message: "the cluster name of a ComputePlane worker cannot change"},
 		{Expression: celG3Disks, MessageExpression: msgG3Disks, Reason: &forbidden,
 			Message: "only the platform may use a ComputePlane worker's labels or disks"},
+		{Expression: celG3Credentials, MessageExpression: msgG3Credentials, Reason: &forbidden,
+			Message: "only the platform may give a VM a ComputePlane's credentials or accounts"},
 		{Expression: celG4Account, MessageExpression: msgG4Account, Reason: &forbidden,
 			Message: "only the fleet may run as the fleet's or an installer's account"},
 		{Expression: celG4Credentials, MessageExpression: msgG4Credentials, Reason: &forbidden,
@@ -440,6 +580,12 @@ func guardRules() []admissionv1.NamedRuleWithOperations {
 		rule("helm.toolkit.fluxcd.io", "helmreleases", create, update),
 		rule("kustomize.toolkit.fluxcd.io", "kustomizations", create, update),
 		rule("kubevirt.io", "virtualmachines", create, update, admissionv1.Delete),
+		// A VMI's spec is fixed at creation (KubeVirt's webhook refuses
+		// other changes, and virt-handler, no platform identity, writes its
+		// status through the main resource): CREATE only.
+		rule("kubevirt.io", "virtualmachineinstances", create),
+		rule("kubevirt.io", "virtualmachineinstancereplicasets", create, update),
+		rule("pool.kubevirt.io", "virtualmachinepools", create, update),
 		rule("", "pods", create),
 		rule("", "serviceaccounts/token", create),
 		rule("", "secrets", create),
@@ -448,8 +594,14 @@ func guardRules() []admissionv1.NamedRuleWithOperations {
 		rule("rbac.authorization.k8s.io", "clusterrolebindings", create, update),
 		rule("cdi.kubevirt.io", "datavolumes", create),
 		rule("snapshot.storage.k8s.io", "volumesnapshots", create),
+		// KubeVirt's webhooks refuse changes of these specs: CREATE only.
 		rule("snapshot.kubevirt.io", "virtualmachinesnapshots", create),
+		rule("snapshot.kubevirt.io", "virtualmachinesnapshotcontents", create),
+		rule("snapshot.kubevirt.io", "virtualmachinerestores", create),
+		rule("clone.kubevirt.io", "virtualmachineclones", create),
 		rule("export.kubevirt.io", "virtualmachineexports", create),
+		rule("backup.kubevirt.io", "virtualmachinebackups", create),
+		rule("backup.kubevirt.io", "virtualmachinebackuptrackers", create),
 	}
 }
 
@@ -472,11 +624,20 @@ func guardRules() []admissionv1.NamedRuleWithOperations {
 //     the ComputePlane's Secret only in an object helm-controller applied
 //     from the ComputePlane's own release (its origin labels), as the
 //     cluster chart's addon releases are.
+//   - G2b: a HelmRelease or Kustomization the namespace's installer makes
+//     or changes sets a kubeConfig naming its own cluster's credential.
 //   - G3: a kubevirt.io VirtualMachine whose cluster.x-k8s.io/cluster-name is
 //     the cluster's release, before or after the request, is created,
 //     changed and deleted only by guard.platformIdentities (a tenant cannot
-//     forge a worker either), and no update adds, changes or removes that
-//     label.
+//     forge a worker either; a cluster administrator may delete it or only
+//     remove its finalizers, the break-glass), and no update adds, changes
+//     or removes that label. No one else makes a VM, VMI, VMI replica set,
+//     VM pool or snapshot content whose VMI spec hands the guest the
+//     cluster's credential Secrets or a serviceAccount volume of the
+//     installer, the fleet or the chart's accounts, or names a worker's
+//     disk, or whose template carries the cluster's labels; nor a clone,
+//     restore, snapshot, export, backup or copy of, or onto, a worker or
+//     its disks (docs/guard.md lists every KubeVirt field read).
 //
 // Cases for a real API server (the end-to-end suite), with the defaults:
 //

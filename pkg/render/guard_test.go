@@ -461,14 +461,15 @@ subjects:
 `
 
 	const (
-		g1      = "JupyterHub apps run on the tenant's ComputePlane: add it to the fleet repository (HelmRelease tenant-acme/jupyterhub-notebooks must reach the ComputePlane through spec.kubeConfig.secretRef name computeplane-admin-kubeconfig, key super-admin.svc"
-		g2      = "only the fleet (system:serviceaccount:flux-system:computeplane-fleet) may set or change spec.kubeConfig"
-		g3Disks = "only the platform's controllers may use them"
-		g4Acct  = "is the account of the fleet or of a ComputePlane's installer"
-		g4Cred  = "that account is the fleet's or a ComputePlane's installer"
-		g4Bind  = "binds the fleet's or a ComputePlane installer's account or role"
-		g3Owner = "is a worker of the tenant's ComputePlane (cluster.x-k8s.io/cluster-name computeplane): only the platform's controllers may create, change or delete it"
-		g3Label = "the label cluster.x-k8s.io/cluster-name of a ComputePlane worker cannot be added, changed or removed"
+		g1          = "JupyterHub apps run on the tenant's ComputePlane: add it to the fleet repository (HelmRelease tenant-acme/jupyterhub-notebooks must reach the ComputePlane through spec.kubeConfig.secretRef name computeplane-admin-kubeconfig, key super-admin.svc"
+		g2          = "only the fleet (system:serviceaccount:flux-system:computeplane-fleet) may set or change spec.kubeConfig"
+		g3Disks     = "only the platform's controllers may use them"
+		g4Acct      = "is the account of the fleet or of a ComputePlane's installer"
+		g4Cred      = "that account is the fleet's or a ComputePlane's installer"
+		g4Bind      = "binds the fleet's or a ComputePlane installer's account or role"
+		g3Owner     = "is a worker of the tenant's ComputePlane (cluster.x-k8s.io/cluster-name computeplane): only the platform's controllers may create, change or delete it"
+		g3Label     = "the label cluster.x-k8s.io/cluster-name of a ComputePlane worker cannot be added, changed or removed"
+		g2Installer = "installs the tenant's ComputePlane, and what it makes must reach that cluster"
 	)
 	create := func(user, obj string) guardRequest {
 		return guardRequest{op: admission.Create, user: user, groups: tenantGroups, object: obj}
@@ -531,7 +532,12 @@ subjects:
 		{"G2 valuesFrom the admin kubeconfig, by a tenant user", create(tenantUser, valuesFromKubeconfig), g2},
 		{"G2 valuesFrom the admin kubeconfig, by Cozystack's Flux", create(cozyFlux, valuesFromKubeconfig), g2},
 		{"G2 valuesFrom the admin kubeconfig, by the fleet", create(fleetAccount, valuesFromKubeconfig), ""},
-		{"G2 valuesFrom the admin kubeconfig, by the installer", create(installer, valuesFromKubeconfig), ""},
+		{"G2 valuesFrom the admin kubeconfig, by the installer, without a kubeConfig", create(installer, valuesFromKubeconfig), g2Installer},
+		{"G2 valuesFrom the admin kubeconfig, by the installer, reaching its cluster", create(installer, edit(t, valuesFromKubeconfig, "  interval: 5m\n", "  interval: 5m\n  kubeConfig: {secretRef: {name: computeplane-admin-kubeconfig, key: super-admin.svc}}\n")), ""},
+		{"G2 the installer making a release without kubeConfig", create(installer, postgresRelease), g2Installer},
+		{"G2 the installer making a Kustomization without kubeConfig", create(installer, substituteFromCA), g2Installer},
+		{"G2 the installer making a release of another cluster", create(installer, tenantClusterAddon), g2Installer},
+		{"G2 the installer suspending its addon", update(installer, addon, edit(t, addon, "  interval: 5m\n", "  interval: 5m\n  suspend: true\n")), ""},
 		{"G2 valuesFrom another Secret", create(tenantUser, edit(t, valuesFromKubeconfig, "name: computeplane-admin-kubeconfig", "name: my-values")), ""},
 		{"G2 substituteFrom the CA, by a tenant user", create(tenantUser, substituteFromCA), g2},
 		{"G2 substituteFrom the CA, by the fleet", create(fleetAccount, substituteFromCA), ""},

@@ -8,10 +8,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	rbacv1 "k8s.io/api/rbac/v1"
 	rbacvalidation "k8s.io/component-helpers/auth/rbac/validation"
 	"sigs.k8s.io/yaml"
 
+	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 )
 
@@ -52,10 +54,10 @@ const templated = "TEMPLATED"
 // chartObject is a top-level document of a template, its actions blanked.
 type chartObject struct {
 	file       string
-	APIVersion string                     `json:"apiVersion"`
-	Kind       string                     `json:"kind"`
-	Metadata   struct{ Namespace string } `json:"metadata"`
-	Rules      []rbacv1.PolicyRule        `json:"rules"`
+	APIVersion string                           `json:"apiVersion"`
+	Kind       string                           `json:"kind"`
+	Metadata   struct{ Name, Namespace string } `json:"metadata"`
+	Rules      []rbacv1.PolicyRule              `json:"rules"`
 }
 
 // readChart reads the documents the chart's templates write (template
@@ -252,5 +254,28 @@ func TestFleetEscalatesOnlyItsRoles(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestChartAccounts: the ServiceAccounts the guard keeps out of VMs
+// (fleet.ChartServiceAccounts) are exactly those apps/kubernetes creates,
+// read from the chart's templates.
+func TestChartAccounts(t *testing.T) {
+	objs, _ := readChart(t)
+	var got []string
+	for _, o := range objs {
+		if o.Kind != "ServiceAccount" {
+			continue
+		}
+		name, ok := strings.CutPrefix(o.Metadata.Name, templated+"-")
+		if !ok {
+			t.Errorf("%s: ServiceAccount %q is not named <release>-...", o.file, o.Metadata.Name)
+			continue
+		}
+		got = append(got, "computeplane-"+name)
+	}
+	slices.Sort(got)
+	if diff := cmp.Diff(fleet.ChartServiceAccounts("computeplane"), slices.Compact(got)); diff != "" {
+		t.Errorf("the chart's ServiceAccounts (-fleet.ChartServiceAccounts +chart):\n%s", diff)
 	}
 }
