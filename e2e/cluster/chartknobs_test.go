@@ -18,6 +18,10 @@ import (
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	"helm.sh/helm/v4/pkg/engine"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"sigs.k8s.io/yaml"
 
 	"github.com/computeplane-dev/computeplane-fn/e2e/cluster/harness"
@@ -33,14 +37,20 @@ import (
 // is also refused by the function, naming the field (in the ComputePlane
 // object's knobs). storageClass is not among them: the chart quotes it
 // (storageClassName: {{ . | quote }}), so no value changes the structure;
-// the function refuses what is no StorageClass name all the same.
+// the function refuses what is no StorageClass name all the same. Nor is
+// instanceType: the chart looks the instance type up by that name
+// (lookup) and fails to render without it, so a value that is no name
+// never reaches the template; the function refuses it before the install
+// would fail.
 func TestKnobsThatChangeTheChart(t *testing.T) {
 	third := os.Getenv("E2E_THIRD_PARTY")
 	fn := os.Getenv("E2E_COMPUTEPLANE_FN")
 	if third == "" || fn == "" {
 		t.Fatal("E2E_THIRD_PARTY and E2E_COMPUTEPLANE_FN are not set: run the suite with `make e2e`")
 	}
-	chart := loadClusterChart(t, filepath.Join(third, "cozystack"))
+	cozy := filepath.Join(third, "cozystack")
+	chart := loadClusterChart(t, cozy)
+	lookups := instanceTypeLookups(t, cozy)
 	objs := harness.Generated(harness.Render(t, fn, fleetDir(t, "realchart"), "config.yaml"))
 	hr := find(objs, "HelmRelease", realTenant, realCluster)
 	if hr == nil {
@@ -55,7 +65,6 @@ func TestKnobsThatChangeTheChart(t *testing.T) {
 		{"a GPU name that adds a nodeSelector", "gpus", []any{map[string]any{"name": "nvidia.com/AD102GL_L40S"}},
 			[]any{map[string]any{"name": "nvidia.com/AD102GL_L40S\n                nodeSelector: {node-role.kubernetes.io/control-plane: ''}"}}},
 		{"a GPU name of flow YAML", "gpus", []any{map[string]any{"name": "nvidia.com/AD102GL_L40S"}}, []any{map[string]any{"name": "{a: b}"}}},
-		{"an instance type that adds a key", "instanceType", "u1.large", "u1.large\n        kind: VirtualMachineInstancetype"},
 		{"a role that adds a label", "roles", []any{"ingress-nginx", "gpu"}, []any{"ingress-nginx", "gpu: \"\"\n        kamaji.clastix.io/name: other"}},
 		{"a group name that adds a key", "", "md0", "md0: x\n  evil"},
 	}
@@ -71,7 +80,7 @@ func TestKnobsThatChangeTheChart(t *testing.T) {
 				} else {
 					groups["md0"].(map[string]any)[tc.field] = v
 				}
-				return chartShape(t, chart, values)
+				return chartShape(t, chart, values, lookups)
 			}
 			admitted, bad := shape(tc.admitted), shape(tc.bad)
 			var added []string
@@ -88,6 +97,63 @@ func TestKnobsThatChangeTheChart(t *testing.T) {
 			refusedByFunction(t, fn, tc.field, tc.bad)
 		})
 	}
+}
+
+// instanceTypeLookups answers the chart's lookups of
+// VirtualMachineClusterInstancetypes with those of Cozystack's
+// kubevirt-instancetypes chart, from client-go's fake dynamic client (no
+// API server runs for this test).
+func instanceTypeLookups(t *testing.T, cozy string) engine.ClientProvider {
+	t.Helper()
+	p := filepath.Join(cozy, "packages", "system", "kubevirt-instancetypes", "templates", "instancetypes.yaml")
+	all, err := harness.DecodeFiles(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objs []runtime.Object
+	for _, o := range all {
+		if o.GetKind() == "VirtualMachineClusterInstancetype" {
+			objs = append(objs, o)
+		}
+	}
+	if len(objs) == 0 {
+		t.Fatalf("%s defines no VirtualMachineClusterInstancetype", p)
+	}
+	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+		map[schema.GroupVersionResource]string{
+			instanceTypes:                        "VirtualMachineClusterInstancetypeList",
+			{Version: "v1", Resource: "secrets"}: "SecretList",
+			{Group: "storage.k8s.io", Version: "v1", Resource: "storageclasses"}:                                  "StorageClassList",
+			{Group: "cluster.x-k8s.io", Version: "v1beta1", Resource: "machinesets"}:                              "MachineSetList",
+			{Group: "infrastructure.cluster.x-k8s.io", Version: "v1alpha1", Resource: "kubevirtmachinetemplates"}: "KubevirtMachineTemplateList",
+		}, objs...)
+	return lookupClient{client}
+}
+
+// plural is the resource suffix of the kinds the chart looks up.
+func plural(kind string) string {
+	if strings.HasSuffix(kind, "s") {
+		return "es"
+	}
+	return "s"
+}
+
+var instanceTypes = schema.GroupVersionResource{Group: "instancetype.kubevirt.io", Version: "v1beta1", Resource: "virtualmachineclusterinstancetypes"}
+
+type lookupClient struct{ dynamic.Interface }
+
+// GetClientFor serves the instance types, and every other kind the chart
+// looks up (the Secrets, MachineSets and machine templates it would keep
+// from an earlier install, StorageClasses) as none: a first install.
+func (c lookupClient) GetClientFor(apiVersion, kind string) (dynamic.NamespaceableResourceInterface, bool, error) {
+	if apiVersion == instanceTypes.GroupVersion().String() && kind == "VirtualMachineClusterInstancetype" {
+		return c.Resource(instanceTypes), false, nil
+	}
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return nil, false, err
+	}
+	return c.Resource(gv.WithResource(strings.ToLower(kind) + plural(kind))), kind != "StorageClass", nil
 }
 
 // loadClusterChart loads apps/kubernetes with cozy-lib as its subchart, as
@@ -113,13 +179,13 @@ func loadClusterChart(t *testing.T, cozy string) *chartv2.Chart {
 // tenant's namespace and returns the shape of its output: every key path
 // of every document, with the kind of what it holds (map, list or scalar),
 // and not the scalars' values.
-func chartShape(t *testing.T, c *chartv2.Chart, values map[string]any) map[string]bool {
+func chartShape(t *testing.T, c *chartv2.Chart, values map[string]any, lookups engine.ClientProvider) map[string]bool {
 	t.Helper()
 	vals, err := chartutil.ToRenderValues(c, values, common.ReleaseOptions{Name: realCluster, Namespace: realTenant, IsInstall: true}, common.DefaultCapabilities)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := engine.Render(c, vals)
+	out, err := engine.RenderWithClientProvider(c, vals, lookups)
 	if err != nil {
 		t.Fatal(err)
 	}
