@@ -92,25 +92,20 @@ func nodeGroupProblems(values map[string]any, root string) map[string]string {
 func namedValues(g map[string]any, path string) map[string]any {
 	out := map[string]any{}
 	key, rest, _ := strings.Cut(path, ".")
-	list := strings.HasSuffix(key, "[]")
-	key = strings.TrimSuffix(key, "[]")
-	v, ok := g[key]
+	name := strings.TrimSuffix(key, "[]")
+	v, ok := g[name]
 	if !ok {
 		return out
 	}
-	if !list {
-		if rest == "" {
-			out[key] = v
-		} else if m, ok := v.(map[string]any); ok {
-			for f, w := range namedValues(m, rest) {
-				out[key+"."+f] = w
-			}
+	found := map[string]any{name: v}
+	if name != key {
+		found = map[string]any{}
+		items, _ := v.([]any)
+		for i, item := range items {
+			found[name+"["+strconv.Itoa(i)+"]"] = item
 		}
-		return out
 	}
-	items, _ := v.([]any)
-	for i, item := range items {
-		at := key + "[" + strconv.Itoa(i) + "]"
+	for at, item := range found {
 		if rest == "" {
 			out[at] = item
 		} else if m, ok := item.(map[string]any); ok {

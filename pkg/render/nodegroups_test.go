@@ -33,16 +33,7 @@ func TestNodeRoles(t *testing.T) {
 	for _, schema := range []string{"default", "permissive"} {
 		for _, tt := range tests {
 			t.Run(schema+"/"+tt.name, func(t *testing.T) {
-				cfg := config(api.PodSecurityRestricted, api.DefaultClusterValues())
-				if schema == "permissive" {
-					cfg.Cluster.Knobs = values(t, permissiveKnobs)
-				}
-				knobs := values(t, "nodeGroups: {md0: {minReplicas: 1, maxReplicas: 2, instanceType: u1.large, diskSize: 20Gi, roles: "+tt.roles+"}, ingress: {minReplicas: 1, maxReplicas: 1, instanceType: u1.large, diskSize: 20Gi, roles: [ingress-nginx]}}")
-				groups := knobs["nodeGroups"].(map[string]any)
-				if _, has := groups["md0"].(map[string]any)["roles"].([]any); !has {
-					t.Fatal("no roles")
-				}
-				_, problems := plan(t, cfg).Values(knobTenant(knobs))
+				problems := knobProblems(t, schema, "nodeGroups: {md0: {minReplicas: 1, maxReplicas: 2, instanceType: u1.large, diskSize: 20Gi, roles: "+tt.roles+"}, ingress: {minReplicas: 1, maxReplicas: 1, instanceType: u1.large, diskSize: 20Gi, roles: [ingress-nginx]}}")
 				var got []string
 				for _, p := range problems {
 					if !strings.Contains(p.Message, "label key") && !strings.Contains(p.Message, "line break") {
@@ -98,12 +89,7 @@ func TestNodeGroupNames(t *testing.T) {
 	for _, schema := range []string{"default", "permissive"} {
 		for _, tt := range tests {
 			t.Run(schema+"/"+tt.name, func(t *testing.T) {
-				cfg := config(api.PodSecurityRestricted, api.DefaultClusterValues())
-				if schema == "permissive" {
-					cfg.Cluster.Knobs = values(t, permissiveKnobs)
-				}
-				knobs := values(t, "nodeGroups: "+tt.groups)
-				_, problems := plan(t, cfg).Values(knobTenant(knobs))
+				problems := knobProblems(t, schema, "nodeGroups: "+tt.groups)
 				var got []string
 				for _, p := range problems {
 					if !strings.Contains(p.Message, tt.says) {
@@ -117,4 +103,16 @@ func TestNodeGroupNames(t *testing.T) {
 			})
 		}
 	}
+}
+
+// knobProblems are the problems of a tenant's knobs (YAML) under the
+// default knob schema or a permissive one.
+func knobProblems(t *testing.T, schema, knobs string) api.Problems {
+	t.Helper()
+	cfg := config(api.PodSecurityRestricted, api.DefaultClusterValues())
+	if schema == "permissive" {
+		cfg.Cluster.Knobs = values(t, permissiveKnobs)
+	}
+	_, problems := plan(t, cfg).Values(knobTenant(values(t, knobs)))
+	return problems
 }
