@@ -335,6 +335,22 @@ func clip(s string) string {
 	return s
 }
 
+// DefinitionFields are the fields of an ApplicationDefinition's spec that
+// the API server accepts (the CRD of cozystack.io/v1alpha1, checked against
+// it by a test), by the path of the mapping that holds them, plus
+// spec.placement, the ComputePlane design's field (SPEC 3.1), which
+// DecodeDefinition reads before the CRD has it. A key outside them is
+// refused as an unknown field, as kubectl apply --validate=strict refuses
+// it, before anything is read from the definition: a typo such as
+// spec.placment would otherwise put the apps on the management plane
+// without a word.
+var DefinitionFields = map[string][]string{
+	"spec":                  {"application", "dashboard", "ingresses", "placement", "release", "secrets", "services"},
+	"spec.application":      {"kind", "openAPISchema", "plural", "singular"},
+	"spec.release":          {"chartRef", "healthCheckExprs", "labels", "prefix", "waitStrategy"},
+	"spec.release.chartRef": {"apiVersion", "kind", "name", "namespace"},
+}
+
 // DecodeDefinition reads an ApplicationDefinition.
 func DecodeDefinition(o Object) (*Definition, Problems) {
 	d := o.decoder()
@@ -350,10 +366,12 @@ func DecodeDefinition(o Object) (*Definition, Problems) {
 		}
 		return nil, d.problems
 	}
+	d.keys(spec, "spec", DefinitionFields["spec"]...)
 	app := d.mapping(yamlnode.Get(spec, "application"), "spec.application")
 	if app == nil {
 		d.fail("spec.application", "is required")
 	}
+	d.keys(app, "spec.application", DefinitionFields["spec.application"]...)
 	def.Kind = d.requiredStr(yamlnode.Get(app, "kind"), "spec.application.kind")
 	if def.Kind != "" && (!kindRE.MatchString(def.Kind) || len(def.Kind) > 63) {
 		d.fail("spec.application.kind", "%q is not a valid kind: CamelCase letters and digits, starting with a capital letter", clip(def.Kind))
@@ -367,6 +385,7 @@ func DecodeDefinition(o Object) (*Definition, Problems) {
 	if rel == nil {
 		d.fail("spec.release", "is required: without it the definition says nothing about how its apps are released")
 	} else {
+		d.keys(rel, "spec.release", DefinitionFields["spec.release"]...)
 		pn := yamlnode.Get(rel, "prefix")
 		if pn == nil {
 			d.fail("spec.release.prefix", "is required (use \"\" for no prefix)")
@@ -381,6 +400,7 @@ func DecodeDefinition(o Object) (*Definition, Problems) {
 			d.labelValue(joinField("spec.release.labels", k), v)
 		}
 		cr := d.mapping(yamlnode.Get(rel, "chartRef"), "spec.release.chartRef")
+		d.keys(cr, "spec.release.chartRef", DefinitionFields["spec.release.chartRef"]...)
 		if cr == nil {
 			d.fail("spec.release.chartRef", "is required")
 		} else {
