@@ -264,7 +264,6 @@ func tenantObject(t *tenant, r *rand.Rand) *yaml.Node {
 			"monitoring", r.IntN(2) == 0,
 			"ingress", r.IntN(2) == 0,
 			"seaweedfs", r.IntN(4) == 0,
-			"isolated", true,
 			"resourceQuotas", m("cpu", fmt.Sprint(8*(1+r.IntN(8))), "memory", fmt.Sprintf("%dGi", 16*(1+r.IntN(8))), "storage", fmt.Sprintf("%dGi", 100*(1+r.IntN(10)))),
 		),
 	)

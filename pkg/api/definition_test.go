@@ -92,3 +92,51 @@ func TestDefinitionUnknownFields(t *testing.T) {
 		t.Errorf("every field of the CRD: %v", problems)
 	}
 }
+
+// TestTenantFieldsAreCozystacks: the fields of a Tenant's spec are those of
+// Cozystack's tenant definition's schema, and a typo among them, or at the
+// top level, is refused first.
+func TestTenantFieldsAreCozystacks(t *testing.T) {
+	data, err := os.ReadFile("../../../shared/cozystack/applicationdefinitions/tenant.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var def struct {
+		Spec struct {
+			Application struct {
+				OpenAPISchema string `json:"openAPISchema"`
+			} `json:"application"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(data, &def); err != nil {
+		t.Fatal(err)
+	}
+	var schema struct {
+		Properties map[string]any `json:"properties"`
+	}
+	if err := yaml.Unmarshal([]byte(def.Spec.Application.OpenAPISchema), &schema); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for k := range schema.Properties {
+		want = append(want, k)
+	}
+	slices.Sort(want)
+	if d := cmp.Diff(want, api.TenantSpecFields); d != "" {
+		t.Errorf("the tenant definition's fields (-) against TenantSpecFields (+):\n%s", d)
+	}
+	for _, tc := range []struct{ doc, field string }{
+		{"metadata: {name: acme, namespace: tenant-root}\nspec: {computeplan: true}\n", "spec.computeplan"},
+		{"metadata: {name: acme, namespace: tenant-root}\nspecs: {computeplane: true}\n", "specs"},
+		{"metadata: {name: acme, namespace: tenant-root}\nspec: {computeplan: true, computeplane: \"yes\"}\n", "spec.computeplan"},
+	} {
+		objs, err := input.Decode([]byte("apiVersion: apps.cozystack.io/v1alpha1\nkind: Tenant\n"+tc.doc), "tenants.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, problems := api.DecodeTenant(objs[0])
+		if len(problems) == 0 || problems[0].Field != tc.field || !strings.Contains(problems[0].Message, "unknown field") {
+			t.Errorf("%s: %v, want first an unknown field at %s", tc.doc, problems, tc.field)
+		}
+	}
+}

@@ -351,10 +351,23 @@ var DefinitionFields = map[string][]string{
 	"spec.release.chartRef": {"apiVersion", "kind", "name", "namespace"},
 }
 
+// ObjectFields are the top-level fields of every object the function
+// interprets (an ApplicationDefinition, a Tenant, an app): a key outside
+// them (specs:, say) is refused as an unknown field.
+var ObjectFields = []string{"apiVersion", "kind", "metadata", "spec", "status"}
+
+// TenantSpecFields are the fields of a Tenant's spec: those of Cozystack's
+// tenant ApplicationDefinition's openAPISchema (checked against it by a
+// test), computeplane among them. A key outside them is refused: a typo
+// such as spec.computeplan would otherwise leave the tenant without its
+// ComputePlane without a word.
+var TenantSpecFields = []string{"computeplane", "etcd", "gateway", "host", "ingress", "monitoring", "resourceQuotas", "schedulingClass", "seaweedfs"}
+
 // DecodeDefinition reads an ApplicationDefinition.
 func DecodeDefinition(o Object) (*Definition, Problems) {
 	d := o.decoder()
 	def := &Definition{Ref: o.Ref(), Origin: o.Origin, InstallTimeout: DefaultReleaseTimeout, UpgradeTimeout: DefaultReleaseTimeout}
+	d.keys(o.Node, "", ObjectFields...)
 	md := d.metadata(o, false)
 	if name := d.str(yamlnode.Get(md, "name"), "metadata.name"); name != "" && !validDNSSubdomain(name) {
 		d.fail("metadata.name", "%q is not a valid ApplicationDefinition name (a DNS subdomain: lowercase letters, digits, dashes and dots)", clip(name))
@@ -500,6 +513,7 @@ func (d *decoder) healthChecks(n *yaml.Node, field string) []HealthCheck {
 func DecodeTenant(o Object) (*Tenant, Problems) {
 	d := o.decoder()
 	t := &Tenant{Ref: o.Ref(), Origin: o.Origin}
+	d.keys(o.Node, "", ObjectFields...)
 	md := d.metadata(o, true)
 	t.Name = d.str(yamlnode.Get(md, "name"), "metadata.name")
 	t.Parent = d.str(yamlnode.Get(md, "namespace"), "metadata.namespace")
@@ -507,6 +521,7 @@ func DecodeTenant(o Object) (*Tenant, Problems) {
 		d.fail("metadata.name", "tenant name %q must start with a lowercase letter and hold only lowercase letters and digits (^[a-z][a-z0-9]*$); dashes are not allowed", clip(t.Name))
 	}
 	spec := d.mapping(yamlnode.Get(o.Node, "spec"), "spec")
+	d.keys(spec, "spec", TenantSpecFields...)
 	t.ComputePlane = d.boolean(yamlnode.Get(spec, "computeplane"), "spec.computeplane", false)
 	return t, d.problems
 }
@@ -517,6 +532,7 @@ func DecodeTenant(o Object) (*Tenant, Problems) {
 func DecodeApp(o Object) (*App, *yaml.Node, Problems) {
 	d := o.decoder()
 	a := &App{Ref: o.Ref(), Origin: o.Origin, Kind: o.Kind}
+	d.keys(o.Node, "", ObjectFields...)
 	md := d.metadata(o, true)
 	a.Name = d.str(yamlnode.Get(md, "name"), "metadata.name")
 	a.Namespace = d.str(yamlnode.Get(md, "namespace"), "metadata.namespace")
