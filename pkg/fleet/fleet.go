@@ -39,6 +39,11 @@ type Fleet struct {
 	Inputs []api.Object
 	// Passthrough are the objects that are not inputs of this function.
 	Passthrough []api.Object
+
+	// unread are the namespaces of Tenants refused while decoding: their
+	// own problems are reported, and what follows from their absence (a
+	// child, knobs or apps of no known tenant) is not.
+	unread map[string]bool
 }
 
 // Tenant is one node of the tenant tree.
@@ -197,6 +202,11 @@ func Build(cfg *api.Config, inputs []*Input) (*Fleet, api.Problems) {
 			if len(in.problems) == 0 {
 				in.tenant.Origin = o.Origin
 				tenants = append(tenants, in.tenant)
+			} else if in.tenant != nil && in.tenant.Name != "" {
+				if f.unread == nil {
+					f.unread = map[string]bool{}
+				}
+				f.unread[TenantNamespace(in.tenant.Parent, in.tenant.Name)] = true
 			}
 		case KnobsInput:
 			f.Inputs = append(f.Inputs, o)
@@ -294,6 +304,9 @@ func (f *Fleet) buildTenants(tenants []*api.Tenant) api.Problems {
 			continue
 		}
 		parent, ok := f.Tenants[node.Object.Parent]
+		if !ok && f.unread[node.Object.Parent] {
+			continue
+		}
 		if !ok {
 			problems = append(problems, api.Errorf(node.Object.Ref, node.Object.Origin, "metadata.namespace",
 				"%q is not the namespace of any known tenant; a Tenant lives in its parent tenant's namespace (tenant-root for top-level tenants)", node.Object.Parent))
@@ -318,6 +331,7 @@ func (f *Fleet) attachKnobs(knobs []*api.Knobs) api.Problems {
 		}
 		t, ok := f.Tenants[k.Namespace]
 		switch {
+		case !ok && f.unread[k.Namespace]:
 		case !ok:
 			problems = append(problems, api.Errorf(k.Ref, k.Origin, "metadata.namespace",
 				"%q is not the namespace of any known tenant", k.Namespace))
@@ -367,6 +381,9 @@ func (f *Fleet) buildApps(inputs []*Input) api.Problems {
 		if why := ReservedRelease(cluster, app.Release); why != "" {
 			problems = append(problems, api.Errorf(a.Ref, a.Origin, "metadata.name",
 				"release name %q %s; rename the app", app.Release, why))
+			continue
+		}
+		if app.Tenant == nil && f.unread[a.Namespace] {
 			continue
 		}
 		if app.Tenant == nil {

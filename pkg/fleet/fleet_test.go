@@ -118,6 +118,7 @@ func TestRules(t *testing.T) {
 		{"definition name used twice", api.Direct, "apiVersion: cozystack.io/v1alpha1\nkind: ApplicationDefinition\nmetadata: {name: db}\nspec:\n  application: {kind: Other}\n  release: {prefix: o-, chartRef: {kind: ExternalArtifact, name: o}}\n", "defined twice"},
 		{"tenant defined twice", api.Direct, "apiVersion: apps.cozystack.io/v1alpha1\nkind: Tenant\nmetadata: {name: b, namespace: tenant-a}\n", "defined twice"},
 		{"root tenant enables its ComputePlane", api.Direct, "apiVersion: apps.cozystack.io/v1alpha1\nkind: Tenant\nmetadata: {name: root, namespace: tenant-root}\nspec: {computeplane: true}\n---\n" + app("Lab", "x", "tenant-root"), ""},
+		{"a Tenant of the wrong type: its own problem only", api.Direct, "apiVersion: apps.cozystack.io/v1alpha1\nkind: Tenant\nmetadata: {name: z, namespace: tenant-root}\nspec: {computeplane: \"yes\"}\n---\napiVersion: apps.cozystack.io/v1alpha1\nkind: Tenant\nmetadata: {name: child, namespace: tenant-z}\n---\napiVersion: apps.cozystack.io/v1alpha1\nkind: ComputePlane\nmetadata: {name: computeplane, namespace: tenant-z}\n---\n" + app("Lab", "x", "tenant-z") + "---\n" + app("DB", "y", "tenant-z"), "must be true or false"},
 		{"two knob objects for one tenant", api.Direct, "apiVersion: apps.cozystack.io/v1alpha1\nkind: ComputePlane\nmetadata: {name: computeplane, namespace: tenant-a}\n---\napiVersion: apps.cozystack.io/v1alpha1\nkind: ComputePlane\nmetadata: {name: computeplane, namespace: tenant-a}\n", "already has a ComputePlane object"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
