@@ -14,7 +14,7 @@ help: ## Show this help
 
 .PHONY: build
 build: ## Build bin/computeplane-fn (stamped with the version and commit, see Release below)
-	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/computeplane-fn ./cmd/computeplane-fn
+	@$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/computeplane-fn ./cmd/computeplane-fn
 
 $(KUSTOMIZE):
 	GOBIN=$(BIN) $(GO) install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
@@ -24,7 +24,7 @@ tools: $(KUSTOMIZE) ## Install the tools the tests use (kustomize) into bin/
 
 .PHONY: demo
 demo: build ## Render the bundled example fleet (examples/quickstart) to stdout
-	cd examples/quickstart && $(BIN)/computeplane-fn config.yaml
+	@cd examples/quickstart && $(BIN)/computeplane-fn config.yaml
 
 .PHONY: test
 test: tools build ## Run every test (unit, golden fixtures, examples, end to end, a short fuzz pass)

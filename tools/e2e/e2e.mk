@@ -18,7 +18,7 @@ KUSTOMIZE_CONTROLLER_VERSION := v1.9.6
 SOURCE_CONTROLLER_VERSION := v1.9.6
 # helm-controller and source-watcher come from ../shared/third_party (the
 # proxy does not serve them): keyed by a digest of those sources.
-THIRD_PARTY_SUM = $(shell cd $(THIRD_PARTY) && find helm-controller source-watcher fluxcd-pkg-chartutil -type f | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-12)
+THIRD_PARTY_SUM = $(shell cd $(THIRD_PARTY) 2>/dev/null && find helm-controller source-watcher fluxcd-pkg-chartutil -type f | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-12)
 
 ETCD_BIN = $(E2E_BIN)/etcd-$(ETCD_VERSION)
 KUBE_APISERVER_BIN = $(E2E_BIN)/kube-apiserver-$(KUBE_VERSION)
@@ -29,14 +29,14 @@ HELM_CONTROLLER_BIN = $(E2E_BIN)/helm-controller-$(THIRD_PARTY_SUM)
 SOURCE_WATCHER_BIN = $(E2E_BIN)/source-watcher-$(THIRD_PARTY_SUM)
 # Cozystack's shard operator and API server, from ../shared/third_party/cozystack
 # (Cozystack at one commit): keyed by a digest of its Go sources.
-COZYSTACK_SUM = $(shell cd $(THIRD_PARTY)/cozystack && find api cmd internal pkg go.mod go.sum -type f | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-12)
+COZYSTACK_SUM = $(shell cd $(THIRD_PARTY)/cozystack 2>/dev/null && find api cmd internal pkg go.mod go.sum -type f | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-12)
 FLUX_SHARD_OPERATOR_BIN = $(E2E_BIN)/flux-shard-operator-$(COZYSTACK_SUM)
 COZYSTACK_API_BIN = $(E2E_BIN)/cozystack-api-$(COZYSTACK_SUM)
 # The Flux controllers Cozystack ships (../shared/third_party/cozystack-flux,
 # one folder per controller and release tag): keyed by the tag and a digest
 # of that folder.
 COZYSTACK_FLUX = $(THIRD_PARTY)/cozystack-flux
-cozystack_flux_sum = $(shell cd $(COZYSTACK_FLUX)/$(1) && find . -type f | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-12)
+cozystack_flux_sum = $(shell cd $(COZYSTACK_FLUX)/$(1) 2>/dev/null && find . -type f | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-12)
 COZY_HELM_CONTROLLER := helm-controller-v1.5.0
 COZY_KUSTOMIZE_CONTROLLER := kustomize-controller-v1.8.0
 COZY_SOURCE_WATCHER := source-watcher-v2.1.0
