@@ -104,7 +104,7 @@ func (f *cliFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	flags := flag.NewFlagSet("computeplane-fn", flag.ContinueOnError)
 	flags.SetOutput(stderr)
 	flags.Usage = func() {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(flags.Output(), usage)
 		flags.PrintDefaults()
 	}
 	flags.StringVar(&f.outputDir, "output-dir", "", "write the output into `DIR`, one file per object, pruning what computeplane-fn wrote before and no longer generates")
@@ -131,6 +131,25 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, tune func(sta
 	}()
 	var f cliFlags
 	flags := f.flagSet(stderr)
+	// Help asked for goes to stdout (kpt fn doc and shells read it there);
+	// help after a usage error goes to stderr with the error.
+	for _, arg := range args {
+		if arg == "--" || !strings.HasPrefix(arg, "-") {
+			break
+		}
+		if arg == "-h" || arg == "-help" || arg == "--help" {
+			flags.SetOutput(stdout)
+		}
+	}
+	switch {
+	case len(args) == 1 && args[0] == "help":
+		flags.SetOutput(stdout)
+		flags.Usage()
+		return 0
+	case len(args) > 0 && args[0] == "completion":
+		fmt.Fprintln(stderr, "computeplane-fn: there is no completion command; its flags are few (see computeplane-fn -h)")
+		return 2
+	}
 	if err := flags.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return 0

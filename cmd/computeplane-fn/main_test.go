@@ -462,3 +462,22 @@ func TestFleetRepoSafetyRails(t *testing.T) {
 		t.Errorf("--allow-empty left the tenant's folder")
 	}
 }
+
+// TestHelp: help asked for is printed on stdout with exit 0 (-h, --help,
+// help); help and completion are never taken for a CONFIG file.
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{{"-h"}, {"--help"}, {"-help"}, {"help"}} {
+		r := cli(t, args...)
+		if r.code != 0 || !strings.Contains(r.stdout, "Usage:") || !strings.Contains(r.stdout, "-output-dir") || r.stderr != "" {
+			t.Errorf("%v: %+v, want the usage on stdout and exit 0", args, r)
+		}
+	}
+	r := cli(t, "completion", "bash")
+	if r.code != 2 || r.stdout != "" || !strings.Contains(r.stderr, "no completion command") {
+		t.Errorf("completion: %+v, want a usage error", r)
+	}
+	r = cli(t, "--bogus")
+	if r.code != 2 || r.stdout != "" || !strings.Contains(r.stderr, "Usage:") {
+		t.Errorf("an unknown flag: %+v, want the usage on stderr and exit 2", r)
+	}
+}
