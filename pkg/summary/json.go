@@ -11,12 +11,18 @@ import (
 
 // JSON is the summary for a bot (SPEC 6.1): the tenants of the new render,
 // the posture changes sorted weakening first, and the files that change.
-// Every list is sorted and present, empty rather than null.
+// Every list is sorted and present, empty rather than null. Version is the
+// shape's version (JSONVersion), first, for a bot to check before it reads
+// the rest: a change of the shape that a bot could misread gets a new one.
 type JSON struct {
+	Version int              `json:"version"`
 	Tenants []Tenant         `json:"tenants"`
 	Changes []posture.Change `json:"changes"`
 	Files   Files            `json:"files"`
 }
+
+// JSONVersion is the version of the JSON summary's shape.
+const JSONVersion = 1
 
 // Files are the paths, relative to the fleet folder, of what the run adds,
 // changes and removes (or would, with --check).
@@ -29,7 +35,7 @@ type Files struct {
 // NewJSON builds the JSON summary of a rendered run; it has no changes
 // without a fleet folder.
 func NewJSON(r Report) JSON {
-	j := JSON{Tenants: []Tenant{}, Changes: []posture.Change{}, Files: Files{Added: []string{}, Changed: []string{}, Removed: []string{}}}
+	j := JSON{Version: JSONVersion, Tenants: []Tenant{}, Changes: []posture.Change{}, Files: Files{Added: []string{}, Changed: []string{}, Removed: []string{}}}
 	if r.Fleet != nil {
 		j.Tenants = Tenants(r.Fleet)
 	}
