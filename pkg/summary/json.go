@@ -11,18 +11,24 @@ import (
 
 // JSON is the summary for a bot (SPEC 6.1): the tenants of the new render,
 // the posture changes sorted weakening first, and the files that change.
-// Every list is sorted and present, empty rather than null. Version is the
-// shape's version (JSONVersion), first, for a bot to check before it reads
-// the rest: a change of the shape that a bot could misread gets a new one.
+// Every list is sorted and present, empty rather than null. APIVersion and
+// Kind come first and name the shape (JSONAPIVersion, JSONKind), as a
+// Kubernetes object names its own, for a bot to check before it reads the
+// rest: a change of the shape that a bot could misread gets a new
+// apiVersion.
 type JSON struct {
-	Version int              `json:"version"`
+	APIVersion string           `json:"apiVersion"`
+	Kind       string           `json:"kind"`
 	Tenants []Tenant         `json:"tenants"`
 	Changes []posture.Change `json:"changes"`
 	Files   Files            `json:"files"`
 }
 
-// JSONVersion is the version of the JSON summary's shape.
-const JSONVersion = 1
+// The apiVersion and kind of the JSON summary's shape.
+const (
+	JSONAPIVersion = "summary.computeplane.dev/v1"
+	JSONKind       = "Summary"
+)
 
 // Files are the paths, relative to the fleet folder, of what the run adds,
 // changes and removes (or would, with --check).
@@ -35,7 +41,7 @@ type Files struct {
 // NewJSON builds the JSON summary of a rendered run; it has no changes
 // without a fleet folder.
 func NewJSON(r Report) JSON {
-	j := JSON{Version: JSONVersion, Tenants: []Tenant{}, Changes: []posture.Change{}, Files: Files{Added: []string{}, Changed: []string{}, Removed: []string{}}}
+	j := JSON{APIVersion: JSONAPIVersion, Kind: JSONKind, Tenants: []Tenant{}, Changes: []posture.Change{}, Files: Files{Added: []string{}, Changed: []string{}, Removed: []string{}}}
 	if r.Fleet != nil {
 		j.Tenants = Tenants(r.Fleet)
 	}
