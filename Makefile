@@ -47,6 +47,10 @@ fuzz: ## Run every fuzz target for $(FUZZTIME) (default 60s); findings land in t
 golden: ## Rewrite the golden files of fixtures/, examples/ and the summaries (review the diff!)
 	KUSTOMIZE=$(KUSTOMIZE) $(GO) test ./fn/ ./e2e/ ./examples/ ./pkg/summary/ -run 'TestFixtures$$|TestQuickstartGolden|TestExamples|TestSummary' -update
 
+.PHONY: docs
+docs: ## Rewrite the config reference in docs/function.md from the config's JSON Schema
+	$(GO) test ./internal/configdoc/ -run '^TestFunctionDoc$$' -count=1 -update
+
 BENCHFLAGS ?=
 # BASELINE=path/to/old/computeplane-fn: fleetbench renders every fleet with it
 # too and compares times, memory and output (see docs/performance.md).
@@ -125,7 +129,8 @@ release-tool: ## Build bin/release (SBOM, image, checksums) from the tools/relea
 	cd tools/release && $(GO) build -o $(RELEASE_TOOL) ./cmd/release
 
 .PHONY: dist
-dist: dist-bin release-tool ## Release binaries, SBOM (CycloneDX JSON), the baseline chart (archive and OCI layout) and SHA256SUMS in dist/
+dist: dist-bin release-tool ## Release binaries, SBOM (CycloneDX JSON), the config's JSON Schema, the baseline chart (archive and OCI layout) and SHA256SUMS in dist/
+	cp pkg/api/computeplanegenerator.schema.json $(DIST)/computeplanegenerator.schema.json
 	$(RELEASE_TOOL) sbom -module-dir . -version '$(VERSION)' -commit '$(COMMIT)' -source $(IMAGE_SOURCE) \
 		-licenses '$(LICENSES)' -source-date-epoch $(SOURCE_DATE_EPOCH) -o $(DIST)/computeplane-fn.cdx.json
 	$(RELEASE_TOOL) chart -dir charts/computeplane-baseline -source-date-epoch $(SOURCE_DATE_EPOCH) -o $(DIST)

@@ -36,6 +36,7 @@ Usage:
   computeplane-fn [flags] CONFIG [INPUT...] standalone: render CONFIG's inputs and INPUTs to stdout
   computeplane-fn --output-dir DIR [--check] [--summary FILE] [--summary-json FILE] CONFIG [INPUT...]
                                             fleet repo: write (or check) one file per object in DIR
+  computeplane-fn schema                    print the JSON Schema of the function config (ComputePlaneGenerator)
 
 INPUT and the config's spec.inputs are files, folders or globs, relative to
 the working directory. Flags go before CONFIG.
@@ -145,6 +146,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, tune func(sta
 	case len(args) == 1 && args[0] == "help":
 		flags.SetOutput(stdout)
 		flags.Usage()
+		return 0
+	case len(args) > 0 && args[0] == "schema":
+		if len(args) > 1 {
+			fmt.Fprintln(stderr, "computeplane-fn: schema takes no arguments (see computeplane-fn -h)")
+			return 2
+		}
+		if _, err := stdout.Write(api.ConfigSchema()); err != nil {
+			fmt.Fprintf(stderr, "computeplane-fn: failed to write the schema: %v\n", err)
+			return 1
+		}
 		return 0
 	case len(args) > 0 && args[0] == "completion":
 		fmt.Fprintln(stderr, "computeplane-fn: there is no completion command; its flags are few (see computeplane-fn -h)")

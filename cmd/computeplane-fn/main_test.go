@@ -481,3 +481,23 @@ func TestHelp(t *testing.T) {
 		t.Errorf("an unknown flag: %+v, want the usage on stderr and exit 2", r)
 	}
 }
+
+// TestSchema: computeplane-fn schema prints the config's JSON Schema, the
+// file in the repository byte for byte, and takes no arguments.
+func TestSchema(t *testing.T) {
+	r := cli(t, "schema")
+	want, err := os.ReadFile("../../pkg/api/computeplanegenerator.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.code != 0 || r.stderr != "" || r.stdout != string(want) {
+		t.Errorf("schema: exit %d, stderr %q, stdout equal to the file: %v", r.code, r.stderr, r.stdout == string(want))
+	}
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || doc["title"] != "ComputePlaneGenerator" {
+		t.Errorf("schema: not the JSON Schema of ComputePlaneGenerator: %v", err)
+	}
+	if r := cli(t, "schema", "x"); r.code != 2 || r.stdout != "" || !strings.Contains(r.stderr, "schema takes no arguments") {
+		t.Errorf("schema x: %+v, want a usage error", r)
+	}
+}

@@ -25,7 +25,7 @@ func TestChecksums(t *testing.T) {
 	for _, s := range sums {
 		names = append(names, s.Name)
 	}
-	want := []string{"computeplane-fn.cdx.json", "computeplane-baseline-" + baselineChartVersion(t, e.project) + ".tgz"}
+	want := []string{"computeplane-fn.cdx.json", "computeplanegenerator.schema.json", "computeplane-baseline-" + baselineChartVersion(t, e.project) + ".tgz"}
 	for _, p := range distPlatforms {
 		want = append(want, "computeplane-fn-"+p.OS+"-"+p.Architecture)
 	}

@@ -1,0 +1,151 @@
+package api
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+)
+
+// configSchema is the JSON Schema (draft-07) of a ComputePlaneGenerator:
+// the one source of what each config field means, its type, enum, bounds
+// and default. Editors read it (computeplane-fn schema, the release's
+// computeplanegenerator.schema.json), docs/function.md's reference is
+// generated from it (internal/configdoc), the ConfigMap functionConfig is
+// typed by it ([DecodeConfigMap]), and schema_test.go proves that it and
+// the decoder ([Config] and [Config.Default], [Config.Validate]) agree on
+// every field, type, enum, bound and default.
+//
+//go:embed computeplanegenerator.schema.json
+var configSchema []byte
+
+// ConfigSchema returns the JSON Schema of a ComputePlaneGenerator, as the
+// release publishes it.
+func ConfigSchema() []byte { return bytes.Clone(configSchema) }
+
+// SchemaNode is one schema of [ConfigSchema], as far as this project reads
+// it: the keywords the config's schema uses.
+type SchemaNode struct {
+	// Type is "string", "boolean", "integer", "array" or "object"; Types
+	// holds it when the schema names several (["string", "integer"]).
+	Type  string   `json:"-"`
+	Types []string `json:"-"`
+	// Description says what the field is for, in Markdown.
+	Description string `json:"description"`
+	// Default is the value the decoder gives a config that leaves the
+	// field out (schema_test.go checks it), or nil.
+	Default any `json:"default"`
+	// DefaultText, the schema's x-default, says the default in words where
+	// it depends on other fields or is not a plain value; the docs show it
+	// in place of Default.
+	DefaultText string `json:"x-default"`
+	Enum        []any  `json:"enum"`
+	Const       any    `json:"const"`
+	Pattern     string `json:"pattern"`
+	// Minimum and Maximum bound an integer; nil when unbounded.
+	Minimum *int64 `json:"minimum"`
+	Maximum *int64 `json:"maximum"`
+	// Properties are an object's fields, Order their names as the schema
+	// lists them, and Required the ones it must set.
+	Properties map[string]*SchemaNode `json:"properties"`
+	Order      []string               `json:"-"`
+	Required   []string               `json:"required"`
+	// Items is the schema of an array's items.
+	Items *SchemaNode `json:"items"`
+	// Values is the schema of the values of a map whose keys are free
+	// (additionalProperties: {...}); nil for a free-form object and for an
+	// object with properties (additionalProperties: false).
+	Values *SchemaNode `json:"-"`
+}
+
+// UnmarshalJSON reads the schema keywords, type and additionalProperties
+// in their two forms each.
+func (n *SchemaNode) UnmarshalJSON(data []byte) error {
+	type plain SchemaNode
+	var raw struct {
+		plain
+		Type                 json.RawMessage `json:"type"`
+		AdditionalProperties json.RawMessage `json:"additionalProperties"`
+		Properties           json.RawMessage `json:"properties"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	*n = SchemaNode(raw.plain)
+	if len(raw.Properties) > 0 {
+		if err := json.Unmarshal(raw.Properties, &n.Properties); err != nil {
+			return err
+		}
+		order, err := keyOrder(raw.Properties)
+		if err != nil {
+			return err
+		}
+		n.Order = order
+	}
+	if len(raw.Type) > 0 {
+		if err := json.Unmarshal(raw.Type, &n.Type); err != nil {
+			if err := json.Unmarshal(raw.Type, &n.Types); err != nil {
+				return fmt.Errorf("type must be a string or a list of strings: %w", err)
+			}
+		}
+	}
+	if len(raw.AdditionalProperties) > 0 && raw.AdditionalProperties[0] == '{' {
+		n.Values = new(SchemaNode)
+		if err := json.Unmarshal(raw.AdditionalProperties, n.Values); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// keyOrder returns the keys of the JSON object data in their order.
+func keyOrder(data []byte) ([]string, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if _, err := dec.Token(); err != nil { // {
+		return nil, err
+	}
+	var keys []string
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key, _ := tok.(string)
+		keys = append(keys, key)
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return nil, err
+		}
+	}
+	return keys, nil
+}
+
+// Lookup returns the schema of the field at path below n, a dotted path of
+// property names ("guard.enabled"); nil when n has no such field.
+func (n *SchemaNode) Lookup(path string) *SchemaNode {
+	for _, key := range strings.Split(path, ".") {
+		if n == nil || n.Properties == nil {
+			return nil
+		}
+		n = n.Properties[key]
+	}
+	return n
+}
+
+var parsedSchema = sync.OnceValues(func() (*SchemaNode, error) {
+	var root SchemaNode
+	if err := json.Unmarshal(configSchema, &root); err != nil {
+		return nil, fmt.Errorf("failed to read the embedded config schema: %w", err)
+	}
+	if root.Lookup("spec") == nil {
+		return nil, fmt.Errorf("the embedded config schema has no spec")
+	}
+	return &root, nil
+})
+
+// ParseConfigSchema returns [ConfigSchema] parsed: the schema of the whole
+// ComputePlaneGenerator. An error means the embedded schema is broken, a
+// defect of the build that the tests catch.
+func ParseConfigSchema() (*SchemaNode, error) { return parsedSchema() }
