@@ -19,9 +19,9 @@ import (
 type JSON struct {
 	APIVersion string           `json:"apiVersion"`
 	Kind       string           `json:"kind"`
-	Tenants []Tenant         `json:"tenants"`
-	Changes []posture.Change `json:"changes"`
-	Files   Files            `json:"files"`
+	Tenants    []Tenant         `json:"tenants"`
+	Changes    []posture.Change `json:"changes"`
+	Files      Files            `json:"files"`
 }
 
 // The apiVersion and kind of the JSON summary's shape.
