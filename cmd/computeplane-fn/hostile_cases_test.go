@@ -334,7 +334,7 @@ func hostileCases() []hostileCase {
 		{name: "misspelled config field", stdin: resourceList(strings.Replace(baseConfig, "delivery:", "delivry:", 1), baseDefinition), want: []string{"ComputePlaneGenerator fleet: spec.delivry: unknown field; known fields here: inputs, delivery"}},
 		{name: "unknown nested config field", stdin: resourceList(baseConfig+"  source:\n    nmae: x\n", baseDefinition), want: []string{"spec.source.nmae: unknown field"}},
 		{name: "unknown top-level config field", stdin: resourceList(baseConfig+"specs: {}\n", baseDefinition), want: []string{"ComputePlaneGenerator fleet: specs: unknown field"}},
-		{name: "config of another kind", stdin: resourceList(strings.Replace(baseConfig, "ComputePlaneGenerator", "ComputePlaneGenrator", 1), baseDefinition), want: []string{"the function config must be fn.computeplane.dev/v1alpha1 ComputePlaneGenerator, not fn.computeplane.dev/v1alpha1 ComputePlaneGenrator"}},
+		{name: "config of another kind", stdin: resourceList(strings.Replace(baseConfig, "ComputePlaneGenerator", "ComputePlaneGenrator", 1), baseDefinition), want: []string{"the function config must be fn.computeplane.dev/v1alpha1 ComputePlaneGenerator (or a v1 ConfigMap of scalar fields, as kpt fn eval -- key=value makes), not fn.computeplane.dev/v1alpha1 ComputePlaneGenrator"}},
 
 		// Path-like names.
 		{name: "app named ../x", stdin: krm(appWithMetadata("name: ../x\nnamespace: tenant-acme\n")), want: []string{`metadata.name: "../x" must be a DNS-1035 label`}},

@@ -135,20 +135,39 @@ func DefaultClusterValues() map[string]any {
 
 // DecodeConfig reads a ComputePlaneGenerator: strictly into [Config], then
 // [Config.Default] and [Config.Validate]. Unknown fields are an error.
+//
+// A v1 ConfigMap is read too, as kpt makes one of `kpt fn eval ... --
+// key=value`: each data key is the path of a scalar field of the spec
+// (configmap.go), and its problems name data[<key>].
 func DecodeConfig(o Object) (*Config, Problems) {
 	d := o.decoder()
+	if isConfigMap(o) {
+		spec, keys := configMapSpec(o, d)
+		if len(d.problems) > 0 {
+			return nil, d.problems
+		}
+		c, problems := decodeSpec(o, d, spec)
+		nameDataKeys(problems, keys)
+		return c, problems
+	}
 	if o.APIVersion != ConfigAPIVersion || o.Kind != ConfigKind {
-		d.fail("", "the function config must be %s %s, not %s %s", ConfigAPIVersion, ConfigKind, o.APIVersion, o.Kind)
+		d.fail("", "the function config must be %s %s (or a v1 ConfigMap of scalar fields, as kpt fn eval -- key=value makes), not %s %s", ConfigAPIVersion, ConfigKind, o.APIVersion, o.Kind)
 		return nil, d.problems
 	}
 	d.keys(o.Node, "", "apiVersion", "kind", "metadata", "spec")
 	d.mapping(yamlnode.Get(o.Node, "metadata"), "metadata")
+	return decodeSpec(o, d, d.mapping(yamlnode.Get(o.Node, "spec"), "spec"))
+}
+
+// decodeSpec decodes spec, the spec of the config o (nil when absent),
+// with the decoder d of o.
+func decodeSpec(o Object, d *decoder, spec *yaml.Node) (*Config, Problems) {
 	c := &Config{Ref: o.Ref(), Origin: o.Origin}
 	// Defaults that an explicit value, even a zero one, overrides are set
 	// before decoding; Default sets the others.
 	c.Source.Generate = true
 	c.Guard = newGuardConfig()
-	if spec := d.mapping(yamlnode.Get(o.Node, "spec"), "spec"); spec != nil {
+	if spec != nil {
 		fleet := yamlnode.Resolve(yamlnode.Get(spec, "fleet"))
 		if fleet != nil && fleet.Kind == yaml.MappingNode {
 			c.Fleet = newFleetConfig()
