@@ -3,6 +3,7 @@ package fn
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
@@ -24,6 +25,12 @@ type Processor struct {
 	// input; nil starts a new one. Execute shares one with the reading of
 	// stdin.
 	Budget *input.Budget
+	// Warnings, when not nil, receives each warning as a line too
+	// ("computeplane-fn: warning: ...", as the standalone CLI prints them),
+	// besides its result of severity warning: kustomize drops a function's
+	// results, so a warning only there never reaches a kustomize user. The
+	// command sets it to stderr.
+	Warnings io.Writer
 }
 
 // Refusal is returned when the inputs are refused: it carries the KRM
@@ -67,6 +74,9 @@ func (p Processor) Process(rl *framework.ResourceList) (err error) {
 // ends as a refusal; no input can.
 var panicForTest func()
 
+// WarningPrefix starts every warning line on stderr, in every mode.
+const WarningPrefix = "computeplane-fn: warning: "
+
 // BugMessage starts the message of a refusal that is a bug of this function.
 const BugMessage = "internal error (this is a bug in computeplane-fn; please report it with the input that caused it)"
 
@@ -103,6 +113,11 @@ func (p Processor) run(rl *framework.ResourceList) ([]*yaml.RNode, api.Problems)
 		return nil, problems
 	}
 	rl.Results = WarningResults(r.Warnings)
+	if p.Warnings != nil {
+		for _, w := range r.Warnings {
+			fmt.Fprintf(p.Warnings, "%s%s\n", WarningPrefix, w.Error())
+		}
+	}
 	out := make([]*yaml.RNode, 0, len(r.Objects))
 	for _, o := range r.Objects {
 		// kyaml's encoder writes these nodes: the last line of defence

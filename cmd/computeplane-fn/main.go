@@ -261,9 +261,11 @@ func inputHolding(dir string, inputs []string) string {
 }
 
 // runKRM runs the KRM function: a ResourceList on stdin, the result on
-// stdout.
+// stdout. Warnings go to stderr as well as into the results, since
+// kustomize drops the results (the standalone modes print them in render,
+// and do not run the processor, so no warning is printed twice).
 func runKRM(stdin io.Reader, stdout, stderr io.Writer) int {
-	if err := fn.Execute(fn.Processor{}, stdin, stdout); err != nil {
+	if err := fn.Execute(fn.Processor{Warnings: stderr}, stdin, stdout); err != nil {
 		fmt.Fprintln(stderr, err.Error())
 		return 1
 	}
@@ -350,7 +352,7 @@ func render(opts pipeline.Options, stderr io.Writer) (*pipeline.Result, api.Prob
 	}
 	profiling.Heap()
 	for _, w := range r.Warnings {
-		fmt.Fprintf(stderr, "computeplane-fn: warning: %s\n", w.Error())
+		fmt.Fprintf(stderr, "%s%s\n", fn.WarningPrefix, w.Error())
 	}
 	return r, nil
 }
