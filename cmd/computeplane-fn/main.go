@@ -37,6 +37,7 @@ Usage:
   computeplane-fn --output-dir DIR [--check] [--summary FILE] [--summary-json FILE] CONFIG [INPUT...]
                                             fleet repo: write (or check) one file per object in DIR
   computeplane-fn schema                    print the JSON Schema of the function config (ComputePlaneGenerator)
+  computeplane-fn completion bash|zsh|fish  print a shell completion script (bash: source <(computeplane-fn completion bash))
 
 INPUT and the config's spec.inputs are files, folders or globs, relative to
 the working directory. Flags go before CONFIG.
@@ -158,8 +159,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, tune func(sta
 		}
 		return 0
 	case len(args) > 0 && args[0] == "completion":
-		fmt.Fprintln(stderr, "computeplane-fn: there is no completion command; its flags are few (see computeplane-fn -h)")
-		return 2
+		return runCompletion(args[1:], flags, stdout, stderr)
 	}
 	if err := flags.Parse(args); err != nil {
 		if err == flag.ErrHelp {
