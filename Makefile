@@ -129,10 +129,11 @@ release-tool: ## Build bin/release (SBOM, image, checksums) from the tools/relea
 	cd tools/release && $(GO) build -o $(RELEASE_TOOL) ./cmd/release
 
 .PHONY: dist
-dist: dist-bin release-tool ## Release binaries, SBOM (CycloneDX JSON), the config's JSON Schema, the baseline chart (archive and OCI layout) and SHA256SUMS in dist/
+dist: dist-bin release-tool ## Release binaries, their SBOM (CycloneDX JSON, from the binaries' build info), the config's JSON Schema, the baseline chart (archive and OCI layout) and SHA256SUMS in dist/
 	cp pkg/api/computeplanegenerator.schema.json $(DIST)/computeplanegenerator.schema.json
-	$(RELEASE_TOOL) sbom -module-dir . -version '$(VERSION)' -commit '$(COMMIT)' -source $(IMAGE_SOURCE) \
-		-licenses '$(LICENSES)' -source-date-epoch $(SOURCE_DATE_EPOCH) -o $(DIST)/computeplane-fn.cdx.json
+	$(RELEASE_TOOL) sbom -version '$(VERSION)' -commit '$(COMMIT)' -source $(IMAGE_SOURCE) \
+		-licenses '$(LICENSES)' -source-date-epoch $(SOURCE_DATE_EPOCH) -o $(DIST)/computeplane-fn.cdx.json \
+		$(foreach p,$(DIST_PLATFORMS),$(DIST)/computeplane-fn-$(subst /,-,$(p)))
 	$(RELEASE_TOOL) chart -dir charts/computeplane-baseline -source-date-epoch $(SOURCE_DATE_EPOCH) -o $(DIST)
 	$(RELEASE_TOOL) checksums $(DIST)
 

@@ -2,6 +2,9 @@ package disttest
 
 import (
 	"bytes"
+	"debug/buildinfo"
+	"encoding/base64"
+	"encoding/hex"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,12 +21,12 @@ import (
 const modulePath = "github.com/computeplane-dev/computeplane-fn"
 
 // TestSBOM decodes dist/computeplane-fn.cdx.json with cyclonedx-go and
-// checks it against the module's go.mod: the main component is the module
-// at the released version, every direct requirement that the function's
-// packages are built from (not the tests' go-cmp) is a component at the
-// version go.mod names (with a hash, a package URL and a detected license)
-// and a dependency of the main component, and the SBOM is dated by the
-// commit.
+// checks it against the release binaries' build info: the main component
+// is the module at the released version; every module a binary links is a
+// component at the version and with the hash its build info names, naming
+// the binaries that link it, and a dependency of the main component; no
+// component is linked by no binary; the direct requirements of go.mod that
+// are linked have a detected license; and the SBOM is dated by the commit.
 func TestSBOM(t *testing.T) {
 	e := setup(t)
 	data, err := os.ReadFile(filepath.Join(e.dist, "computeplane-fn.cdx.json"))
@@ -55,50 +58,116 @@ func TestSBOM(t *testing.T) {
 	for _, c := range *bom.Components {
 		components[componentPath(c)] = c
 	}
-	direct := directRequirements(t, filepath.Join(e.project, "go.mod"))
-	if len(direct) == 0 {
-		t.Fatal("go.mod names no direct requirement")
-	}
 	var mainDeps []string
 	for _, d := range *bom.Dependencies {
 		if d.Ref == main.BOMRef && d.Dependencies != nil {
 			mainDeps = *d.Dependencies
 		}
 	}
-	linked := linkedModules(t, e.project)
+	// Every module each release binary links (its build info, what go
+	// version -m prints) is a component at that version, with the go.sum
+	// hash, naming the binary; and every binary a component names links it.
+	linkedBy := map[string][]string{}
+	for _, p := range distPlatforms {
+		name := filepath.Base(e.binary(p))
+		bi, err := buildinfo.ReadFile(e.binary(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(bi.Deps) == 0 {
+			t.Fatalf("%s: no module in its build info", name)
+		}
+		for _, d := range bi.Deps {
+			if d.Replace != nil {
+				d = d.Replace
+			}
+			linkedBy[d.Path] = append(linkedBy[d.Path], name)
+			c, ok := components[d.Path]
+			if !ok {
+				t.Errorf("%s links %s@%s, which is no component of the SBOM", name, d.Path, d.Version)
+				continue
+			}
+			if c.Version != d.Version {
+				t.Errorf("%s links %s@%s, the SBOM says %s", name, d.Path, d.Version, c.Version)
+			}
+			if want := h1Hex(t, d.Sum); c.Hashes == nil || len(*c.Hashes) != 1 || (*c.Hashes)[0].Algorithm != cdx.HashAlgoSHA256 || (*c.Hashes)[0].Value != want {
+				t.Errorf("%s: hashes %v, want SHA-256 %s (the go.sum hash %s)", d.Path, c.Hashes, want, d.Sum)
+			}
+			if !slices.Contains(binariesOf(c), name) {
+				t.Errorf("%s: does not name %s, which links it (it names %v)", d.Path, name, binariesOf(c))
+			}
+			if !strings.HasPrefix(c.PackageURL, "pkg:golang/"+d.Path+"@") {
+				t.Errorf("%s: purl %q", d.Path, c.PackageURL)
+			}
+			if !slices.Contains(mainDeps, c.BOMRef) {
+				t.Errorf("%s is not a dependency of the main component", d.Path)
+			}
+		}
+	}
+	for path, c := range components {
+		slices.Sort(linkedBy[path])
+		if got := binariesOf(c); !slices.Equal(got, slices.Compact(linkedBy[path])) {
+			t.Errorf("%s: names the binaries %v, their build info says %v link it", path, got, linkedBy[path])
+		}
+		if strings.Contains(path, "go-containerregistry") || strings.Contains(path, "cyclonedx") {
+			t.Errorf("component %s belongs to the release tooling, not to computeplane-fn", path)
+		}
+	}
+	// The module the issue found missing from the old SBOM of the module
+	// graph.
+	if _, ok := components["golang.org/x/sys"]; !ok {
+		t.Error("golang.org/x/sys, which every binary links, is no component")
+	}
+	// The direct requirements the function is built from have their
+	// licenses detected; the tests' own (go-cmp) are left out.
+	direct := directRequirements(t, filepath.Join(e.project, "go.mod"))
+	if len(direct) == 0 {
+		t.Fatal("go.mod names no direct requirement")
+	}
 	for _, r := range direct {
 		c, ok := components[r.Mod.Path]
-		if !linked[r.Mod.Path] {
-			// Required by the tests only (go-cmp): the SBOM describes
-			// what the function is built from, so it is left out.
+		if _, linked := linkedBy[r.Mod.Path]; !linked {
 			if ok {
-				t.Errorf("%s: required by tests only, yet a component", r.Mod.Path)
+				t.Errorf("%s: linked by no binary, yet a component", r.Mod.Path)
 			}
 			continue
 		}
 		if !ok {
-			t.Errorf("direct requirement %s is no component", r.Mod.Path)
-			continue
-		}
-		if c.Version != r.Mod.Version {
-			t.Errorf("%s: version %s, go.mod says %s", r.Mod.Path, c.Version, r.Mod.Version)
-		}
-		if c.Hashes == nil || len(*c.Hashes) == 0 || !strings.HasPrefix(c.PackageURL, "pkg:golang/"+r.Mod.Path+"@") {
-			t.Errorf("%s: hashes %v, purl %q", r.Mod.Path, c.Hashes, c.PackageURL)
+			continue // reported above
 		}
 		if c.Evidence == nil || c.Evidence.Licenses == nil || len(*c.Evidence.Licenses) == 0 {
 			t.Errorf("%s: no license detected", r.Mod.Path)
 		}
-		if !slices.Contains(mainDeps, c.BOMRef) {
-			t.Errorf("%s is not a dependency of the main component", r.Mod.Path)
-		}
-	}
-	for name := range components {
-		if strings.Contains(name, "go-containerregistry") || strings.Contains(name, "cyclonedx") {
-			t.Errorf("component %s belongs to the release tooling, not to computeplane-fn", name)
-		}
 	}
 	t.Logf("%d components, %d direct requirements", len(components), len(direct))
+}
+
+// binariesOf lists the release binaries a component names, as written.
+func binariesOf(c cdx.Component) []string {
+	var out []string
+	if c.Properties != nil {
+		for _, p := range *c.Properties {
+			if p.Name == "computeplane-fn:binary" {
+				out = append(out, p.Value)
+			}
+		}
+	}
+	return out
+}
+
+// h1Hex is the hex of a go.sum hash ("h1:<base64 of SHA-256>"), as the SBOM
+// writes it.
+func h1Hex(t *testing.T, sum string) string {
+	t.Helper()
+	b64, ok := strings.CutPrefix(sum, "h1:")
+	if !ok {
+		t.Fatalf("go.sum hash %q is not h1", sum)
+	}
+	raw, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		t.Fatalf("go.sum hash %q: %v", sum, err)
+	}
+	return hex.EncodeToString(raw)
 }
 
 func directRequirements(t *testing.T, path string) []*modfile.Require {
@@ -125,9 +194,12 @@ func directRequirements(t *testing.T, path string) []*modfile.Require {
 func TestSBOMIsReproducible(t *testing.T) {
 	e := setup(t)
 	again := filepath.Join(t.TempDir(), "again.cdx.json")
-	cmd := exec.Command(filepath.Join(e.project, "bin", "release"), "sbom", "-module-dir", e.project,
-		"-version", e.version, "-commit", e.commit, "-source", e.source, "-licenses", e.licenses,
-		"-source-date-epoch", strconv.FormatInt(e.created.Unix(), 10), "-o", again)
+	args := []string{"sbom", "-version", e.version, "-commit", e.commit, "-source", e.source, "-licenses", e.licenses,
+		"-source-date-epoch", strconv.FormatInt(e.created.Unix(), 10), "-o", again}
+	for _, p := range distPlatforms {
+		args = append(args, e.binary(p))
+	}
+	cmd := exec.Command(filepath.Join(e.project, "bin", "release"), args...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("release sbom: %v\n%s", err, out)
 	}
@@ -151,21 +223,4 @@ func componentPath(c cdx.Component) string {
 		return c.Group + "/" + c.Name
 	}
 	return c.Name
-}
-
-// linkedModules are the modules the main module's packages (not its tests)
-// are built from, as go list says.
-func linkedModules(t *testing.T, dir string) map[string]bool {
-	t.Helper()
-	cmd := exec.Command("go", "list", "-deps", "-f", "{{with .Module}}{{.Path}}{{end}}", "./...")
-	cmd.Dir = dir
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list -deps: %v", err)
-	}
-	mods := map[string]bool{}
-	for _, m := range strings.Fields(string(out)) {
-		mods[m] = true
-	}
-	return mods
 }

@@ -3,24 +3,32 @@ package sbom
 import (
 	"fmt"
 	"io"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"runtime/debug"
 	"strings"
 	"time"
 
 	cdx "github.com/CycloneDX/cyclonedx-go"
-	"github.com/CycloneDX/cyclonedx-gomod/pkg/generate/mod"
+	"github.com/CycloneDX/cyclonedx-gomod/pkg/generate/bin"
+	"github.com/CycloneDX/cyclonedx-gomod/pkg/licensedetect"
 	"github.com/CycloneDX/cyclonedx-gomod/pkg/licensedetect/local"
 	"github.com/google/uuid"
 	"github.com/package-url/packageurl-go"
 	"github.com/rs/zerolog"
+	"golang.org/x/mod/module"
 
 	"github.com/computeplane-dev/computeplane-fn/tools/release/internal/atomicfile"
 )
 
 // Options say what to describe and how the release is named.
 type Options struct {
-	// ModuleDir is the folder of the main module (holding go.mod).
-	ModuleDir string
+	// Binaries are the release binaries the SBOM describes: its
+	// components are the modules their build info says they link.
+	Binaries []string
 	// Version and Commit are those stamped into the binaries.
 	Version, Commit string
 	// Source is the URL of the source repository.
@@ -37,30 +45,94 @@ type Options struct {
 // read from the build info and named in metadata.tools.
 const generatorPath = "github.com/CycloneDX/cyclonedx-gomod"
 
-// Generate returns the SBOM of the module graph of the main module in
-// o.ModuleDir.
+// BinaryProperty names, on each component, a release binary that links
+// it (one property per binary, sorted).
+const BinaryProperty = "computeplane-fn:binary"
+
+// Generate returns the SBOM of the release binaries o.Binaries: for each,
+// cyclonedx-gomod's bin generator reads the modules it links from its
+// build info (what go version -m prints), with their go.sum hashes and the
+// licenses detected in the module cache; the SBOM holds every module that
+// any of them links, each naming the binaries that link it. A binary
+// records no module graph, so the main component depends on every
+// component directly.
 func Generate(o Options) (*cdx.BOM, error) {
+	if len(o.Binaries) == 0 {
+		return nil, fmt.Errorf("failed to make the SBOM: no binary to describe")
+	}
 	logger := zerolog.Nop()
 	if o.Log != nil {
 		logger = zerolog.New(zerolog.ConsoleWriter{Out: o.Log, NoColor: true, PartsExclude: []string{zerolog.TimestampFieldName}}).Level(zerolog.WarnLevel)
 	}
-	gen, err := mod.NewGenerator(o.ModuleDir,
-		mod.WithLogger(logger),
-		mod.WithComponentType(cdx.ComponentTypeApplication),
-		mod.WithLicenseDetector(local.NewDetector(logger)),
-		mod.WithShortPURLS(true),
-	)
+	var main *cdx.Component
+	components := map[string]cdx.Component{}
+	linkedBy := map[string][]string{}
+	for _, path := range o.Binaries {
+		// Licenses are detected below, from the module cache: the
+		// generator's detector would ask the module proxy for every module,
+		// the unpublished main module too.
+		gen, err := bin.NewGenerator(path,
+			bin.WithLogger(logger),
+			bin.WithShortPURLS(true),
+			bin.WithVersionOverride(o.Version),
+		)
+		if err != nil {
+			return nil, fmt.Errorf("failed to make the SBOM of %s: %w", path, err)
+		}
+		bom, err := gen.Generate()
+		if err != nil {
+			return nil, fmt.Errorf("failed to make the SBOM of %s: %w", path, err)
+		}
+		if bom.Metadata == nil || bom.Metadata.Component == nil {
+			return nil, fmt.Errorf("failed to make the SBOM of %s: no main component", path)
+		}
+		switch {
+		case main == nil:
+			main = bom.Metadata.Component
+		case componentPath(*bom.Metadata.Component) != componentPath(*main):
+			return nil, fmt.Errorf("failed to make the SBOM: %s is built from %s, %s from %s", o.Binaries[0], componentPath(*main), path, componentPath(*bom.Metadata.Component))
+		}
+		if bom.Components == nil {
+			continue
+		}
+		for _, c := range *bom.Components {
+			if _, seen := components[c.BOMRef]; !seen {
+				components[c.BOMRef] = c
+			}
+			linkedBy[c.BOMRef] = append(linkedBy[c.BOMRef], filepath.Base(path))
+		}
+	}
+	cache, err := moduleCache()
 	if err != nil {
-		return nil, fmt.Errorf("failed to make the SBOM: %w", err)
+		return nil, err
 	}
-	bom, err := gen.Generate()
-	if err != nil {
-		return nil, fmt.Errorf("failed to make the SBOM of %s: %w", o.ModuleDir, err)
+	detector := local.NewDetector(logger)
+	for ref, c := range components {
+		if err := detectLicenses(detector, cache, &c); err != nil {
+			return nil, err
+		}
+		components[ref] = c
 	}
-	if bom.Metadata == nil || bom.Metadata.Component == nil {
-		return nil, fmt.Errorf("failed to make the SBOM of %s: no main component", o.ModuleDir)
+	bom := cdx.NewBOM()
+	bom.Metadata = &cdx.Metadata{Component: main}
+	refs := slices.Sorted(maps.Keys(components))
+	list := make([]cdx.Component, 0, len(refs))
+	deps := []cdx.Dependency{{Ref: main.BOMRef, Dependencies: &refs}}
+	for _, ref := range refs {
+		c := components[ref]
+		binaries := slices.Clone(linkedBy[ref])
+		slices.Sort(binaries)
+		binaries = slices.Compact(binaries)
+		props := make([]cdx.Property, 0, len(binaries))
+		for _, b := range binaries {
+			props = append(props, cdx.Property{Name: BinaryProperty, Value: b})
+		}
+		c.Properties = &props
+		list = append(list, c)
+		deps = append(deps, cdx.Dependency{Ref: ref})
 	}
-	main := bom.Metadata.Component
+	bom.Components = &list
+	bom.Dependencies = &deps
 	renameMain(bom, o.Version)
 	if o.Licenses != "" {
 		main.Licenses = &cdx.Licenses{{Expression: o.Licenses}}
@@ -75,6 +147,61 @@ func Generate(o Options) (*cdx.BOM, error) {
 	bom.Metadata.Timestamp = o.Created.UTC().Format(time.RFC3339)
 	bom.Metadata.Tools = &cdx.ToolsChoice{Components: &[]cdx.Component{tool()}}
 	return bom, nil
+}
+
+// moduleCache is the module cache of the go command (go env GOMODCACHE),
+// which holds every module the binaries were built from.
+func moduleCache() (string, error) {
+	out, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	if err != nil {
+		return "", fmt.Errorf("failed to find the module cache (go env GOMODCACHE): %w", err)
+	}
+	dir := strings.TrimSpace(string(out))
+	if dir == "" {
+		return "", fmt.Errorf("failed to find the module cache: go env GOMODCACHE is empty")
+	}
+	return dir, nil
+}
+
+// detectLicenses sets the licenses detected in the module of c, in the
+// module cache, as the evidence of c, as cyclonedx-gomod's own detection
+// does.
+func detectLicenses(detector licensedetect.Detector, cache string, c *cdx.Component) error {
+	path := componentPath(*c)
+	escPath, err := module.EscapePath(path)
+	if err != nil {
+		return fmt.Errorf("failed to detect the license of %s: %w", path, err)
+	}
+	escVersion, err := module.EscapeVersion(c.Version)
+	if err != nil {
+		return fmt.Errorf("failed to detect the license of %s@%s: %w", path, c.Version, err)
+	}
+	dir := filepath.Join(cache, escPath+"@"+escVersion)
+	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+		return fmt.Errorf("failed to detect the license of %s@%s: it is not in the module cache (%s); make the SBOM where the binaries were built", path, c.Version, dir)
+	}
+	licenses, err := detector.Detect(path, c.Version, dir)
+	if err != nil {
+		return fmt.Errorf("failed to detect the license of %s@%s: %w", path, c.Version, err)
+	}
+	if len(licenses) == 0 {
+		return nil
+	}
+	choices := make(cdx.Licenses, len(licenses))
+	for i := range licenses {
+		choices[i] = cdx.LicenseChoice{License: &licenses[i]}
+	}
+	c.Evidence = &cdx.Evidence{Licenses: &choices}
+	return nil
+}
+
+// componentPath is the module path of a component: cyclonedx-gomod puts it
+// whole in the name, or splits it into group and name.
+func componentPath(c cdx.Component) string {
+	if c.Group != "" {
+		return c.Group + "/" + c.Name
+	}
+	return c.Name
 }
 
 // renameMain gives the main component the release's version, in its

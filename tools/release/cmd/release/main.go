@@ -2,7 +2,7 @@
 // Go toolchain does not: the SBOM, the container image and the checksums.
 // The Makefile runs it (make dist, make image); see docs/release.md.
 //
-//	release sbom -module-dir DIR -version V -commit C -source-date-epoch S -o FILE
+//	release sbom -version V -commit C -source-date-epoch S -o FILE BINARY...
 //	release image -repo R -version V -commit C -source URL -licenses L -source-date-epoch S -binary OS/ARCH=FILE... -o DIR
 //	release checksums DIR
 package main
@@ -78,16 +78,15 @@ func (r *releaseFlags) created() time.Time { return time.Unix(r.epoch, 0).UTC() 
 
 func runSBOM(args []string, stderr io.Writer) error {
 	fs, rf := newFlagSet("sbom", stderr)
-	moduleDir := fs.String("module-dir", ".", "folder of the main module")
 	out := fs.String("o", "", "output `FILE` (CycloneDX JSON)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *out == "" || rf.version == "" {
-		return fmt.Errorf("-o and -version are required")
+	if *out == "" || rf.version == "" || fs.NArg() == 0 {
+		return fmt.Errorf("-o, -version and the release binaries (arguments) are required")
 	}
 	bom, err := sbom.Generate(sbom.Options{
-		ModuleDir: *moduleDir, Version: rf.version, Commit: rf.commit,
+		Binaries: fs.Args(), Version: rf.version, Commit: rf.commit,
 		Source: rf.source, Licenses: rf.licenses, Created: rf.created(), Log: stderr,
 	})
 	if err != nil {
