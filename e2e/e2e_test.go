@@ -335,16 +335,16 @@ func exitCode(err error) int {
 	return -1
 }
 
-// TestReadmeShowsRealOutput keeps the release the README shows identical to
-// a document of the quickstart's real output.
+// TestReadmeShowsRealOutput keeps the release docs/inputs-outputs.md shows
+// identical to a document of the quickstart's real output.
 func TestReadmeShowsRealOutput(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../docs/inputs-outputs.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, after, ok := strings.Cut(string(readme), "A routed app's release")
 	if !ok {
-		t.Fatal("README lost its routed release example")
+		t.Fatal("docs/inputs-outputs.md lost its routed release example")
 	}
 	_, block, _ := strings.Cut(after, "```yaml\n")
 	block, _, _ = strings.Cut(block, "```")
@@ -354,7 +354,7 @@ func TestReadmeShowsRealOutput(t *testing.T) {
 			return
 		}
 	}
-	t.Errorf("the README's routed release is not in the quickstart output; update the README:\n%s", block)
+	t.Errorf("the routed release of docs/inputs-outputs.md is not in the quickstart output; update it:\n%s", block)
 }
 
 // TestYAML11ReadersEveryMode renders fixtures/yaml11-strings, whose values,

@@ -268,10 +268,10 @@ func TestAdmissionWiringConflicts(t *testing.T) {
 	})
 }
 
-// TestSecurityDocsListEveryAddonNamespace keeps the README's Security section honest: every
+// TestSecurityDocsListEveryAddonNamespace keeps docs/security.md honest: every
 // addon namespace is named there, as exempt or as never exempt.
 func TestSecurityDocsListEveryAddonNamespace(t *testing.T) {
-	doc, err := os.ReadFile("../../README.md")
+	doc, err := os.ReadFile("../../docs/security.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,12 +279,12 @@ func TestSecurityDocsListEveryAddonNamespace(t *testing.T) {
 		row := "| `" + a.Namespace + "` |"
 		if a.Needs == api.PodSecurityRestricted {
 			if a.Namespace != "cozy-monitoring" && a.Namespace != "cozy-ouroboros" && !strings.Contains(string(doc), "`"+a.Namespace+"`") {
-				t.Errorf("the README does not name %s among the namespaces never exempt", a.Namespace)
+				t.Errorf("docs/security.md does not name %s among the namespaces never exempt", a.Namespace)
 			}
 			continue
 		}
 		if !strings.Contains(string(doc), row) {
-			t.Errorf("the README has no row for %s (%s)", a.Namespace, a.Addon)
+			t.Errorf("docs/security.md has no row for %s (%s)", a.Namespace, a.Addon)
 		}
 	}
 }

@@ -529,11 +529,11 @@ spec: {computeplane: true}
 	}
 }
 
-// TestDocsListTheBaselineNamespaces keeps the README's table of what the
+// TestDocsListTheBaselineNamespaces keeps docs/security.md's table of what the
 // tenant baseline opens in step with BaselineNamespaces: each platform
 // namespace has its row, with the baseline policy and the verdict.
 func TestDocsListTheBaselineNamespaces(t *testing.T) {
-	doc, err := os.ReadFile("../../README.md")
+	doc, err := os.ReadFile("../../docs/security.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -544,7 +544,7 @@ func TestDocsListTheBaselineNamespaces(t *testing.T) {
 		}
 		row := regexp.MustCompile("(?m)^\\| `" + regexp.QuoteMeta(b.Namespace) + "` \\(`" + regexp.QuoteMeta(b.Policy) + "`\\) \\| [^|]* \\| " + verdict + " \\|")
 		if !row.Match(doc) {
-			t.Errorf("the README has no row `%s` (`%s`) with verdict %s", b.Namespace, b.Policy, verdict)
+			t.Errorf("docs/security.md has no row `%s` (`%s`) with verdict %s", b.Namespace, b.Policy, verdict)
 		}
 	}
 }

@@ -152,10 +152,10 @@ addons:
 	}
 }
 
-// TestSecurityDocsListTheAddonsReach keeps the README's table of what each
+// TestSecurityDocsListTheAddonsReach keeps docs/security.md's table of what each
 // addon's settings reach in step with the code.
 func TestSecurityDocsListTheAddonsReach(t *testing.T) {
-	doc, err := os.ReadFile("../../README.md")
+	doc, err := os.ReadFile("../../docs/security.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestSecurityDocsListTheAddonsReach(t *testing.T) {
 	for _, addon := range slices.Sorted(maps.Keys(reach)) {
 		row := regexp.MustCompile("(?m)^\\| `addons\\." + addon + "` \\| ([^|]*) \\|").FindSubmatch(doc)
 		if row == nil {
-			t.Errorf("the README has no row for addons.%s", addon)
+			t.Errorf("docs/security.md has no row for addons.%s", addon)
 			continue
 		}
 		var got []string
@@ -171,21 +171,21 @@ func TestSecurityDocsListTheAddonsReach(t *testing.T) {
 			got = append(got, string(m[1]))
 		}
 		if !slices.Equal(got, reach[addon]) {
-			t.Errorf("the README says addons.%s reaches %v; the code says %v", addon, got, reach[addon])
+			t.Errorf("docs/security.md says addons.%s reaches %v; the code says %v", addon, got, reach[addon])
 		}
 	}
 }
 
-// TestDocsListTheOperatorOnlyPaths keeps the README's table of
+// TestDocsListTheOperatorOnlyPaths keeps docs/security.md's table of
 // operator-only knob paths in step with the code: one row per path, and no
 // other.
 func TestDocsListTheOperatorOnlyPaths(t *testing.T) {
-	doc, err := os.ReadFile("../../README.md")
+	doc, err := os.ReadFile("../../docs/security.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, _ := strings.Cut(string(doc), "### Operator-only knob paths\n")
-	section, _, _ = strings.Cut(section, "\n### ")
+	_, section, _ := strings.Cut(string(doc), "## Operator-only knob paths\n")
+	section, _, _ = strings.Cut(section, "\n## ")
 	var got []string
 	for _, m := range regexp.MustCompile("(?m)^\\| `([^`]+)` \\|").FindAllStringSubmatch(section, -1) {
 		got = append(got, m[1])
@@ -195,6 +195,6 @@ func TestDocsListTheOperatorOnlyPaths(t *testing.T) {
 		want = append(want, strings.Join(p.Path, "."))
 	}
 	if !slices.Equal(got, want) {
-		t.Errorf("the README's operator-only paths are %v; the code's %v", got, want)
+		t.Errorf("docs/security.md's operator-only paths are %v; the code's %v", got, want)
 	}
 }
