@@ -7,8 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
