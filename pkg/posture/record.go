@@ -243,23 +243,34 @@ func (r *Record) readAdmission(doc *yaml.Node) error {
 	return fmt.Errorf("data: holds no AdmissionConfiguration with a PodSecurity plugin")
 }
 
-// readGuard reads the identities of the guard from its variables.
+// readGuard reads the identities of the guard from its annotation
+// (wire.GuardIdentitiesAnnotation). A policy rendered before the
+// annotation, which a fleet folder may still hold, has them only as its
+// variables; they are read from there.
 func (r *Record) readGuard(doc *yaml.Node) error {
 	r.Kind = KindGuard
+	lists := map[string]*[]string{
+		wire.GuardFluxIdentitiesVariable:     &r.FluxIdentities,
+		wire.GuardHelmIdentitiesVariable:     &r.HelmIdentities,
+		wire.GuardPlatformIdentitiesVariable: &r.PlatformIdentities,
+	}
+	if a := yamlnode.Lookup(doc, "metadata", "annotations", wire.GuardIdentitiesAnnotation); a != nil {
+		var ids map[string][]string
+		if err := json.Unmarshal([]byte(scalar(a)), &ids); err != nil {
+			return fmt.Errorf("metadata.annotations.%s: not a JSON object of user name lists: %w", wire.GuardIdentitiesAnnotation, err)
+		}
+		for name, list := range lists {
+			*list = sortedSet(ids[name])
+		}
+		return nil
+	}
 	vars := yamlnode.Lookup(doc, "spec", "variables")
 	if vars == nil {
 		return nil
 	}
 	for i, v := range vars.Content {
-		var list *[]string
-		switch scalar(yamlnode.Get(v, "name")) {
-		case wire.GuardFluxIdentitiesVariable:
-			list = &r.FluxIdentities
-		case wire.GuardHelmIdentitiesVariable:
-			list = &r.HelmIdentities
-		case wire.GuardPlatformIdentitiesVariable:
-			list = &r.PlatformIdentities
-		default:
+		list, ok := lists[scalar(yamlnode.Get(v, "name"))]
+		if !ok {
 			continue
 		}
 		var ids []string

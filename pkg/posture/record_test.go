@@ -82,7 +82,22 @@ func TestReadEgress(t *testing.T) {
 	}
 }
 
+// guard is the policy as the function renders it, its identities in the
+// annotation.
 func guard(flux, platform string) string {
+	return `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: computeplane-guard
+  annotations:
+    computeplane.dev/guard-identities: '{"fluxIdentities": ` + flux + `, "platformIdentities": ` + platform + `}'
+spec: {}
+`
+}
+
+// guardOfVariables is the policy as the function rendered it before the
+// annotation, its identities only in spec.variables.
+func guardOfVariables(flux, platform string) string {
 	return `apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicy
 metadata:
@@ -97,7 +112,7 @@ spec:
 }
 
 // The contract with the guard renderer: the guard is on when its policy is
-// there; its identities are JSON arrays of strings in spec.variables.
+// there; its identities are JSON arrays of strings in its annotation.
 func TestGuard(t *testing.T) {
 	const kc, capi = "system:serviceaccount:flux-system:kustomize-controller", "system:serviceaccount:cozy-cluster-api:capi-controller-manager"
 	state := func(docs ...string) *posture.State {
@@ -128,12 +143,31 @@ func TestGuard(t *testing.T) {
 			}
 		})
 	}
-	var n yaml.Node
-	if err := yaml.Unmarshal([]byte(guard(`not json`, `[]`)), &n); err != nil {
-		t.Fatal(err)
+	for name, doc := range map[string]string{
+		"metadata.annotations.computeplane.dev/guard-identities": guard(`not json`, `[]`),
+		"spec.variables[0].expression":                           guardOfVariables(`not json`, `[]`),
+	} {
+		var n yaml.Node
+		if err := yaml.Unmarshal([]byte(doc), &n); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := posture.ReadDocument(&n); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("a guard whose identities are not JSON: %v, want an error naming %s", err, name)
+		}
 	}
-	if _, err := posture.ReadDocument(&n); err == nil || !strings.Contains(err.Error(), "spec.variables[0].expression") {
-		t.Errorf("a guard whose identities are not JSON: %v", err)
+}
+
+// TestGuardOfOlderRenders: a fleet folder rendered before the identities
+// moved to the annotation compares with today's render as unchanged.
+func TestGuardOfOlderRenders(t *testing.T) {
+	const kc, capi = "system:serviceaccount:flux-system:kustomize-controller", "system:serviceaccount:cozy-cluster-api:capi-controller-manager"
+	old := posture.Assemble([]posture.Record{read(t, guardOfVariables(`["`+kc+`"]`, `["`+capi+`"]`))})
+	now := posture.Assemble([]posture.Record{read(t, guard(`["`+kc+`"]`, `["`+capi+`"]`))})
+	if diff := cmp.Diff([]posture.Change(nil), posture.Compare(old, now)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if got := posture.Compare(posture.Assemble(nil), now); len(got) != 1 {
+		t.Errorf("the guard turned on: %d changes, want 1 (the control)", len(got))
 	}
 }
 

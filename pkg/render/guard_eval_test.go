@@ -195,3 +195,14 @@ func checkAdmission(t *testing.T, g *guardEvaluator, name string, r guardRequest
 		}
 	}
 }
+
+// eachGuardForm runs test on the guard of each form the render has: for
+// Kubernetes 1.33 (the default; the variables inlined) and for 1.36 (with
+// variables), platform being the config's spec that names it.
+func eachGuardForm(t *testing.T, test func(t *testing.T, platform string)) {
+	for _, version := range []string{"1.33", "1.36"} {
+		t.Run("kubernetes-"+version, func(t *testing.T) {
+			test(t, `{platform: {kubernetesVersion: "`+version+`"}}`)
+		})
+	}
+}

@@ -50,8 +50,10 @@ func vmiSpec(volumes string, more ...string) string {
 	return "{domain: {devices: {}}, volumes: [" + volumes + "]" + strings.Join(more, "") + "}"
 }
 
-func TestGuardKubeVirt(t *testing.T) {
-	policy, _ := guardObjects(t, renderGuardFleet(t, "{}"))
+func TestGuardKubeVirt(t *testing.T) { eachGuardForm(t, testGuardKubeVirt) }
+
+func testGuardKubeVirt(t *testing.T, platform string) {
+	policy, _ := guardObjects(t, renderGuardFleet(t, platform))
 	g := compileGuard(t, policy)
 	const (
 		credential = "would hand its guest a credential of the tenant's ComputePlane"
@@ -218,8 +220,10 @@ func TestGuardKubeVirt(t *testing.T) {
 // for one policy (checkAdmission fails on an evaluation error, which is
 // what running out of budget is). The API server does not estimate a
 // policy's cost when it admits the policy: only evaluations are limited.
-func TestGuardKubeVirtCost(t *testing.T) {
-	policy, _ := guardObjects(t, renderGuardFleet(t, "{}"))
+func TestGuardKubeVirtCost(t *testing.T) { eachGuardForm(t, testGuardKubeVirtCost) }
+
+func testGuardKubeVirtCost(t *testing.T, platform string) {
+	policy, _ := guardObjects(t, renderGuardFleet(t, platform))
 	g := compileGuard(t, policy)
 	var volumes, creds, utility, dvts []string
 	kinds := []string{
