@@ -59,9 +59,12 @@ request.resource.resource == 'virtualmachineinstancereplicasets'`
 request.resource.resource == 'virtualmachinepools'`
 	celIsSnapshotContent = `request.resource.group == 'snapshot.kubevirt.io' &&
 request.resource.resource == 'virtualmachinesnapshotcontents'`
-	// isDiskCopy: what copies a disk or a VM by name: CDI and CSI copies,
-	// and KubeVirt's snapshots, restores, clones, exports and backups.
-	celIsDiskCopy = `(request.resource.group == 'cdi.kubevirt.io' && request.resource.resource == 'datavolumes') ||
+	// isDiskCopy: what copies a disk or a VM by name: CDI's DataVolumes
+	// and DataSources (a DataVolume's spec.sourceRef names a DataSource,
+	// whose spec.source.pvc or snapshot names the disk), CSI copies, and
+	// KubeVirt's snapshots, restores, clones, exports and backups.
+	celIsDiskCopy = `(request.resource.group == 'cdi.kubevirt.io' &&
+  request.resource.resource in ['datavolumes', 'datasources']) ||
 (request.resource.group == '' && request.resource.resource == 'persistentvolumeclaims') ||
 (request.resource.group == 'snapshot.storage.k8s.io' && request.resource.resource == 'volumesnapshots') ||
 (request.resource.group == 'snapshot.kubevirt.io' &&
@@ -653,6 +656,9 @@ func guardRules() []admissionv1.NamedRuleWithOperations {
 		rule("rbac.authorization.k8s.io", "rolebindings", create, update),
 		rule("rbac.authorization.k8s.io", "clusterrolebindings", create, update),
 		rule("cdi.kubevirt.io", "datavolumes", create),
+		// A DataSource names a disk that DataVolumes (spec.sourceRef) and
+		// dataVolumeTemplates then clone; its source may change.
+		rule("cdi.kubevirt.io", "datasources", create, update),
 		rule("snapshot.storage.k8s.io", "volumesnapshots", create),
 		// KubeVirt's webhooks refuse changes of these specs: CREATE only.
 		rule("snapshot.kubevirt.io", "virtualmachinesnapshots", create),
