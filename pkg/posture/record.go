@@ -72,6 +72,10 @@ type Record struct {
 	TargetNamespace string
 	// Account (above) and ClusterRole of a grant.
 	ClusterRole string
+	// CredentialsWithheld of a cluster release: its post-renderers remove
+	// the chart's grant of the cluster's super-admin kubeconfig to the
+	// tenant's users (render.DashboardCredentialPatch, to the letter).
+	CredentialsWithheld bool
 	// FluxIdentities and PlatformIdentities of the guard, sorted.
 	FluxIdentities, HelmIdentities, PlatformIdentities []string
 }
@@ -116,6 +120,7 @@ func (r *Record) readRelease(doc *yaml.Node) error {
 	labels := yamlnode.Lookup(doc, "metadata", "labels")
 	if scalar(yamlnode.Get(labels, wire.ComputePlaneLabel)) == "true" {
 		r.Kind = KindCluster
+		r.CredentialsWithheld = withholdsCredentials(doc, r.Key.Name)
 		return r.readNodeGroups(yamlnode.Lookup(doc, "spec", "values", "nodeGroups"))
 	}
 	kind, name := scalar(yamlnode.Get(labels, wire.RoutedKindLabel)), scalar(yamlnode.Get(labels, wire.RoutedNameLabel))
@@ -241,6 +246,31 @@ func (r *Record) readAdmission(doc *yaml.Node) error {
 		}
 	}
 	return fmt.Errorf("data: holds no AdmissionConfiguration with a PodSecurity plugin")
+}
+
+// withholdsCredentials reports whether a cluster release's post-renderers
+// hold the patch of its chart's dashboard Role that removes the tenant's
+// read of the super-admin kubeconfig.
+func withholdsCredentials(doc *yaml.Node, release string) bool {
+	renderers := yamlnode.Lookup(doc, "spec", "postRenderers")
+	if renderers == nil {
+		return false
+	}
+	want := render.DashboardCredentialPatch(release)
+	for _, pr := range renderers.Content {
+		patches := yamlnode.Lookup(pr, "kustomize", "patches")
+		if patches == nil {
+			continue
+		}
+		for _, p := range patches.Content {
+			target := yamlnode.Get(p, "target")
+			if scalar(yamlnode.Get(target, "kind")) == "Role" && scalar(yamlnode.Get(target, "name")) == render.DashboardRole(release) &&
+				scalar(yamlnode.Get(p, "patch")) == want {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // readGuard reads the identities of the guard from its annotation

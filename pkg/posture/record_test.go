@@ -1,6 +1,7 @@
 package posture_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -8,6 +9,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/posture"
+	renderpkg "github.com/computeplane-dev/computeplane-fn/pkg/render"
 	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
 
@@ -203,5 +205,46 @@ spec:
 	want := []posture.Change{{Tenant: "acme", Namespace: "tenant-acme", Change: posture.ChangeExposure, Subject: "Postgres/orders", From: "denied", To: "reachable", Weakens: true}}
 	if diff := cmp.Diff(want, posture.Compare(old, new)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestCredentials: a Direct cluster release withholds the ComputePlane's
+// credentials from the tenant only with the dashboard Role's patch as the
+// function renders it; a hand edit that drops or loosens it makes them
+// readable, a weakening change.
+func TestCredentials(t *testing.T) {
+	cluster := func(patch string) string {
+		doc := `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: computeplane
+  namespace: tenant-acme
+  labels: {internal.cozystack.io/computeplane: "true"}
+spec:
+  values: {}
+`
+		if patch == "" {
+			return doc
+		}
+		quoted, err := json.Marshal(patch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return doc + "  postRenderers:\n  - kustomize:\n      patches:\n      - target: {group: rbac.authorization.k8s.io, version: v1, kind: Role, name: computeplane-dashboard-resources}\n        patch: " + string(quoted) + "\n"
+	}
+	state := func(doc string) *posture.State { return posture.Assemble([]posture.Record{read(t, doc)}) }
+	withheld := state(cluster(renderpkg.DashboardCredentialPatch("computeplane")))
+	if got := withheld.Tenants["tenant-acme"].Credentials; got != posture.CredentialsWithheld {
+		t.Fatalf("with the function's patch: credentials %q, want %q", got, posture.CredentialsWithheld)
+	}
+	for name, doc := range map[string]string{
+		"no post-renderer":     cluster(""),
+		"the test ops dropped": cluster("- op: remove\n  path: /rules/1\n"),
+	} {
+		want := []posture.Change{{Tenant: "acme", Namespace: "tenant-acme", Change: posture.ChangeCredentials, Subject: "tenant-acme",
+			From: posture.CredentialsWithheld, To: posture.CredentialsReadable, Weakens: true}}
+		if diff := cmp.Diff(want, posture.Compare(withheld, state(doc))); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", name, diff)
+		}
 	}
 }
