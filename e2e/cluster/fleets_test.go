@@ -36,14 +36,22 @@ func fleetDir(t *testing.T, name string) string {
 	return dir
 }
 
-// fleetDir is fleetDir for the mode: outside flux-system, the config puts
-// the fleet's wiring (and so its account) in the mode's fleet namespace
-// (spec.fleet.wiringNamespace, docs/flux-wiring.md "On Cozystack"); the
-// fleets that have no spec.fleet get one for that alone (it changes
-// nothing else of a standalone render).
+// fleetDir is fleetDir for the mode. The config names the layout's
+// Kubernetes (spec.platform.kubernetesVersion): the default, 1.33, on the
+// oldest platform, and 1.36 on the newest, so that each form of the guard
+// (its variables inlined below 1.36) runs on the API server it is for.
+// Outside flux-system, the config puts the fleet's wiring (and so its
+// account) in the mode's fleet namespace (spec.fleet.wiringNamespace,
+// docs/flux-wiring.md "On Cozystack"); the fleets that have no spec.fleet
+// get one for that alone (it changes nothing else of a standalone render).
 func (e *env) fleetDir(t *testing.T, name string) string {
 	t.Helper()
 	dir := fleetDir(t, name)
+	if !e.mode.oldest {
+		editSpec(t, filepath.Join(dir, "config.yaml"), func(spec map[string]any) {
+			spec["platform"] = map[string]any{"kubernetesVersion": newestKubernetes}
+		})
+	}
 	ns := e.mode.fleetNamespace
 	if ns == "flux-system" {
 		return dir

@@ -191,7 +191,7 @@ func (e *env) grantAttackers(t *testing.T) {
 			map[string]any{
 				"apiGroups": []any{"helm.toolkit.fluxcd.io", "kustomize.toolkit.fluxcd.io", "kubevirt.io", "cdi.kubevirt.io", "snapshot.storage.k8s.io",
 					"pool.kubevirt.io", "snapshot.kubevirt.io", "clone.kubevirt.io", "export.kubevirt.io", "backup.kubevirt.io"},
-				"resources": []any{"helmreleases", "kustomizations", "virtualmachines", "datavolumes", "volumesnapshots",
+				"resources": []any{"helmreleases", "kustomizations", "virtualmachines", "datavolumes", "datasources", "volumesnapshots",
 					"virtualmachineinstances", "virtualmachineinstancereplicasets", "virtualmachinepools", "virtualmachinesnapshots",
 					"virtualmachinesnapshotcontents", "virtualmachinerestores", "virtualmachineclones", "virtualmachineexports",
 					"virtualmachinebackups", "virtualmachinebackuptrackers"},
@@ -533,6 +533,10 @@ func (e *env) guardCases(t *testing.T, objs []*unstructured.Unstructured) []guar
 				"source": map[string]any{"pvc": map[string]any{"namespace": guardNS, "name": workerDisk}}, "storage": map[string]any{}}}}), refused: true, says: sayG3Disks},
 		{name: "G3/a DataVolume cloning a worker's disk, tenant", as: tenantUser, obj: obj("cdi.kubevirt.io/v1beta1", "DataVolume", guardNS, "clone-worker", map[string]any{
 			"spec": map[string]any{"source": map[string]any{"pvc": map[string]any{"namespace": guardNS, "name": workerDisk}}, "storage": map[string]any{}}}), refused: true, says: sayG3Disks},
+		{name: "G3/a DataSource of a worker's disk, tenant", as: tenantUser, obj: obj("cdi.kubevirt.io/v1beta1", "DataSource", guardNS, "worker-source", map[string]any{
+			"spec": map[string]any{"source": map[string]any{"pvc": map[string]any{"namespace": guardNS, "name": workerDisk}}}}), refused: true, says: sayG3Disks},
+		{name: "G3/a DataSource of the tenant's own disk, tenant", as: tenantUser, obj: obj("cdi.kubevirt.io/v1beta1", "DataSource", guardNS, "own-source", map[string]any{
+			"spec": map[string]any{"source": map[string]any{"pvc": map[string]any{"namespace": guardNS, "name": "own-disk"}}}})},
 		{name: "G3/a PVC cloning a worker's disk, tenant", as: tenantUser, obj: pvc("clone-worker-pvc", map[string]any{"kind": "PersistentVolumeClaim", "name": workerDisk}), refused: true, says: sayG3Disks},
 		{name: "G3/a VolumeSnapshot of a worker's disk, tenant", as: tenantUser, obj: obj("snapshot.storage.k8s.io/v1", "VolumeSnapshot", guardNS, "snap-worker", map[string]any{
 			"spec": map[string]any{"source": map[string]any{"persistentVolumeClaimName": workerDisk}}}), refused: true, says: sayG3Disks},
@@ -568,6 +572,7 @@ var guardCRDs = []string{
 	"testdata/crds/virtualmachinebackups.backup.kubevirt.io.yaml",
 	"testdata/crds/virtualmachinebackuptrackers.backup.kubevirt.io.yaml",
 	"testdata/crds/datavolumes.cdi.kubevirt.io.yaml",
+	"testdata/crds/datasources.cdi.kubevirt.io.yaml",
 	"testdata/crds/volumesnapshots.snapshot.storage.k8s.io.yaml",
 }
 

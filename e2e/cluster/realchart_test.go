@@ -730,27 +730,33 @@ func (e *env) checkTenantCredentials(t *testing.T, objs []*unstructured.Unstruct
 	t.Logf("%d reviews: %d tenant subjects, %d credential Secrets, get/list/watch; none allowed", reviews, len(subjects), len(credentials))
 }
 
-// guardCredentials are the names of the cluster's credential Secrets that
-// the rendered guard knows (its variable credentials).
+// guardCredentials are the names of the cluster's credential Secrets
+// (fleet.ClusterCredentials), each of which the rendered guard's rules
+// name: as a string of its variable credentials, or of the expressions
+// where the variables are inlined (Kubernetes below 1.36).
 func guardCredentials(t *testing.T, objs []*unstructured.Unstructured) []string {
 	t.Helper()
-	for _, p := range ofKind(objs, "ValidatingAdmissionPolicy") {
-		vars, _, _ := unstructured.NestedSlice(p.Object, "spec", "variables")
-		for _, v := range vars {
-			m, _ := v.(map[string]any)
-			if m["name"] != "credentials" {
-				continue
-			}
-			var names []string
-			if err := json.Unmarshal([]byte(m["expression"].(string)), &names); err != nil {
-				t.Fatalf("the guard's credentials: %v", err)
-			}
-			if !slices.Contains(names, realCluster+"-admin-kubeconfig") {
-				t.Fatalf("the guard's credentials %v lack %s-admin-kubeconfig", names, realCluster)
-			}
-			return names
+	names := fleet.ClusterCredentials(realCluster)
+	if !slices.Contains(names, realCluster+"-admin-kubeconfig") {
+		t.Fatalf("the cluster's credentials %v lack %s-admin-kubeconfig", names, realCluster)
+	}
+	policies := ofKind(objs, "ValidatingAdmissionPolicy")
+	if len(policies) == 0 {
+		t.Fatal("the render has no guard")
+	}
+	var text strings.Builder
+	for _, field := range []string{"variables", "validations"} {
+		list, _, _ := unstructured.NestedSlice(policies[0].Object, "spec", field)
+		for _, e := range list {
+			m, _ := e.(map[string]any)
+			expr, _ := m["expression"].(string)
+			text.WriteString(expr)
 		}
 	}
-	t.Fatal("the render has no guard with a variable credentials")
-	return nil
+	for _, n := range names {
+		if !strings.Contains(text.String(), `"`+n+`"`) {
+			t.Errorf("the guard's rules do not name the credential %s", n)
+		}
+	}
+	return names
 }

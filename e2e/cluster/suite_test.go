@@ -174,6 +174,11 @@ var (
 	}
 )
 
+// newestKubernetes is the Kubernetes minor of the newest platform's API
+// server (kube-apiserver v1.36.3), as spec.platform.kubernetesVersion
+// names it.
+const newestKubernetes = "1.36"
+
 // fleetAccount is the fleet's service account (spec.fleet.serviceAccountName
 // by default).
 const fleetAccount = "computeplane-fleet"

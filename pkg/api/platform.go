@@ -42,6 +42,14 @@ var (
 	// off by default in 1.34 and 1.35, alpha in 1.33). The shard-label
 	// policy needs it (spec.releases.shardLabel: Admission).
 	FeatureMutatingAdmissionPolicy = Feature{What: "admissionregistration.k8s.io/v1 MutatingAdmissionPolicy", Since: "1.36", minor: 36}
+
+	// FeatureIsolatedPolicyVariables: ValidatingAdmissionPolicy
+	// variables compiled into a type of each policy's own. Before 1.36
+	// every policy's variables share one type whose field map a compile
+	// writes while evaluations read it, and kube-apiserver can die of
+	// it (kubernetes/kubernetes#135757). The guard uses variables only
+	// where this is served and inlines them elsewhere (docs/guard.md).
+	FeatureIsolatedPolicyVariables = Feature{What: "ValidatingAdmissionPolicy variables of a type of each policy's own (kubernetes/kubernetes#135757)", Since: "1.36", minor: 36}
 )
 
 // Serves reports whether the named platform serves f. Before the config is

@@ -27,6 +27,10 @@ const (
 	ChangeRights ChangeKind = "rights"
 	// ChangeNamespaces is per-app namespaces turned on or off.
 	ChangeNamespaces ChangeKind = "namespaces"
+	// ChangeCredentials is the tenant's users' read of its ComputePlane's
+	// credentials, through the cluster chart's dashboard Role, withheld
+	// or readable.
+	ChangeCredentials ChangeKind = "credentials"
 )
 
 // The words of from and to.
@@ -138,6 +142,9 @@ func Compare(old, new *State) []Change {
 			if inOld && inNew && from != to {
 				add(with(ChangeRights, app, from, to, rightsWeaken(from, to)))
 			}
+		}
+		if o.Credentials != n.Credentials {
+			add(with(ChangeCredentials, ns, o.Credentials, n.Credentials, n.Credentials == CredentialsReadable))
 		}
 		if o.AppNamespaces != "" && n.AppNamespaces != "" && o.AppNamespaces != n.AppNamespaces {
 			add(with(ChangeNamespaces, ns, o.AppNamespaces, n.AppNamespaces, n.AppNamespaces == api.NamespacesShared))

@@ -72,6 +72,10 @@ type Record struct {
 	TargetNamespace string
 	// Account (above) and ClusterRole of a grant.
 	ClusterRole string
+	// CredentialsWithheld of a cluster release: its post-renderers remove
+	// the chart's grant of the cluster's super-admin kubeconfig to the
+	// tenant's users (render.DashboardCredentialPatch, to the letter).
+	CredentialsWithheld bool
 	// FluxIdentities and PlatformIdentities of the guard, sorted.
 	FluxIdentities, HelmIdentities, PlatformIdentities []string
 }
@@ -116,6 +120,7 @@ func (r *Record) readRelease(doc *yaml.Node) error {
 	labels := yamlnode.Lookup(doc, "metadata", "labels")
 	if scalar(yamlnode.Get(labels, wire.ComputePlaneLabel)) == "true" {
 		r.Kind = KindCluster
+		r.CredentialsWithheld = withholdsCredentials(doc, r.Key.Name)
 		return r.readNodeGroups(yamlnode.Lookup(doc, "spec", "values", "nodeGroups"))
 	}
 	kind, name := scalar(yamlnode.Get(labels, wire.RoutedKindLabel)), scalar(yamlnode.Get(labels, wire.RoutedNameLabel))
@@ -243,23 +248,59 @@ func (r *Record) readAdmission(doc *yaml.Node) error {
 	return fmt.Errorf("data: holds no AdmissionConfiguration with a PodSecurity plugin")
 }
 
-// readGuard reads the identities of the guard from its variables.
+// withholdsCredentials reports whether a cluster release's post-renderers
+// hold the patch of its chart's dashboard Role that removes the tenant's
+// read of the super-admin kubeconfig.
+func withholdsCredentials(doc *yaml.Node, release string) bool {
+	renderers := yamlnode.Lookup(doc, "spec", "postRenderers")
+	if renderers == nil {
+		return false
+	}
+	want := render.DashboardCredentialPatch(release)
+	for _, pr := range renderers.Content {
+		patches := yamlnode.Lookup(pr, "kustomize", "patches")
+		if patches == nil {
+			continue
+		}
+		for _, p := range patches.Content {
+			target := yamlnode.Get(p, "target")
+			if scalar(yamlnode.Get(target, "kind")) == "Role" && scalar(yamlnode.Get(target, "name")) == render.DashboardRole(release) &&
+				scalar(yamlnode.Get(p, "patch")) == want {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// readGuard reads the identities of the guard from its annotation
+// (wire.GuardIdentitiesAnnotation). A policy rendered before the
+// annotation, which a fleet folder may still hold, has them only as its
+// variables; they are read from there.
 func (r *Record) readGuard(doc *yaml.Node) error {
 	r.Kind = KindGuard
+	lists := map[string]*[]string{
+		wire.GuardFluxIdentitiesVariable:     &r.FluxIdentities,
+		wire.GuardHelmIdentitiesVariable:     &r.HelmIdentities,
+		wire.GuardPlatformIdentitiesVariable: &r.PlatformIdentities,
+	}
+	if a := yamlnode.Lookup(doc, "metadata", "annotations", wire.GuardIdentitiesAnnotation); a != nil {
+		var ids map[string][]string
+		if err := json.Unmarshal([]byte(scalar(a)), &ids); err != nil {
+			return fmt.Errorf("metadata.annotations.%s: not a JSON object of user name lists: %w", wire.GuardIdentitiesAnnotation, err)
+		}
+		for name, list := range lists {
+			*list = sortedSet(ids[name])
+		}
+		return nil
+	}
 	vars := yamlnode.Lookup(doc, "spec", "variables")
 	if vars == nil {
 		return nil
 	}
 	for i, v := range vars.Content {
-		var list *[]string
-		switch scalar(yamlnode.Get(v, "name")) {
-		case wire.GuardFluxIdentitiesVariable:
-			list = &r.FluxIdentities
-		case wire.GuardHelmIdentitiesVariable:
-			list = &r.HelmIdentities
-		case wire.GuardPlatformIdentitiesVariable:
-			list = &r.PlatformIdentities
-		default:
+		list, ok := lists[scalar(yamlnode.Get(v, "name"))]
+		if !ok {
 			continue
 		}
 		var ids []string

@@ -1,6 +1,7 @@
 package posture_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -8,6 +9,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/posture"
+	renderpkg "github.com/computeplane-dev/computeplane-fn/pkg/render"
 	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
 
@@ -82,7 +84,22 @@ func TestReadEgress(t *testing.T) {
 	}
 }
 
+// guard is the policy as the function renders it, its identities in the
+// annotation.
 func guard(flux, platform string) string {
+	return `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: computeplane-guard
+  annotations:
+    computeplane.dev/guard-identities: '{"fluxIdentities": ` + flux + `, "platformIdentities": ` + platform + `}'
+spec: {}
+`
+}
+
+// guardOfVariables is the policy as the function rendered it before the
+// annotation, its identities only in spec.variables.
+func guardOfVariables(flux, platform string) string {
 	return `apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicy
 metadata:
@@ -97,7 +114,7 @@ spec:
 }
 
 // The contract with the guard renderer: the guard is on when its policy is
-// there; its identities are JSON arrays of strings in spec.variables.
+// there; its identities are JSON arrays of strings in its annotation.
 func TestGuard(t *testing.T) {
 	const kc, capi = "system:serviceaccount:flux-system:kustomize-controller", "system:serviceaccount:cozy-cluster-api:capi-controller-manager"
 	state := func(docs ...string) *posture.State {
@@ -128,12 +145,31 @@ func TestGuard(t *testing.T) {
 			}
 		})
 	}
-	var n yaml.Node
-	if err := yaml.Unmarshal([]byte(guard(`not json`, `[]`)), &n); err != nil {
-		t.Fatal(err)
+	for name, doc := range map[string]string{
+		"metadata.annotations.computeplane.dev/guard-identities": guard(`not json`, `[]`),
+		"spec.variables[0].expression":                           guardOfVariables(`not json`, `[]`),
+	} {
+		var n yaml.Node
+		if err := yaml.Unmarshal([]byte(doc), &n); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := posture.ReadDocument(&n); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("a guard whose identities are not JSON: %v, want an error naming %s", err, name)
+		}
 	}
-	if _, err := posture.ReadDocument(&n); err == nil || !strings.Contains(err.Error(), "spec.variables[0].expression") {
-		t.Errorf("a guard whose identities are not JSON: %v", err)
+}
+
+// TestGuardOfOlderRenders: a fleet folder rendered before the identities
+// moved to the annotation compares with today's render as unchanged.
+func TestGuardOfOlderRenders(t *testing.T) {
+	const kc, capi = "system:serviceaccount:flux-system:kustomize-controller", "system:serviceaccount:cozy-cluster-api:capi-controller-manager"
+	old := posture.Assemble([]posture.Record{read(t, guardOfVariables(`["`+kc+`"]`, `["`+capi+`"]`))})
+	now := posture.Assemble([]posture.Record{read(t, guard(`["`+kc+`"]`, `["`+capi+`"]`))})
+	if diff := cmp.Diff([]posture.Change(nil), posture.Compare(old, now)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if got := posture.Compare(posture.Assemble(nil), now); len(got) != 1 {
+		t.Errorf("the guard turned on: %d changes, want 1 (the control)", len(got))
 	}
 }
 
@@ -169,5 +205,46 @@ spec:
 	want := []posture.Change{{Tenant: "acme", Namespace: "tenant-acme", Change: posture.ChangeExposure, Subject: "Postgres/orders", From: "denied", To: "reachable", Weakens: true}}
 	if diff := cmp.Diff(want, posture.Compare(old, new)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestCredentials: a Direct cluster release withholds the ComputePlane's
+// credentials from the tenant only with the dashboard Role's patch as the
+// function renders it; a hand edit that drops or loosens it makes them
+// readable, a weakening change.
+func TestCredentials(t *testing.T) {
+	cluster := func(patch string) string {
+		doc := `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: computeplane
+  namespace: tenant-acme
+  labels: {internal.cozystack.io/computeplane: "true"}
+spec:
+  values: {}
+`
+		if patch == "" {
+			return doc
+		}
+		quoted, err := json.Marshal(patch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return doc + "  postRenderers:\n  - kustomize:\n      patches:\n      - target: {group: rbac.authorization.k8s.io, version: v1, kind: Role, name: computeplane-dashboard-resources}\n        patch: " + string(quoted) + "\n"
+	}
+	state := func(doc string) *posture.State { return posture.Assemble([]posture.Record{read(t, doc)}) }
+	withheld := state(cluster(renderpkg.DashboardCredentialPatch("computeplane")))
+	if got := withheld.Tenants["tenant-acme"].Credentials; got != posture.CredentialsWithheld {
+		t.Fatalf("with the function's patch: credentials %q, want %q", got, posture.CredentialsWithheld)
+	}
+	for name, doc := range map[string]string{
+		"no post-renderer":     cluster(""),
+		"the test ops dropped": cluster("- op: remove\n  path: /rules/1\n"),
+	} {
+		want := []posture.Change{{Tenant: "acme", Namespace: "tenant-acme", Change: posture.ChangeCredentials, Subject: "tenant-acme",
+			From: posture.CredentialsWithheld, To: posture.CredentialsReadable, Weakens: true}}
+		if diff := cmp.Diff(want, posture.Compare(withheld, state(doc))); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", name, diff)
+		}
 	}
 }

@@ -212,9 +212,12 @@ func TestReview(t *testing.T) {
 			{Tenant: "initech", Namespace: "tenant-initech", Change: posture.ChangeTenant, Subject: "tenant-initech", From: "absent", To: "present"},
 		},
 	}, {
-		name:  "delivery Platform: the cluster is the platform's, its ComputePlane runs without Pod Security",
+		name:  "delivery Platform: the cluster is the platform's, its ComputePlane runs without Pod Security, its credentials readable by the tenant",
 		after: []edit{platform},
-		want:  []posture.Change{acmeChange(posture.ChangePodSecurity, "tenant-acme", "restricted", "none", true)},
+		want: []posture.Change{
+			acmeChange(posture.ChangeCredentials, "tenant-acme", posture.CredentialsWithheld, posture.CredentialsReadable, true),
+			acmeChange(posture.ChangePodSecurity, "tenant-acme", "restricted", "none", true),
+		},
 	}, {
 		name:   "delivery Platform: an app becomes reachable",
 		before: []edit{platform},

@@ -43,13 +43,20 @@ type Tenant struct {
 	// (RightsSuperAdmin, RightsNamespaceAdmin, or that with "+ ClusterRole
 	// <name>" for a grant).
 	Rights map[string]string
+	// Credentials is CredentialsWithheld when the tenant's users cannot
+	// read its ComputePlane's credentials through the cluster chart's
+	// dashboard Role (a Direct cluster whose release removes that rule),
+	// CredentialsReadable when they can (a Direct cluster without the
+	// patch; under Platform, whose chart the function cannot patch); ""
+	// without a ComputePlane.
+	Credentials string
 	// AppNamespaces is NamespacesPerApp or NamespacesShared as the routed
 	// releases' target namespaces show it; "" without routed apps.
 	AppNamespaces string
 
-	direct, egress bool
-	accounts       map[string]string // routed app -> account
-	grants         map[string]string // account -> ClusterRole
+	direct, egress, withheld bool
+	accounts                 map[string]string // routed app -> account
+	grants                   map[string]string // account -> ClusterRole
 }
 
 // What a routed app may do inside its ComputePlane.
@@ -62,6 +69,13 @@ const (
 	RightsNamespaceAdmin = "namespace-admin"
 	// GrantPrefix joins a grant to RightsNamespaceAdmin.
 	GrantPrefix = " + ClusterRole "
+)
+
+// Whether a tenant's users may read its ComputePlane's credentials
+// (Tenant.Credentials).
+const (
+	CredentialsWithheld = "withheld"
+	CredentialsReadable = "readable"
 )
 
 // Guard is the management-plane guard's identities.
@@ -91,7 +105,7 @@ func Assemble(records []Record) *State {
 		}
 		switch r.Kind {
 		case KindCluster:
-			t.direct, t.NodeGroups = true, maps.Clone(r.NodeGroups)
+			t.direct, t.withheld, t.NodeGroups = true, r.CredentialsWithheld, maps.Clone(r.NodeGroups)
 		case KindAdmission:
 			t.PodSecurity, t.Exempt = r.Level, r.Exempt
 		case KindEgress:
@@ -123,6 +137,13 @@ func Assemble(records []Record) *State {
 		}
 		routed := slices.Contains(slices.Collect(maps.Values(t.Apps)), api.PlacementComputePlane)
 		t.ComputePlane = t.direct || t.egress || routed
+		switch {
+		case !t.ComputePlane:
+		case t.withheld:
+			t.Credentials = CredentialsWithheld
+		default:
+			t.Credentials = CredentialsReadable
+		}
 		switch {
 		case !t.ComputePlane:
 			t.PodSecurity, t.Exempt, t.Reachable, t.AncestorIngress = "", nil, nil, ""

@@ -72,6 +72,11 @@ func Sentence(c Change) string {
 			return "its routed apps get a namespace each inside its ComputePlane (were sharing one)"
 		}
 		return "its routed apps share one namespace inside its ComputePlane (had one each)"
+	case ChangeCredentials:
+		if c.To == CredentialsReadable {
+			return "the tenant's users can read its ComputePlane's super-admin kubeconfig (the cluster chart's dashboard Role grants it)"
+		}
+		return "the tenant's users can no longer read its ComputePlane's super-admin kubeconfig"
 	}
 	return fmt.Sprintf("%s %s changes from %s to %s", c.Change, c.Subject, c.From, c.To)
 }
@@ -137,6 +142,11 @@ func Why(c Change) string {
 			return "the charts of one tenant's routed apps can read each other's Secrets and change each other's objects again."
 		}
 		return "one app's chart can no longer read another app's Secrets or change its objects."
+	case ChangeCredentials:
+		if c.Weakens {
+			return "every user of the tenant administers the cluster that the design keeps from the tenant; under delivery: Platform the function cannot patch the platform's chart (docs/guard.md)."
+		}
+		return "the chart's dashboard Role no longer hands the tenant's users the cluster's super-admin kubeconfig."
 	case ChangeTenant:
 		if c.To == Present {
 			return "a new tenant's own posture is in the tenants table below; adding it loosens no other tenant."

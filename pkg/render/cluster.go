@@ -296,7 +296,7 @@ func RenderClusterRelease(f *fleet.Fleet, plan *ClusterPlan, t *fleet.Tenant) (O
 }
 
 // clusterPostRenderers remove the chart's grant of the cluster's
-// super-admin kubeconfig to the tenant's users (dashboardCredentialPatch),
+// super-admin kubeconfig to the tenant's users (DashboardCredentialPatch),
 // and give the chart's two cluster-scoped objects that it
 // names by the release alone (ClusterRole <release>-kcsi and
 // ClusterRoleBinding <release>-kcsi-binding, templates/csi at Cozystack
@@ -317,7 +317,7 @@ func clusterPostRenderers(release, namespace string) []helmv2.PostRenderer {
 	return []helmv2.PostRenderer{{Kustomize: &helmv2.Kustomize{Patches: []kustomize.Patch{
 		{
 			Target: &kustomize.Selector{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "Role", Name: DashboardRole(release)},
-			Patch:  dashboardCredentialPatch(release),
+			Patch:  DashboardCredentialPatch(release),
 		},
 		{
 			Target: &kustomize.Selector{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRole", Name: release + "-kcsi"},
@@ -337,13 +337,15 @@ func clusterPostRenderers(release, namespace string) []helmv2.PostRenderer {
 // cluster's super-admin kubeconfig.
 func DashboardRole(release string) string { return release + "-dashboard-resources" }
 
-// dashboardCredentialPatch removes the dashboard Role's rule on the
+// DashboardCredentialPatch removes the dashboard Role's rule on the
 // Secret <release>-admin-kubeconfig: with it every user of the tenant
 // could read the super-admin kubeconfig of the cluster that the design
 // keeps from the tenant. The patch tests the rule before removing it, so a
 // chart that moves or changes the rule fails to install (the patch fails,
-// and helm-controller says so) instead of leaking it again.
-func dashboardCredentialPatch(release string) string {
+// and helm-controller says so) instead of leaking it again. The posture
+// review reads a cluster release whose post-renderers carry it, to the
+// letter, as one whose credentials are withheld from the tenant.
+func DashboardCredentialPatch(release string) string {
 	return fmt.Sprintf(`- op: test
   path: /rules/1/resources
   value: [secrets]

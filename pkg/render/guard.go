@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
+	"strings"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -57,9 +59,12 @@ request.resource.resource == 'virtualmachineinstancereplicasets'`
 request.resource.resource == 'virtualmachinepools'`
 	celIsSnapshotContent = `request.resource.group == 'snapshot.kubevirt.io' &&
 request.resource.resource == 'virtualmachinesnapshotcontents'`
-	// isDiskCopy: what copies a disk or a VM by name: CDI and CSI copies,
-	// and KubeVirt's snapshots, restores, clones, exports and backups.
-	celIsDiskCopy = `(request.resource.group == 'cdi.kubevirt.io' && request.resource.resource == 'datavolumes') ||
+	// isDiskCopy: what copies a disk or a VM by name: CDI's DataVolumes
+	// and DataSources (a DataVolume's spec.sourceRef names a DataSource,
+	// whose spec.source.pvc or snapshot names the disk), CSI copies, and
+	// KubeVirt's snapshots, restores, clones, exports and backups.
+	celIsDiskCopy = `(request.resource.group == 'cdi.kubevirt.io' &&
+  request.resource.resource in ['datavolumes', 'datasources']) ||
 (request.resource.group == '' && request.resource.resource == 'persistentvolumeclaims') ||
 (request.resource.group == 'snapshot.storage.k8s.io' && request.resource.resource == 'volumesnapshots') ||
 (request.resource.group == 'snapshot.kubevirt.io' &&
@@ -538,6 +543,64 @@ func guardVariables(v guardValues) ([]admissionv1.Variable, error) {
 	return vars, nil
 }
 
+// variableRef is a reference to a variable in an expression. No string
+// literal of the guard holds the text "variables." (a test proves the
+// inlined expressions compile without variables declared).
+var variableRef = regexp.MustCompile(`\bvariables\.([A-Za-z_][A-Za-z0-9_]*)`)
+
+// inlineVariables writes every variable's expression, in parentheses, in
+// place of each reference to it, in the later variables and then in the
+// validations' expressions and message expressions: the same rules with
+// no variables. Where a variable is read several times its expression is
+// evaluated as often (the variables' lazy evaluation did it once), which
+// the guard's cost allows: its expressions read a request's own object,
+// bounded by the API server's request size (guard_eval_test.go measures
+// the cost of the largest).
+func inlineVariables(vars []admissionv1.Variable, validations []admissionv1.Validation) ([]admissionv1.Validation, error) {
+	inlined := make(map[string]string, len(vars))
+	var missing []string
+	expand := func(expr string) string {
+		return variableRef.ReplaceAllStringFunc(expr, func(ref string) string {
+			name := strings.TrimPrefix(ref, "variables.")
+			e, ok := inlined[name]
+			if !ok {
+				missing = append(missing, name)
+				return ref
+			}
+			return e
+		})
+	}
+	for _, v := range vars {
+		inlined[v.Name] = "(" + expand(v.Expression) + ")"
+	}
+	out := make([]admissionv1.Validation, len(validations))
+	for i, v := range validations {
+		v.Expression = expand(v.Expression)
+		v.MessageExpression = expand(v.MessageExpression)
+		out[i] = v
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("failed to inline the guard's variables: %s read before it is defined", strings.Join(slices.Compact(slices.Sorted(slices.Values(missing))), ", "))
+	}
+	return out, nil
+}
+
+// guardIdentities is the annotation of the policy that names its
+// identities for the pull-request summary, as JSON: the three lists by
+// the names of their variables, sorted and without duplicates, the same
+// lists the rules compare request.userInfo.username with.
+func guardIdentities(g api.GuardConfig) (string, error) {
+	data, err := json.Marshal(map[string][]string{
+		wire.GuardFluxIdentitiesVariable:     sortedUnique(g.FluxIdentities),
+		wire.GuardHelmIdentitiesVariable:     sortedUnique(g.HelmIdentities),
+		wire.GuardPlatformIdentitiesVariable: sortedUnique(g.PlatformIdentities),
+	})
+	if err != nil {
+		return "", fmt.Errorf("failed to encode the guard's identities: %w", err)
+	}
+	return string(data), nil
+}
+
 // guardValidations are the rules G1 to G4 (SPEC 3.5, docs/guard.md).
 func guardValidations() []admissionv1.Validation {
 	forbidden := metav1.StatusReasonForbidden
@@ -593,6 +656,9 @@ func guardRules() []admissionv1.NamedRuleWithOperations {
 		rule("rbac.authorization.k8s.io", "rolebindings", create, update),
 		rule("rbac.authorization.k8s.io", "clusterrolebindings", create, update),
 		rule("cdi.kubevirt.io", "datavolumes", create),
+		// A DataSource names a disk that DataVolumes (spec.sourceRef) and
+		// dataVolumeTemplates then clone; its source may change.
+		rule("cdi.kubevirt.io", "datasources", create, update),
 		rule("snapshot.storage.k8s.io", "volumesnapshots", create),
 		// KubeVirt's webhooks refuse changes of these specs: CREATE only.
 		rule("snapshot.kubevirt.io", "virtualmachinesnapshots", create),
@@ -690,11 +756,23 @@ func RenderGuard(f *fleet.Fleet) ([]Object, error) {
 	if err != nil {
 		return nil, err
 	}
+	validations := guardValidations()
+	if !f.Config.Platform.Serves(api.FeatureIsolatedPolicyVariables) {
+		if validations, err = inlineVariables(vars, validations); err != nil {
+			return nil, err
+		}
+		vars = nil
+	}
+	identities, err := guardIdentities(g)
+	if err != nil {
+		return nil, err
+	}
 	fail := admissionv1.Fail
 	equivalent := admissionv1.Equivalent
 	policy := admissionv1.ValidatingAdmissionPolicy{
-		TypeMeta:   metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicy"},
-		ObjectMeta: metav1.ObjectMeta{Name: wire.GuardName, Labels: managedLabels(nil)},
+		TypeMeta: metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicy"},
+		ObjectMeta: metav1.ObjectMeta{Name: wire.GuardName, Labels: managedLabels(nil),
+			Annotations: map[string]string{wire.GuardIdentitiesAnnotation: identities}},
 		Spec: admissionv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy: &fail,
 			MatchConstraints: &admissionv1.MatchResources{
@@ -702,7 +780,7 @@ func RenderGuard(f *fleet.Fleet) ([]Object, error) {
 				ResourceRules: guardRules(),
 			},
 			Variables:   vars,
-			Validations: guardValidations(),
+			Validations: validations,
 		},
 	}
 	binding := admissionv1.ValidatingAdmissionPolicyBinding{

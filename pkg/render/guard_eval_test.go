@@ -108,6 +108,7 @@ var guardResources = map[string]guardResource{
 	"RoleBinding":                      {gvr: schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"}},
 	"ClusterRoleBinding":               {gvr: schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"}},
 	"DataVolume":                       {gvr: schema.GroupVersionResource{Group: "cdi.kubevirt.io", Version: "v1beta1", Resource: "datavolumes"}},
+	"DataSource":                       {gvr: schema.GroupVersionResource{Group: "cdi.kubevirt.io", Version: "v1beta1", Resource: "datasources"}},
 	"VolumeSnapshot":                   {gvr: schema.GroupVersionResource{Group: "snapshot.storage.k8s.io", Version: "v1", Resource: "volumesnapshots"}},
 	"VirtualMachineSnapshot":           {gvr: schema.GroupVersionResource{Group: "snapshot.kubevirt.io", Version: "v1beta1", Resource: "virtualmachinesnapshots"}},
 	"VirtualMachineExport":             {gvr: schema.GroupVersionResource{Group: "export.kubevirt.io", Version: "v1beta1", Resource: "virtualmachineexports"}},
@@ -193,5 +194,16 @@ func checkAdmission(t *testing.T, g *guardEvaluator, name string, r guardRequest
 		if strings.HasPrefix(m, "evaluation error") {
 			t.Errorf("%s: %s", name, m)
 		}
+	}
+}
+
+// eachGuardForm runs test on the guard of each form the render has: for
+// Kubernetes 1.33 (the default; the variables inlined) and for 1.36 (with
+// variables), platform being the config's spec that names it.
+func eachGuardForm(t *testing.T, test func(t *testing.T, platform string)) {
+	for _, version := range []string{"1.33", "1.36"} {
+		t.Run("kubernetes-"+version, func(t *testing.T) {
+			test(t, `{platform: {kubernetesVersion: "`+version+`"}}`)
+		})
 	}
 }

@@ -50,8 +50,10 @@ func vmiSpec(volumes string, more ...string) string {
 	return "{domain: {devices: {}}, volumes: [" + volumes + "]" + strings.Join(more, "") + "}"
 }
 
-func TestGuardKubeVirt(t *testing.T) {
-	policy, _ := guardObjects(t, renderGuardFleet(t, "{}"))
+func TestGuardKubeVirt(t *testing.T) { eachGuardForm(t, testGuardKubeVirt) }
+
+func testGuardKubeVirt(t *testing.T, platform string) {
+	policy, _ := guardObjects(t, renderGuardFleet(t, platform))
 	g := compileGuard(t, policy)
 	const (
 		credential = "would hand its guest a credential of the tenant's ComputePlane"
@@ -161,6 +163,7 @@ func TestGuardKubeVirt(t *testing.T) {
 	backup := "apiVersion: backup.kubevirt.io/v1alpha1\nkind: VirtualMachineBackup\nmetadata: {name: b, namespace: tenant-acme}\nspec: {source: {apiGroup: kubevirt.io, kind: VirtualMachine, name: mine}, mode: Push, pvcName: mine-backup}\n"
 	tracker := "apiVersion: backup.kubevirt.io/v1alpha1\nkind: VirtualMachineBackupTracker\nmetadata: {name: bt, namespace: tenant-acme}\nspec: {source: {apiGroup: kubevirt.io, kind: VirtualMachine, name: mine}}\n"
 	dataVolume := "apiVersion: cdi.kubevirt.io/v1beta1\nkind: DataVolume\nmetadata: {name: d, namespace: tenant-acme}\nspec: {source: {snapshot: {name: mine-snap, namespace: tenant-acme}}, storage: {}}\n"
+	dataSource := "apiVersion: cdi.kubevirt.io/v1beta1\nkind: DataSource\nmetadata: {name: ds, namespace: tenant-acme}\nspec: {source: {pvc: {name: mine-disk, namespace: tenant-acme}}}\n"
 	const copies = "copies, restores or clones a worker or a disk of the tenant's ComputePlane"
 	for _, c := range []struct {
 		field, own string
@@ -178,10 +181,15 @@ func TestGuardKubeVirt(t *testing.T) {
 		{"VirtualMachineBackup spec.pvcName", backup, []string{"pvcName: mine-backup", "pvcName: " + workerDiskName}},
 		{"VirtualMachineBackupTracker spec.source.name", tracker, []string{"name: mine}", "name: computeplane-md0-abcde-fghij}"}},
 		{"DataVolume spec.source.snapshot.name", dataVolume, []string{"name: mine-snap", "name: computeplane-md0-abcde-fghij-snap"}},
+		{"DataSource spec.source.pvc.name", dataSource, []string{"name: mine-disk", "name: " + workerDiskName}},
+		{"DataSource spec.source.snapshot.name", edit(t, dataSource, "pvc:", "snapshot:"), []string{"name: mine-disk", "name: computeplane-md0-abcde-fghij-snap"}},
 	} {
 		checkAdmission(t, g, c.field+", the tenant's own", create(tenantUser, c.own), "")
 		checkAdmission(t, g, c.field+", naming the cluster, by a tenant user", create(tenantUser, edit(t, c.own, c.refused...)), copies)
 	}
+	// A DataSource may change: pointed at a worker's disk afterwards.
+	checkAdmission(t, g, "DataSource repointed at a worker's disk, by a tenant user",
+		guardRequest{op: admission.Update, user: tenantUser, groups: tenantGroups, oldObject: dataSource, object: edit(t, dataSource, "name: mine-disk", "name: "+workerDiskName)}, copies)
 
 	// Break-glass: a cluster administrator deletes a stuck worker or
 	// removes its finalizers, and nothing more.
@@ -218,8 +226,10 @@ func TestGuardKubeVirt(t *testing.T) {
 // for one policy (checkAdmission fails on an evaluation error, which is
 // what running out of budget is). The API server does not estimate a
 // policy's cost when it admits the policy: only evaluations are limited.
-func TestGuardKubeVirtCost(t *testing.T) {
-	policy, _ := guardObjects(t, renderGuardFleet(t, "{}"))
+func TestGuardKubeVirtCost(t *testing.T) { eachGuardForm(t, testGuardKubeVirtCost) }
+
+func testGuardKubeVirtCost(t *testing.T, platform string) {
+	policy, _ := guardObjects(t, renderGuardFleet(t, platform))
 	g := compileGuard(t, policy)
 	var volumes, creds, utility, dvts []string
 	kinds := []string{

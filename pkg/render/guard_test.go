@@ -2,6 +2,7 @@ package render_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -147,29 +148,43 @@ func TestGuardShape(t *testing.T) {
 		}
 	}
 	// The contract with the pull-request summary: the identity lists are
-	// JSON list literals, sorted, without duplicates.
-	vars := map[string]string{}
-	for _, v := range policy.Spec.Variables {
-		vars[v.Name] = v.Expression
-	}
+	// in the annotation, sorted, without duplicates.
+	ids := guardIdentityAnnotation(t, policy)
 	for name, want := range map[string][]string{
 		wire.GuardFluxIdentitiesVariable:     {"system:serviceaccount:flux-system:computeplane-fleet"},
+		wire.GuardHelmIdentitiesVariable:     api.DefaultHelmIdentities(),
 		wire.GuardPlatformIdentitiesVariable: api.DefaultPlatformIdentities(),
-		"computePlaneKinds":                  {"JupyterHub"},
 	} {
-		var got []string
-		if err := json.Unmarshal([]byte(vars[name]), &got); err != nil {
-			t.Errorf("variable %s = %q is not a JSON list: %v", name, vars[name], err)
-			continue
+		if diff := cmp.Diff(want, ids[name]); diff != "" {
+			t.Errorf("annotation %s, %s (-want +got):\n%s", wire.GuardIdentitiesAnnotation, name, diff)
 		}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("variable %s (-want +got):\n%s", name, diff)
+	}
+	// On the default platform (Kubernetes 1.33) the rules carry no
+	// variables (kubernetes/kubernetes#135757): every reference is inlined.
+	if len(policy.Spec.Variables) > 0 {
+		t.Errorf("the guard for Kubernetes 1.33 has %d variables, want none", len(policy.Spec.Variables))
+	}
+	for i, v := range policy.Spec.Validations {
+		if strings.Contains(v.Expression+v.MessageExpression, "variables") {
+			t.Errorf("validation %d of the guard for Kubernetes 1.33 reads variables", i)
 		}
 	}
 }
 
+// guardIdentityAnnotation reads the policy's identity lists.
+func guardIdentityAnnotation(t *testing.T, policy *admissionv1.ValidatingAdmissionPolicy) map[string][]string {
+	t.Helper()
+	var ids map[string][]string
+	if err := json.Unmarshal([]byte(policy.Annotations[wire.GuardIdentitiesAnnotation]), &ids); err != nil {
+		t.Fatalf("annotation %s = %q: %v", wire.GuardIdentitiesAnnotation, policy.Annotations[wire.GuardIdentitiesAnnotation], err)
+	}
+	return ids
+}
+
+// TestGuardIdentitiesFromConfig: the config's identities reach the
+// annotation and, on Kubernetes 1.36, the variables the rules read.
 func TestGuardIdentitiesFromConfig(t *testing.T) {
-	policy, _ := guardObjects(t, renderGuardFleet(t, `{delivery: Platform, guard: {fluxIdentities: [b, "system:serviceaccount:cozy-fluxcd:flux", b], platformIdentities: [capk]}}`))
+	policy, _ := guardObjects(t, renderGuardFleet(t, `{platform: {kubernetesVersion: "1.36"}, delivery: Platform, guard: {fluxIdentities: [b, "system:serviceaccount:cozy-fluxcd:flux", b], platformIdentities: [capk]}}`))
 	got := map[string]string{}
 	for _, v := range policy.Spec.Variables {
 		got[v.Name] = v.Expression
@@ -179,11 +194,19 @@ func TestGuardIdentitiesFromConfig(t *testing.T) {
 		wire.GuardPlatformIdentitiesVariable: `["capk"]`,
 		"clusterRelease":                     `"computeplane-cluster"`,
 		"kubeconfigSecret":                   `"computeplane-cluster-admin-kubeconfig"`,
+		"computePlaneKinds":                  `["JupyterHub"]`,
 	}
 	for name, w := range want {
 		if got[name] != w {
 			t.Errorf("variable %s = %s, want %s", name, got[name], w)
 		}
+	}
+	ids := guardIdentityAnnotation(t, policy)
+	if diff := cmp.Diff([]string{"b", "system:serviceaccount:cozy-fluxcd:flux"}, ids[wire.GuardFluxIdentitiesVariable]); diff != "" {
+		t.Errorf("annotation, %s (-want +got):\n%s", wire.GuardFluxIdentitiesVariable, diff)
+	}
+	if diff := cmp.Diff([]string{"capk"}, ids[wire.GuardPlatformIdentitiesVariable]); diff != "" {
+		t.Errorf("annotation, %s (-want +got):\n%s", wire.GuardPlatformIdentitiesVariable, diff)
 	}
 }
 
@@ -217,8 +240,10 @@ var tenantGroups = []string{"tenant-acme-super-admin", "system:authenticated"}
 // created and updated by the fleet, is admitted; the routed releases and
 // the cluster release (which runs as the installer), created by anyone
 // else, are not.
-func TestGuardAdmitsRenderedObjects(t *testing.T) {
-	out := renderGuardFleet(t, "{}")
+func TestGuardAdmitsRenderedObjects(t *testing.T) { eachGuardForm(t, testGuardAdmitsRenderedObjects) }
+
+func testGuardAdmitsRenderedObjects(t *testing.T, platform string) {
+	out := renderGuardFleet(t, platform)
 	policy, _ := guardObjects(t, out)
 	g := compileGuard(t, policy)
 	routed, matched := 0, 0
@@ -283,8 +308,10 @@ func edit(t *testing.T, text string, pairs ...string) string {
 	return text
 }
 
-func TestGuardRules(t *testing.T) {
-	policy, _ := guardObjects(t, renderGuardFleet(t, "{}"))
+func TestGuardRules(t *testing.T) { eachGuardForm(t, testGuardRules) }
+
+func testGuardRules(t *testing.T, platform string) {
+	policy, _ := guardObjects(t, renderGuardFleet(t, platform))
 	g := compileGuard(t, policy)
 
 	// cozystack-api's release of an app created through Cozystack's API.
@@ -604,5 +631,39 @@ subjects:
 		{"G4 the fleet's own binding of the installer", create(fleetAccount, bindingToInstaller), ""},
 	} {
 		checkAdmission(t, g, c.name, c.req, c.want)
+	}
+}
+
+// TestGuardReleaseCost: a HelmRelease near the API server's request limit
+// (values of about 1 MiB in 4,000 keys, 1,000 valuesFrom entries, every
+// field of the spec changed) is evaluated within the runtime cost budget
+// by each form of the guard: inlined, the expressions that read the spec
+// run once for each rule that reads them.
+func TestGuardReleaseCost(t *testing.T) { eachGuardForm(t, testGuardReleaseCost) }
+
+func testGuardReleaseCost(t *testing.T, platform string) {
+	policy, _ := guardObjects(t, renderGuardFleet(t, platform))
+	g := compileGuard(t, policy)
+	var values, valuesFrom []string
+	for i := range 4000 {
+		values = append(values, fmt.Sprintf("k%d: %q", i, strings.Repeat("v", 256)))
+	}
+	for i := range 1000 {
+		valuesFrom = append(valuesFrom, fmt.Sprintf("{kind: Secret, name: c%d}", i))
+	}
+	release := func(version string) string {
+		return fmt.Sprintf(`apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: big, namespace: tenant-acme}
+spec:
+  chartRef: {kind: OCIRepository, name: big-%s}
+  interval: 5m
+  values: {%s}
+  valuesFrom: [%s]
+`, version, strings.Join(values, ", "), strings.Join(valuesFrom, ", "))
+	}
+	for _, u := range []string{tenantUser, fleetAccount} {
+		checkAdmission(t, g, "a large release created by "+u, guardRequest{op: admission.Create, user: u, groups: tenantGroups, object: release("a")}, "")
+		checkAdmission(t, g, "a large release updated by "+u, guardRequest{op: admission.Update, user: u, groups: tenantGroups, object: release("b"), oldObject: release("a")}, "")
 	}
 }

@@ -18,6 +18,12 @@ type Tenant struct {
 	Routed       []string `json:"routed"`
 	Management   []string `json:"management"`
 	Reachable    []string `json:"reachable"`
+	// Credentials: whether the tenant's users may read its ComputePlane's
+	// credentials through the cluster chart's dashboard Role
+	// (posture.CredentialsWithheld, or posture.CredentialsReadable under
+	// delivery: Platform, whose chart the function cannot patch); "" without
+	// a ComputePlane.
+	Credentials string `json:"credentials"`
 }
 
 // Tenants states every tenant of the render, sorted by namespace, from the
@@ -41,9 +47,9 @@ func Tenants(f *fleet.Fleet) []Tenant {
 			}
 		}
 		if t.ComputePlane {
-			row.PodSecurity = f.Config.Cluster.PodSecurity
+			row.PodSecurity, row.Credentials = f.Config.Cluster.PodSecurity, posture.CredentialsWithheld
 			if f.Config.Delivery == api.Platform {
-				row.PodSecurity = posture.PodSecurityNone
+				row.PodSecurity, row.Credentials = posture.PodSecurityNone, posture.CredentialsReadable
 			}
 			for kind, names := range render.ExposedApps(t) {
 				for _, n := range names {

@@ -50,7 +50,7 @@ func TestTenantsAgreeWithObjects(t *testing.T) {
 				slices.Sort(routed)
 				slices.Sort(management)
 				fromObjects := summary.Tenant{Name: row.Name, Namespace: got.Namespace, ComputePlane: got.ComputePlane, PodSecurity: got.PodSecurity,
-					Routed: nonNil(routed), Management: nonNil(management), Reachable: nonNil(got.Reachable)}
+					Routed: nonNil(routed), Management: nonNil(management), Reachable: nonNil(got.Reachable), Credentials: got.Credentials}
 				if diff := cmp.Diff(row, fromObjects); diff != "" {
 					t.Errorf("%s: the model and the objects differ (-model +objects):\n%s", row.Namespace, diff)
 				}

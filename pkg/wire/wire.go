@@ -59,15 +59,17 @@ const ShardLabelPolicyName = "computeplane-release-shard"
 // on and off by it too.
 const GuardName = "computeplane-guard"
 
-// Names of the guard's variables that hold the fleet's values; every rule
-// reads them, so that the expressions are the same text for every fleet.
-// The pull-request summary reads the three identity lists back from a
-// committed policy: each is a CEL list literal in JSON syntax, the sorted
-// list without duplicates as encoding/json writes it.
+// Names of the guard's variables that hold the fleet's identities (every
+// rule reads them; below Kubernetes 1.36 their expressions are inlined).
+// The pull-request summary reads the three lists back from a committed
+// policy's annotation GuardIdentitiesAnnotation: a JSON object of the
+// lists by these names, each sorted and without duplicates.
 const (
 	GuardFluxIdentitiesVariable     = "fluxIdentities"
 	GuardHelmIdentitiesVariable     = "helmIdentities"
 	GuardPlatformIdentitiesVariable = "platformIdentities"
+
+	GuardIdentitiesAnnotation = "computeplane.dev/guard-identities"
 )
 
 // Origin labels helm-controller stamps, last, on every object it applies
