@@ -1,7 +1,8 @@
 // Package docs_test keeps the front door honest: the README's length, its
 // two commands (and that .ci/run runs the test command it gives), its
-// picture of every object the demo emits, and that every relative link
-// and anchor of the README, docs/ and the examples' READMEs resolves.
+// picture of every object the demo emits, its samples of the inputs (they
+// render), and that every relative link and anchor of the README, docs/
+// and the examples' READMEs resolves.
 package docs_test
 
 import (
@@ -16,6 +17,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/kustomize/kyaml/kio"
+
+	"github.com/computeplane-dev/computeplane-fn/pkg/pipeline"
+	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
 
 const readme = "../README.md"
@@ -185,3 +189,58 @@ func anchors(text string) map[string]bool {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestReadmeSamplesRender writes the README's samples of the inputs into a
+// fleet laid out as the config's spec.inputs names it and renders it: a
+// newcomer's first fleet from the README alone renders, routes the app
+// onto the tenant's ComputePlane and builds the cluster.
+func TestReadmeSamplesRender(t *testing.T) {
+	_, section, ok := strings.Cut(read(t, readme), "## Inputs\n")
+	if !ok {
+		t.Fatal("README.md has no section Inputs")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	var blocks []string
+	for _, m := range regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllStringSubmatch(section, -1) {
+		blocks = append(blocks, m[1])
+	}
+	if len(blocks) != 4 {
+		t.Fatalf("the README's Inputs have %d YAML samples, want 4: Tenant, ApplicationDefinition, app (and knobs), config", len(blocks))
+	}
+	dir := t.TempDir()
+	for i, file := range []string{"tenants/tenant.yaml", "definitions/jupyterhub.yaml", "apps/research.yaml", "config.yaml"} {
+		path := filepath.Join(dir, file)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(blocks[i]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, problems := pipeline.Run(pipeline.Options{Dir: dir, ConfigFile: filepath.Join(dir, "config.yaml")})
+	if len(problems) > 0 {
+		t.Fatalf("the README's samples are refused:\n%v", problems)
+	}
+	found := map[string]bool{}
+	for _, o := range r.Objects {
+		found[o.Kind+" "+o.Namespace+"/"+o.Name] = true
+	}
+	for _, want := range []string{"HelmRelease tenant-acme/computeplane", "HelmRelease tenant-acme/jupyterhub-research", "ValidatingAdmissionPolicy /computeplane-guard"} {
+		if !found[want] {
+			t.Errorf("the README's samples render no %s; they render %v", want, found)
+		}
+	}
+	var routed bool
+	for _, o := range r.Objects {
+		if o.Kind == "HelmRelease" && o.Name == "jupyterhub-research" {
+			n, err := o.Node()
+			if err != nil {
+				t.Fatal(err)
+			}
+			routed = yamlnode.Lookup(n, "spec", "kubeConfig") != nil
+		}
+	}
+	if !routed {
+		t.Error("the README's JupyterHub is not routed onto the ComputePlane")
+	}
+}
