@@ -96,9 +96,9 @@ func ReadDocument(doc *yaml.Node) (Record, error) {
 	switch {
 	case group == "helm.toolkit.fluxcd.io" && r.Key.Kind == "HelmRelease":
 		err = r.readRelease(doc)
-	case group == "v1" && r.Key.Kind == "ConfigMap" && r.Key.Name == render.AdmissionConfigMapName:
+	case group == "v1" && r.Key.Kind == "ConfigMap" && r.Key.Name == wire.AdmissionConfigMapName:
 		err = r.readAdmission(doc)
-	case group == "cilium.io" && r.Key.Kind == "CiliumNetworkPolicy" && r.Key.Name == render.EgressPolicyName:
+	case group == "cilium.io" && r.Key.Kind == "CiliumNetworkPolicy" && r.Key.Name == wire.EgressPolicyName:
 		err = r.readEgress(doc)
 	case group == "admissionregistration.k8s.io" && r.Key.Kind == "ValidatingAdmissionPolicy" && r.Key.Name == wire.GuardName:
 		err = r.readGuard(doc)

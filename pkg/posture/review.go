@@ -196,9 +196,9 @@ func isPostureObject(o render.Object) bool {
 	case "HelmRelease":
 		return o.Name == wire.DirectClusterRelease
 	case "ConfigMap":
-		return o.Name == render.AdmissionConfigMapName
+		return o.Name == wire.AdmissionConfigMapName
 	case "CiliumNetworkPolicy":
-		return o.Name == render.EgressPolicyName
+		return o.Name == wire.EgressPolicyName
 	case "Kustomization":
 		return o.Name == wire.BaselineKustomization
 	case "ValidatingAdmissionPolicy":

@@ -20,9 +20,6 @@ import (
 // ConfigMap lives there and is mounted through apps/kubernetes's
 // controlPlane.apiServer.extraVolumes and extraVolumeMounts.
 const (
-	// AdmissionConfigMapName is the ConfigMap holding the
-	// AdmissionConfiguration, one per ComputePlane.
-	AdmissionConfigMapName = "computeplane-admission"
 	// AdmissionVolumeName is the volume of the control-plane pod that
 	// mounts it; the chart reserves talos-ca, talos-tls-cert and
 	// authentication-config, and this name is none of them.
@@ -125,7 +122,7 @@ func (a *Admission) Volume() corev1.Volume {
 	return corev1.Volume{
 		Name: AdmissionVolumeName,
 		VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-			LocalObjectReference: corev1.LocalObjectReference{Name: AdmissionConfigMapName},
+			LocalObjectReference: corev1.LocalObjectReference{Name: wire.AdmissionConfigMapName},
 		}},
 	}
 }
@@ -140,7 +137,7 @@ func (a *Admission) VolumeMount() corev1.VolumeMount {
 func RenderAdmission(a *Admission, t *fleet.Tenant) (Object, error) {
 	cm := corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: hardeningMeta(AdmissionConfigMapName, t),
+		ObjectMeta: hardeningMeta(wire.AdmissionConfigMapName, t),
 		Data:       map[string]string{a.FileName: a.Config},
 	}
 	n, err := TypedNode(&cm)

@@ -13,6 +13,7 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
 
@@ -219,7 +220,7 @@ extraVolumeMounts:
 		if data[a.FileName] != a.Config || len(data) != 1 {
 			t.Errorf("ConfigMap data = %v, want only %s", data, a.FileName)
 		}
-		if o.Name != render.AdmissionConfigMapName || o.Namespace != "tenant-acme" || cm["apiVersion"] != "v1" || cm["kind"] != "ConfigMap" {
+		if o.Name != wire.AdmissionConfigMapName || o.Namespace != "tenant-acme" || cm["apiVersion"] != "v1" || cm["kind"] != "ConfigMap" {
 			t.Errorf("ConfigMap is %s %s/%s", cm["kind"], o.Namespace, o.Name)
 		}
 	})

@@ -13,9 +13,6 @@ import (
 
 // Names and labels of the egress policy of a ComputePlane's VMs.
 const (
-	// EgressPolicyName is the CiliumNetworkPolicy of every ComputePlane.
-	EgressPolicyName = "computeplane-egress"
-
 	// ClusterNameLabel is on every VM pod (virt-launcher) of a cluster of
 	// apps/kubernetes; its value is the cluster's release name.
 	ClusterNameLabel = "cluster.x-k8s.io/cluster-name"
@@ -243,7 +240,7 @@ func RenderEgress(f *fleet.Fleet, t *fleet.Tenant) (Object, error) {
 	}
 	policy := ciliumNetworkPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "cilium.io/v2", Kind: "CiliumNetworkPolicy"},
-		ObjectMeta: hardeningMeta(EgressPolicyName, t),
+		ObjectMeta: hardeningMeta(wire.EgressPolicyName, t),
 		Spec: ciliumRule{
 			// Short: kustomize folds long strings, and the output must
 			// read the same through every way of running the function.
@@ -379,14 +376,6 @@ func ancestorEtcdSelectors(t *fleet.Tenant) []metav1.LabelSelector {
 	}
 }
 
-// IngressServiceLabel is the label, with IngressValue, of a tenant's ingress
-// pods, by which the tenant baseline opens an ancestor's ingress to every
-// descendant.
-const (
-	IngressServiceLabel = "cozystack.io/service"
-	IngressValue        = "ingress"
-)
-
 // ancestorIngressSelectors selects the ingress pods of every ancestor
 // tenant, one selector per ancestor namespace, sorted by namespace.
 func ancestorIngressSelectors(t *fleet.Tenant) []metav1.LabelSelector {
@@ -397,7 +386,7 @@ func ancestorIngressSelectors(t *fleet.Tenant) []metav1.LabelSelector {
 	slices.Sort(namespaces)
 	out := make([]metav1.LabelSelector, len(namespaces))
 	for i, ns := range namespaces {
-		out[i] = metav1.LabelSelector{MatchLabels: map[string]string{IngressServiceLabel: IngressValue, PodNamespaceKey: ns}}
+		out[i] = metav1.LabelSelector{MatchLabels: map[string]string{wire.IngressServiceLabel: wire.IngressServiceValue, PodNamespaceKey: ns}}
 	}
 	return out
 }

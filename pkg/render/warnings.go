@@ -6,6 +6,7 @@ import (
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
 
 // Warnings returns what a person should know about a checked fleet without
@@ -39,7 +40,7 @@ func Warnings(f *fleet.Fleet) api.Problems {
 		if f.Config.Delivery == api.Platform {
 			warn(api.Problem{Message: fmt.Sprintf(
 				"the ComputePlane of tenant %s (%s) runs without Pod Security: under delivery: Platform the platform's computeplane module provisions the cluster %s and cannot load an admission configuration into its API server, so its pods are not held to restricted or baseline; only the egress policy %s is enforced. Use delivery: Direct for Pod Security",
-				t.Name, t.Namespace, f.ClusterRelease(), EgressPolicyName)})
+				t.Name, t.Namespace, f.ClusterRelease(), wire.EgressPolicyName)})
 			warn(api.Problem{Message: fmt.Sprintf(
 				"the ComputePlane of tenant %s (%s) may be administered by the tenant's users: under delivery: Platform the platform renders the cluster %s, and the chart's Role %s grants get, list and watch on its super-admin kubeconfig %s to the tenant's use, admin and super-admin groups and those of its ancestors; the function cannot patch a release it does not render. Use delivery: Direct, whose cluster release removes that rule",
 				t.Name, t.Namespace, f.ClusterRelease(), DashboardRole(f.ClusterRelease()), fleet.KubeconfigSecret(f.ClusterRelease()))})

@@ -79,6 +79,14 @@ const (
 	HelmOriginNamespaceLabel = "helm.toolkit.fluxcd.io/namespace"
 )
 
+// The hardening of a ComputePlane that the posture review reads back: the
+// ConfigMap of its API server's AdmissionConfiguration (Pod Security) and
+// the CiliumNetworkPolicy of its VMs' egress, one each per ComputePlane.
+const (
+	AdmissionConfigMapName = "computeplane-admission"
+	EgressPolicyName       = "computeplane-egress"
+)
+
 // IngressServiceLabel and IngressServiceValue select the ingress pods of a
 // tenant; a deny of them for every ancestor is what
 // cluster.egress.allowAncestorIngress: false renders.
