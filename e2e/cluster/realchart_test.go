@@ -686,7 +686,7 @@ func (e *env) resourceOf(o *unstructured.Unstructured) (schema.GroupVersionResou
 // Role. Cozystack's own tenant roles (cozy:tenant:*) are not installed in
 // this suite; they are the platform's.
 func (e *env) checkTenantCredentials(t *testing.T, objs []*unstructured.Unstructured) {
-	credentials := guardCredentials(t, objs)
+	credentials := e.guardCredentials(t, objs)
 	type subject struct {
 		user   string
 		groups []any
@@ -731,14 +731,29 @@ func (e *env) checkTenantCredentials(t *testing.T, objs []*unstructured.Unstruct
 }
 
 // guardCredentials are the names of the cluster's credential Secrets
-// (fleet.ClusterCredentials), each of which the rendered guard's rules
-// name: as a string of its variable credentials, or of the expressions
-// where the variables are inlined (Kubernetes below 1.36).
-func guardCredentials(t *testing.T, objs []*unstructured.Unstructured) []string {
+// that the rendered guard knows: the variable credentials of the fleet's
+// guard as rendered for Kubernetes 1.36, each of which the guard of objs
+// names too (where the variables are inlined, below 1.36, as a string of
+// its expressions).
+func (e *env) guardCredentials(t *testing.T, objs []*unstructured.Unstructured) []string {
 	t.Helper()
-	names := fleet.ClusterCredentials(realCluster)
+	dir := fleetDir(t, "realchart")
+	editSpec(t, filepath.Join(dir, "config.yaml"), func(spec map[string]any) {
+		spec["platform"] = map[string]any{"kubernetesVersion": newestKubernetes}
+	})
+	var names []string
+	for _, p := range ofKind(e.render(t, dir), "ValidatingAdmissionPolicy") {
+		vars, _, _ := unstructured.NestedSlice(p.Object, "spec", "variables")
+		for _, v := range vars {
+			if m, _ := v.(map[string]any); m["name"] == "credentials" {
+				if err := json.Unmarshal([]byte(m["expression"].(string)), &names); err != nil {
+					t.Fatalf("the guard's credentials: %v", err)
+				}
+			}
+		}
+	}
 	if !slices.Contains(names, realCluster+"-admin-kubeconfig") {
-		t.Fatalf("the cluster's credentials %v lack %s-admin-kubeconfig", names, realCluster)
+		t.Fatalf("the guard's credentials %v lack %s-admin-kubeconfig", names, realCluster)
 	}
 	policies := ofKind(objs, "ValidatingAdmissionPolicy")
 	if len(policies) == 0 {
