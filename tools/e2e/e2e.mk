@@ -130,7 +130,7 @@ E2E_ENV = E2E_ETCD=$(ETCD_BIN) E2E_KUBE_APISERVER=$(KUBE_APISERVER_BIN) E2E_KUBE
 	E2E_SOURCE_CONTROLLER_DIR=$$(cd $(CURDIR)/tools/e2e/kustomize-controller && $(GO) mod download -json github.com/fluxcd/source-controller@$(SOURCE_CONTROLLER_VERSION) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p')
 
 .PHONY: e2e
-e2e: build e2e-tools ## Run the real-control-plane suite (etcd, kube-apiserver, Flux's controllers) in e2e/cluster
+e2e: tools build e2e-tools ## Run the real-control-plane suite (etcd, kube-apiserver, Flux's controllers) in e2e/cluster
 	cd e2e/cluster && $(GO) vet ./...
 	cd e2e/cluster && $(E2E_ENV) \
 	$(GO) test -count=1 $(E2E_TESTFLAGS) -timeout $(E2E_TIMEOUT) -run '$(E2E_RUN)' ./...
