@@ -165,3 +165,15 @@ func (ps Problems) Capped() Problems {
 	more := len(ps) - MaxProblems
 	return append(ps[:MaxProblems:MaxProblems], Problem{Message: fmt.Sprintf("... and %d more problems", more)})
 }
+
+// BugMessage starts the message of every failure that is no mistake of the
+// user's: a bug of this function.
+const BugMessage = "internal error (this is a bug in computeplane-fn; please report it with the input that caused it)"
+
+// Internal is the problem of a failure that is no mistake of the user's (an
+// encoder that failed, a default that does not decode): the one spelling of
+// such a failure in a list of problems. It names no object, since no input
+// is to blame.
+func Internal(err error) Problem {
+	return Problem{Message: BugMessage + ": " + err.Error()}
+}

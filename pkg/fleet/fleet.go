@@ -8,8 +8,8 @@ import (
 
 	"github.com/computeplane-dev/computeplane-fn/internal/stablesort"
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
+	"github.com/computeplane-dev/computeplane-fn/pkg/clustervalues"
 	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
-	"github.com/computeplane-dev/computeplane-fn/pkg/yamltext"
 )
 
 // RootNamespace is the namespace of the implicit root tenant.
@@ -29,6 +29,10 @@ const InstallerAccount = "computeplane-installer"
 // Fleet is the checked model of all inputs.
 type Fleet struct {
 	Config *api.Config
+	// Cluster holds the values of every ComputePlane cluster under
+	// delivery: Direct, every tenant's knobs checked against it; nil under
+	// delivery: Platform, where the platform's module sets them.
+	Cluster *clustervalues.Plan
 	// Definitions by the app kind they declare.
 	Definitions map[string]*api.Definition
 	// Tenants by namespace, including the implicit root.
@@ -64,9 +68,9 @@ type Tenant struct {
 type App struct {
 	*api.App
 	// Values are the app's spec, the Helm values of its release, held as
-	// the text they take there (yamltext.EncodeValues); the zero Values
-	// when the app has no spec.
-	Values     yamltext.Values
+	// the text they take there (Reader.EncodeValues), which the model never
+	// reads; nil when the app has no spec.
+	Values     []byte
 	Definition *api.Definition
 	// Tenant owns the app's namespace; nil when no known tenant does.
 	Tenant    *Tenant
@@ -95,6 +99,13 @@ func KubeconfigSecret(release string) string { return release + "-admin-kubeconf
 // Kamaji's API server is up, the Secret exists and Cilium runs on the
 // cluster's nodes. Every other addon of the chart waits for it too.
 func ReadyAddonRelease(release string) string { return release + "-cilium" }
+
+// DashboardRole is the chart's Role <release>-dashboard-resources
+// (templates/dashboard-resourcemap.yaml at Cozystack 3c780acd), bound to
+// the tenant's use, admin and super-admin groups and their ancestors'. It
+// lets the dashboard show the cluster's objects; its second rule reads the
+// cluster's super-admin kubeconfig.
+func DashboardRole(release string) string { return release + "-dashboard-resources" }
 
 // KubeconfigKey is the key of that Secret that reaches the cluster's API
 // server from inside the management cluster.
@@ -146,7 +157,7 @@ func (f *Fleet) SortedTenants() []*Tenant {
 	return out
 }
 
-// Build indexes and checks the inputs, each read by ReadInput, which gave
+// Build indexes and checks the inputs, each read by Reader.Read, which gave
 // it its role. It returns every problem found, sorted, and no fleet when
 // there is any.
 func Build(cfg *api.Config, inputs []*Input) (*Fleet, api.Problems) {
@@ -234,8 +245,12 @@ func Build(cfg *api.Config, inputs []*Input) (*Fleet, api.Problems) {
 	problems = append(problems, f.buildTenants(tenants)...)
 	problems = append(problems, f.attachKnobs(knobs)...)
 	problems = append(problems, f.buildApps(apps)...)
+	problems = append(problems, f.checkClusters()...)
 	if len(problems) == 0 {
 		problems = append(problems, f.checkRouting()...)
+	}
+	if len(problems) == 0 {
+		problems = append(problems, f.checkCopies()...)
 	}
 	if len(problems) > 0 {
 		return nil, problems.Compact()

@@ -9,6 +9,7 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
 	"github.com/computeplane-dev/computeplane-fn/pkg/input"
+	"github.com/computeplane-dev/computeplane-fn/pkg/yamltext"
 )
 
 func TestTenantNamespace(t *testing.T) {
@@ -63,7 +64,7 @@ func build(t *testing.T, delivery api.Delivery, extra string) (*fleet.Fleet, api
 		t.Fatal(err)
 	}
 	cfg := &api.Config{Delivery: delivery}
-	return fleet.Build(cfg, fleet.ReadInputs(cfg, objs))
+	return fleet.Build(cfg, fleet.Reader{Config: cfg, EncodeValues: yamltext.EncodeValues}.ReadAll(objs))
 }
 
 func TestTree(t *testing.T) {

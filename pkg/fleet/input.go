@@ -1,14 +1,16 @@
 package fleet
 
 import (
+	"errors"
+
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
-	"github.com/computeplane-dev/computeplane-fn/pkg/yamltext"
+	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
 
-// Role is what the fleet makes of one object read: ReadInput decides it
+// Role is what the fleet makes of one object read: Reader.Read decides it
 // once, and Build acts on it.
 type Role uint8
 
@@ -41,7 +43,7 @@ const (
 )
 
 // Input is one object as the fleet reads it: its identity, the role
-// ReadInput gave it, and, for a tenant, knob object or app, what was
+// Reader.Read gave it, and, for a tenant, knob object or app, what was
 // decoded of it. Its node stays only where it is still needed: for
 // definitions (decoded by Build, once every definition is known), for the
 // objects that pass through, and for the inputs a config keeps
@@ -53,16 +55,29 @@ type Input struct {
 	tenant *api.Tenant
 	knobs  *api.Knobs
 	app    *api.App
-	// values are the app's spec as the text it takes in its release.
-	values   yamltext.Values
+	// values are the app's spec as the text it takes in its release
+	// (Reader.EncodeValues).
+	values   []byte
 	problems api.Problems
 }
 
-// ReadInput classifies one object read under cfg and decodes it if it is a
-// tenant, knob object or app; readers call it on every object right after
-// its file is decoded, on the goroutine that decoded it, so that a large
-// fleet never holds the node trees of all its files at once.
-func ReadInput(cfg *api.Config, o api.Object) *Input {
+// Reader reads objects as inputs of one run.
+type Reader struct {
+	Config *api.Config
+	// EncodeValues turns an app's spec into the text its release holds at
+	// spec.values (the pipeline gives package yamltext's): a large fleet
+	// holds compact text instead of node trees, and the model carries that
+	// text without reading it (App.Values). A spec it cannot encode (too
+	// deep, a merge key) is a problem of the app's, with the path of its
+	// *yamlnode.PathError below spec.
+	EncodeValues func(spec *yaml.Node) ([]byte, error)
+}
+
+// Read classifies one object and decodes it if it is a tenant, knob object
+// or app; readers call it on every object right after its file is decoded,
+// on the goroutine that decoded it, so that a large fleet never holds the
+// node trees of all its files at once.
+func (r Reader) Read(o api.Object) *Input {
 	in := &Input{Object: o, Role: classify(o)}
 	switch in.Role {
 	case TenantInput:
@@ -72,25 +87,44 @@ func ReadInput(cfg *api.Config, o api.Object) *Input {
 	case AppInput:
 		var spec *yaml.Node
 		in.app, spec, in.problems = api.DecodeApp(o)
-		in.values = yamltext.EncodeValues(spec)
+		if len(in.problems) == 0 {
+			var err error
+			if in.values, err = r.EncodeValues(spec); err != nil {
+				in.problems = api.Problems{valuesProblem(in.app, o.Origin, err)}
+			}
+		}
 	}
-	if !in.keepsNode(cfg) {
+	if !in.keepsNode(r.Config) {
 		in.Node = nil
 	}
 	return in
 }
 
-// ReadInputs is ReadInput on each of objs, for objects read already (the
-// items of a ResourceList).
-func ReadInputs(cfg *api.Config, objs []api.Object) []*Input {
+// ReadAll is Read on each of objs, for objects read already (the items of
+// a ResourceList).
+func (r Reader) ReadAll(objs []api.Object) []*Input {
 	out := make([]*Input, len(objs))
 	for i, o := range objs {
-		out[i] = ReadInput(cfg, o)
+		out[i] = r.Read(o)
 	}
 	return out
 }
 
-// keepsNode reports whether the input's node is needed after ReadInput.
+// valuesProblem reports why an app's spec cannot be copied into its
+// release: a *yamlnode.PathError names the path below spec.
+func valuesProblem(app *api.App, origin api.Origin, err error) api.Problem {
+	field := "spec"
+	var pe *yamlnode.PathError
+	if errors.As(err, &pe) {
+		if pe.Path != "" {
+			field += "." + pe.Path
+		}
+		err = pe.Err
+	}
+	return api.Errorf(app.Ref, origin, field, "%v", err)
+}
+
+// keepsNode reports whether the input's node is needed after Reader.Read.
 func (in *Input) keepsNode(cfg *api.Config) bool {
 	switch in.Role {
 	case Passthrough, DefinitionInput:

@@ -9,6 +9,7 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/order"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
+	"github.com/computeplane-dev/computeplane-fn/pkg/yamltext"
 )
 
 // Options say what one run reads and how it holds its objects.
@@ -51,7 +52,7 @@ type Result struct {
 	// that pass through, in order.Compare order.
 	Objects []render.Object
 	// Warnings are what a person should know without the run being
-	// refused (render.Warnings).
+	// refused (fleet.Fleet.Warnings).
 	Warnings api.Problems
 }
 
@@ -92,9 +93,11 @@ func run(opts Options) (*Result, api.Problems) {
 	if len(problems) > 0 {
 		return nil, problems
 	}
-	generated, problems := render.Outputs(f)
-	if len(problems) > 0 {
-		return nil, problems
+	// Every mistake of the user's was found above: what fails from here
+	// on is a bug, reported as one.
+	generated, err := render.Outputs(f)
+	if err != nil {
+		return nil, api.Problems{api.Internal(err)}
 	}
 	others := make([]render.Object, 0, len(f.Passthrough)+len(f.Inputs))
 	for _, o := range f.Passthrough {
@@ -114,7 +117,7 @@ func run(opts Options) (*Result, api.Problems) {
 	if len(problems) > 0 {
 		return nil, problems
 	}
-	return &Result{Config: cfg, Fleet: f, Objects: out, Warnings: render.Warnings(f)}, nil
+	return &Result{Config: cfg, Fleet: f, Objects: out, Warnings: f.Warnings()}, nil
 }
 
 // ReadConfig reads and decodes the function config of opts alone, for a
@@ -153,10 +156,11 @@ func readConfig(budget *input.Budget, opts Options) (*api.Config, api.Problems) 
 
 // readInputs reads the items, the config's spec.inputs and the command
 // line's inputs, in that order, all charged to one budget, each object
-// read by the fleet (fleet.ReadInput) as soon as it is decoded.
+// read by the fleet (fleet.Reader) as soon as it is decoded.
 func readInputs(budget *input.Budget, cfg *api.Config, opts Options) ([]*fleet.Input, api.Problems) {
 	var problems api.Problems
-	readInput := func(o api.Object) *fleet.Input { return fleet.ReadInput(cfg, o) }
+	reader := fleet.Reader{Config: cfg, EncodeValues: yamltext.EncodeValues}
+	readInput := reader.Read
 	inputs := make([]*fleet.Input, 0, len(opts.Items))
 	for _, item := range opts.Items {
 		objs, ps := budget.Unwrap(item.Node, item.Origin)
@@ -171,7 +175,7 @@ func readInputs(budget *input.Budget, cfg *api.Config, opts Options) ([]*fleet.I
 			}
 			continue
 		}
-		inputs = append(inputs, fleet.ReadInputs(cfg, objs)...)
+		inputs = append(inputs, reader.ReadAll(objs)...)
 	}
 	if len(problems) > 0 {
 		// Sorted, as every other list of problems: items come in any order.

@@ -109,9 +109,9 @@ func BenchmarkRender(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		out, problems := render.Outputs(f)
-		if len(problems) > 0 {
-			b.Fatal(problems)
+		out, err := render.Outputs(f)
+		if err != nil {
+			b.Fatal(err)
 		}
 		if _, problems := order.Objects(out, nil); len(problems) > 0 {
 			b.Fatal(problems)
@@ -127,9 +127,9 @@ func BenchmarkSerialize(b *testing.B) {
 	if len(problems) > 0 {
 		b.Fatal(problems)
 	}
-	out, problems := render.Outputs(f)
-	if len(problems) > 0 {
-		b.Fatal(problems)
+	out, err := render.Outputs(f)
+	if err != nil {
+		b.Fatal(err)
 	}
 	out, problems = order.Objects(out, nil)
 	if len(problems) > 0 {

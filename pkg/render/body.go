@@ -49,15 +49,15 @@ func (b textBody) Node() (*yaml.Node, error) {
 // releaseBody is the release of an app, rendered only when it is written:
 // the shared parts of its definition's releases, its own metadata, and the
 // text of its values (fleet.App.Values) spliced in (yamltext.AppendRelease).
-// Rendering it then can fail on nothing the user wrote: every check was
-// made when the release was planned.
+// Rendering it then can fail on nothing the user wrote: the check stage
+// (package fleet) refused every app whose values could not be encoded.
 type releaseBody struct {
 	releases *releases
 	app      *fleet.App
 }
 
 func (b releaseBody) AppendYAML(buf []byte) ([]byte, error) {
-	if b.app.Values.IsZero() {
+	if b.app.Values == nil {
 		n, err := b.releases.node(b.app, nil)
 		if err != nil {
 			return buf, err
@@ -74,7 +74,7 @@ func (b releaseBody) AppendYAML(buf []byte) ([]byte, error) {
 // Node builds the release as a tree of its own, which the caller may change
 // without touching the template every release shares.
 func (b releaseBody) Node() (*yaml.Node, error) {
-	values, err := b.app.Values.Node()
+	values, err := yamltext.DecodeValues(b.app.Values)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package render
 
 import (
-	"errors"
 	"slices"
 	"sync"
 	"time"
@@ -29,7 +28,7 @@ const (
 // RenderRelease builds the HelmRelease of one app, field for field what
 // cozystack-api makes from it; with placement ComputePlane it is routed onto
 // the tenant's cluster through the cluster's admin kubeconfig.
-func RenderRelease(f *fleet.Fleet, app *fleet.App) (Object, api.Problems) {
+func RenderRelease(f *fleet.Fleet, app *fleet.App) Object {
 	return newReleases(f).render(app)
 }
 
@@ -205,16 +204,11 @@ func (r *releases) template(key templateKey) (*yaml.Node, error) {
 }
 
 // render plans the release of an app: it is rendered only when it is
-// written (releaseBody), since rendering it then can fail on nothing the
-// user wrote; the problem of values that could not be encoded is returned
-// here, where the release is planned.
-func (r *releases) render(app *fleet.App) (Object, api.Problems) {
-	if err := app.Values.Err(); err != nil {
-		return Object{}, api.Problems{valuesProblem(app.App, err)}
-	}
+// written (releaseBody).
+func (r *releases) render(app *fleet.App) Object {
 	o := releaseObject(app)
 	o.Body = releaseBody{releases: r, app: app}
-	return o, nil
+	return o
 }
 
 // node builds the release of an app with the given node at spec.values
@@ -264,23 +258,4 @@ func releaseObject(app *fleet.App) Object {
 		Generated: true, From: app.Ref, Origin: app.Origin, Tenant: tenant,
 		Routed: app.Placement == api.PlacementComputePlane,
 	}
-}
-
-// valuesProblem reports why an app's spec cannot be copied into its release.
-func valuesProblem(app *api.App, err error) api.Problem {
-	field := "spec"
-	if pe, ok := err.(*yamlnode.PathError); ok && pe.Path != "" {
-		field += "." + pe.Path
-	}
-	return api.Errorf(app.Ref, app.Origin, field, "%v", unwrapPath(err))
-}
-
-// unwrapPath drops the path of a yamlnode.PathError, which the caller has
-// already put in the field.
-func unwrapPath(err error) error {
-	var pe *yamlnode.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

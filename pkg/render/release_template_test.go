@@ -16,6 +16,7 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/input"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
+	"github.com/computeplane-dev/computeplane-fn/pkg/yamltext"
 )
 
 func encode(t *testing.T, n *yaml.Node) string {
@@ -39,7 +40,7 @@ func reference(t *testing.T, f *fleet.Fleet, app *fleet.App) *yaml.Node {
 			Name: app.Release, Namespace: app.Namespace,
 			Labels: render.ReleaseLabels(f, app), Annotations: render.ReleaseAnnotations(app),
 		},
-		Spec: render.ReleaseSpec(f, app.Definition, routed, !app.Values.IsZero()),
+		Spec: render.ReleaseSpec(f, app.Definition, routed, app.Values != nil),
 	}
 	if routed {
 		hr.Spec.TargetNamespace, hr.Spec.ReleaseName = f.AppNamespace(app), app.Release
@@ -50,8 +51,8 @@ func reference(t *testing.T, f *fleet.Fleet, app *fleet.App) *yaml.Node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !app.Values.IsZero() {
-		values, err := app.Values.Node()
+	if app.Values != nil {
+		values, err := yamltext.DecodeValues(app.Values)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,15 +85,12 @@ func TestRenderReleaseMatchesReference(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f, problems := fleet.Build(cfg, fleet.ReadInputs(cfg, objs))
+		f, problems := fleet.Build(cfg, fleet.Reader{Config: cfg, EncodeValues: yamltext.EncodeValues}.ReadAll(objs))
 		if len(problems) > 0 {
 			t.Fatal(problems)
 		}
 		for _, app := range f.Apps {
-			got, err := render.RenderRelease(f, app)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := render.RenderRelease(f, app)
 			if diff := cmp.Diff(encode(t, reference(t, f, app)), encode(t, nodeOf(t, got))); diff != "" {
 				t.Fatalf("release of %s %s/%s differs (-reference +got):\n%s", app.Kind, app.Namespace, app.Name, diff)
 			}

@@ -64,9 +64,9 @@ func TestEncodedValuesWriteAsTheTree(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			encoded := yamltext.EncodeValues(spec)
-			if encoded.IsZero() || encoded.Err() != nil {
-				t.Fatalf("EncodeValues: zero %v, err %v", encoded.IsZero(), encoded.Err())
+			encoded, err := yamltext.EncodeValues(spec)
+			if encoded == nil || err != nil {
+				t.Fatalf("EncodeValues: %q, %v", encoded, err)
 			}
 			got, err := yamltext.AppendRelease([]byte("prefix\n"), release(yamltext.Placeholder()), encoded)
 			if err != nil {
@@ -75,7 +75,7 @@ func TestEncodedValuesWriteAsTheTree(t *testing.T) {
 			if diff := cmp.Diff("prefix\n"+string(wantText), string(got)); diff != "" {
 				t.Errorf("spliced release (-tree +spliced):\n%s", diff)
 			}
-			back, err := encoded.Node()
+			back, err := yamltext.DecodeValues(encoded)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -90,40 +90,33 @@ func TestEncodedValuesWriteAsTheTree(t *testing.T) {
 	}
 }
 
-func TestZeroValues(t *testing.T) {
-	var v yamltext.Values
-	if !v.IsZero() || v.Err() != nil {
-		t.Fatalf("zero Values: IsZero %v, Err %v", v.IsZero(), v.Err())
+func TestNoValues(t *testing.T) {
+	if v, err := yamltext.EncodeValues(nil); v != nil || err != nil {
+		t.Errorf("EncodeValues(nil) = %q, %v; want nil, nil", v, err)
 	}
-	if !yamltext.EncodeValues(nil).IsZero() {
-		t.Error("no spec must give the zero Values")
-	}
-	if n, err := v.Node(); n != nil || err != nil {
-		t.Errorf("Node of the zero Values = %v, %v", n, err)
+	if n, err := yamltext.DecodeValues(nil); n != nil || err != nil {
+		t.Errorf("DecodeValues(nil) = %v, %v; want nil, nil", n, err)
 	}
 }
 
-// TestEncodeKeepsTheCopysError: values NormalizedCopy refuses are encoded
-// into an error with the path of what it refused, which every use reports.
-func TestEncodeKeepsTheCopysError(t *testing.T) {
+// TestEncodeReturnsTheCopysError: values NormalizedCopy refuses give its
+// error, with the path of what it refused, which the reader reports.
+func TestEncodeReturnsTheCopysError(t *testing.T) {
 	spec := yamlnode.Map("a", yamlnode.Map("<<", yamlnode.Map("b", yamlnode.String("c"))))
-	v := yamltext.EncodeValues(spec)
+	v, err := yamltext.EncodeValues(spec)
 	var pe *yamlnode.PathError
-	if !errors.As(v.Err(), &pe) || pe.Path != "a.<<" {
-		t.Fatalf("Err = %v, want a PathError at a.<<", v.Err())
-	}
-	if _, err := v.Node(); err == nil {
-		t.Error("Node of values that could not be encoded gave no error")
-	}
-	if _, err := yamltext.AppendRelease(nil, release(yamltext.Placeholder()), v); err == nil {
-		t.Error("AppendRelease of values that could not be encoded gave no error")
+	if v != nil || !errors.As(err, &pe) || pe.Path != "a.<<" {
+		t.Fatalf("EncodeValues = %q, %v; want a PathError at a.<<", v, err)
 	}
 }
 
 // TestAppendReleaseNeedsOnePlaceholder: a release without the placeholder,
 // or with it twice, is an internal error, and nothing is appended.
 func TestAppendReleaseNeedsOnePlaceholder(t *testing.T) {
-	v := yamltext.EncodeValues(yamlnode.Map("a", yamlnode.String("b")))
+	v, err := yamltext.EncodeValues(yamlnode.Map("a", yamlnode.String("b")))
+	if err != nil {
+		t.Fatal(err)
+	}
 	// Two spaces in, where spec.values is: another top-level mapping.
 	twice := release(yamltext.Placeholder())
 	yamlnode.SetKey(yamlnode.Get(twice, "metadata"), "values", yamltext.Placeholder())

@@ -1,4 +1,4 @@
-package render_test
+package clustervalues_test
 
 import (
 	"fmt"
@@ -9,31 +9,36 @@ import (
 
 	"github.com/computeplane-dev/computeplane-fn/internal/crdtest"
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
-	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
-	"github.com/computeplane-dev/computeplane-fn/pkg/render"
+	"github.com/computeplane-dev/computeplane-fn/pkg/clustervalues"
 )
 
 // permissiveKnobs lets a tenant set anything, so that only the fixed paths
 // stand between a tenant and the operator's posture.
 const permissiveKnobs = "type: object\nx-kubernetes-preserve-unknown-fields: true\n"
 
-func knobTenant(knobs map[string]any) *fleet.Tenant {
-	return &fleet.Tenant{
-		Name: "acme", Namespace: "tenant-acme", ComputePlane: true,
-		Knobs: &api.Knobs{
-			Ref:       api.ObjectRef{APIVersion: api.AppsAPIVersion, Kind: api.KnobsKind, Namespace: "tenant-acme", Name: api.KnobsName},
-			Origin:    api.Origin{File: "knobs.yaml"},
-			Namespace: "tenant-acme",
-			Values:    knobs,
-		},
+func knobsOf(values map[string]any) *api.Knobs {
+	return &api.Knobs{
+		Ref:       api.ObjectRef{APIVersion: api.AppsAPIVersion, Kind: api.KnobsKind, Namespace: "tenant-acme", Name: api.KnobsName},
+		Origin:    api.Origin{File: "knobs.yaml"},
+		Namespace: "tenant-acme",
+		Values:    values,
 	}
 }
 
-func plan(t *testing.T, cfg *api.Config) *render.ClusterPlan {
+// checked is what the check stage and then the render make of knobs: their
+// problems, or else the cluster's merged values.
+func checked(p *clustervalues.Plan, k *api.Knobs) (map[string]any, api.Problems) {
+	if problems := p.Check(k); len(problems) > 0 {
+		return nil, problems
+	}
+	return p.Values(k), nil
+}
+
+func plan(t *testing.T, cfg *api.Config) *clustervalues.Plan {
 	t.Helper()
-	p, problems := render.NewClusterPlan(cfg)
+	p, problems := clustervalues.New(cfg)
 	if len(problems) > 0 {
-		t.Fatalf("NewClusterPlan() = %v", problems)
+		t.Fatalf("New() = %v", problems)
 	}
 	return p
 }
@@ -99,7 +104,7 @@ nodeGroups:
 		p := plan(t, cfg)
 		for kname, knobs := range knobSets {
 			t.Run(pname+"/"+kname, func(t *testing.T) {
-				merged, problems := p.Values(knobTenant(values(t, knobs)))
+				merged, problems := checked(p, knobsOf(values(t, knobs)))
 				if len(problems) > 0 {
 					t.Fatalf("refused: %v", problems)
 				}
@@ -157,7 +162,7 @@ nodeGroups:
 	}
 	for _, tt := range tests {
 		t.Run(tt.knobs, func(t *testing.T) {
-			merged, problems := p.Values(knobTenant(values(t, tt.knobs)))
+			merged, problems := checked(p, knobsOf(values(t, tt.knobs)))
 			if merged != nil {
 				t.Errorf("a refused tenant got values: %v", merged)
 			}
@@ -179,7 +184,7 @@ nodeGroups:
 			"_namespace: {etcd: tenant-other}":    "spec._namespace",
 			"_cluster: {root-host: evil.example}": "spec._cluster",
 		} {
-			merged, problems := p.Values(knobTenant(values(t, knobs)))
+			merged, problems := checked(p, knobsOf(values(t, knobs)))
 			if merged != nil || len(problems) != 1 || problems[0].Field != field || !strings.Contains(problems[0].Message, "reserved") {
 				t.Errorf("%s: problems = %v; want one at %s", knobs, problems, field)
 			}
@@ -194,7 +199,7 @@ nodeGroups:
 			"version: v1.34",
 			"nodeHealthCheck: {maxUnhealthy: 40%}",
 		} {
-			if _, problems := p.Values(knobTenant(values(t, knobs))); len(problems) > 0 {
+			if _, problems := checked(p, knobsOf(values(t, knobs))); len(problems) > 0 {
 				t.Errorf("%s: refused: %v", knobs, problems)
 			}
 		}
@@ -214,7 +219,7 @@ func TestDefaultKnobSchemaRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.knobs, func(t *testing.T) {
-			_, problems := p.Values(knobTenant(values(t, tt.knobs)))
+			_, problems := checked(p, knobsOf(values(t, tt.knobs)))
 			if len(problems) == 0 || problems[0].Field != tt.field {
 				t.Errorf("problems = %v; want one at %s", problems, tt.field)
 			}
@@ -247,7 +252,7 @@ func TestIngressNodeGroup(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, problems := plan(t, tt.cfg).Values(knobTenant(values(t, tt.knobs)))
+			_, problems := checked(plan(t, tt.cfg), knobsOf(values(t, tt.knobs)))
 			if !tt.refuse {
 				if len(problems) > 0 {
 					t.Errorf("refused: %v", problems)
@@ -262,7 +267,7 @@ func TestIngressNodeGroup(t *testing.T) {
 
 	t.Run("operator-fixed groups without the role are a config error", func(t *testing.T) {
 		cfg := config(api.PodSecurityRestricted, values(t, "addons: {ingressNginx: {enabled: true}}\nnodeGroups: {md0: "+group("[worker]", 3)+"}"))
-		_, problems := render.NewClusterPlan(cfg)
+		_, problems := clustervalues.New(cfg)
 		if len(problems) != 1 || problems[0].Field != "spec.cluster.values.nodeGroups" || problems[0].Object.Kind != api.ConfigKind {
 			t.Errorf("problems = %v; want one at spec.cluster.values.nodeGroups of the config", problems)
 		}
@@ -271,7 +276,7 @@ func TestIngressNodeGroup(t *testing.T) {
 	t.Run("a tenant switching ingress on without a node for it", func(t *testing.T) {
 		cfg := config(api.PodSecurityRestricted, values(t, "nodeGroups: {md0: "+group("[worker]", 3)+"}"))
 		cfg.Cluster.Knobs = values(t, permissiveKnobs)
-		_, problems := plan(t, cfg).Values(knobTenant(values(t, "addons: {ingressNginx: {enabled: true}}")))
+		_, problems := checked(plan(t, cfg), knobsOf(values(t, "addons: {ingressNginx: {enabled: true}}")))
 		if len(problems) != 1 || problems[0].Field != "spec.addons.ingressNginx.enabled" {
 			t.Errorf("problems = %v; want one at spec.addons.ingressNginx.enabled", problems)
 		}
@@ -288,7 +293,7 @@ func TestKnobSchemaRefused(t *testing.T) {
 	} {
 		cfg := config(api.PodSecurityRestricted, api.DefaultClusterValues())
 		cfg.Cluster.Knobs = values(t, schema)
-		_, problems := render.NewClusterPlan(cfg)
+		_, problems := clustervalues.New(cfg)
 		if len(problems) != 1 || problems[0].Field != "spec.cluster.knobs" || problems[0].Object.Kind != api.ConfigKind || !strings.Contains(problems[0].Message, want) {
 			t.Errorf("%s: problems = %v; want one at spec.cluster.knobs saying %q", schema, problems, want)
 		}

@@ -1,4 +1,4 @@
-package render_test
+package clustervalues_test
 
 import (
 	"maps"
@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
-	"github.com/computeplane-dev/computeplane-fn/pkg/render"
+	"github.com/computeplane-dev/computeplane-fn/pkg/clustervalues"
 )
 
 // TestAddonsInExemptNamespacesAreOperatorOnly: under a knob schema that
@@ -48,7 +48,7 @@ func TestAddonsInExemptNamespacesAreOperatorOnly(t *testing.T) {
 			}
 			cfg := config(tt.level, fixed)
 			cfg.Cluster.Knobs = values(t, permissiveKnobs)
-			merged, problems := plan(t, cfg).Values(knobTenant(values(t, tt.knobs)))
+			merged, problems := checked(plan(t, cfg), knobsOf(values(t, tt.knobs)))
 			if tt.refuse == "" {
 				if len(problems) > 0 {
 					t.Fatalf("refused: %v", problems)
@@ -102,7 +102,7 @@ func TestOperatorOnlyPaths(t *testing.T) {
 			// and no addon is operator-only for its exemptions.
 			cfg := config(api.PodSecurityPrivileged, api.DefaultClusterValues())
 			cfg.Cluster.Knobs = values(t, permissiveKnobs)
-			_, problems := plan(t, cfg).Values(knobTenant(values(t, strings.ReplaceAll(tt.knobs, "\\n", "\n"))))
+			_, problems := checked(plan(t, cfg), knobsOf(values(t, strings.ReplaceAll(tt.knobs, "\\n", "\n"))))
 			var got []string
 			for _, p := range problems {
 				if !strings.Contains(p.Message, "operator-only whatever the knob schema") || p.File != "knobs.yaml" {
@@ -134,15 +134,15 @@ addons:
 `)
 	for _, level := range []string{api.PodSecurityRestricted, api.PodSecurityBaseline} {
 		for _, fixed := range []map[string]any{api.DefaultClusterValues(), all} {
-			a, err := render.NewAdmission(level, fixed)
+			a, err := clustervalues.NewAdmission(level, fixed)
 			if err != nil {
 				t.Fatal(err)
 			}
 			got := map[string]bool{}
-			for _, o := range render.OperatorOnlyAddons(a) {
+			for _, o := range clustervalues.OperatorOnlyAddons(a) {
 				got[o.Addon] = true
 			}
-			for addon, reach := range render.AddonReach() {
+			for addon, reach := range clustervalues.AddonReach() {
 				want := slices.ContainsFunc(reach, func(ns string) bool { return slices.Contains(a.Namespaces(), ns) })
 				if got[addon] != want {
 					t.Errorf("%s, exempt %v: %s operator-only = %t, want %t (it reaches %v)", level, a.Namespaces(), addon, got[addon], want, reach)
@@ -159,7 +159,7 @@ func TestSecurityDocsListTheAddonsReach(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reach := render.AddonReach()
+	reach := clustervalues.AddonReach()
 	for _, addon := range slices.Sorted(maps.Keys(reach)) {
 		row := regexp.MustCompile("(?m)^\\| `addons\\." + addon + "` \\| ([^|]*) \\|").FindSubmatch(doc)
 		if row == nil {
@@ -191,7 +191,7 @@ func TestDocsListTheOperatorOnlyPaths(t *testing.T) {
 		got = append(got, m[1])
 	}
 	var want []string
-	for _, p := range render.OperatorOnlyPaths() {
+	for _, p := range clustervalues.OperatorOnlyPaths() {
 		want = append(want, strings.Join(p.Path, "."))
 	}
 	if !slices.Equal(got, want) {
