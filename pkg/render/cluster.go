@@ -142,4 +142,3 @@ func tenantObject(t *fleet.Tenant, n *yaml.Node, apiVersion, kind, name string) 
 	}
 	return o
 }
-
