@@ -355,3 +355,16 @@ func TestConfigSchemaTakesTheProjectsConfigs(t *testing.T) {
 		t.Error("the schema takes the unknown field spec.guard.enabld")
 	}
 }
+
+// jsonNames returns the json name of every field of the struct type t, ""
+// for those that are not decoded (unexported, or tagged "-").
+func jsonNames(t reflect.Type) []string {
+	out := make([]string, t.NumField())
+	for i := range out {
+		f := t.Field(i)
+		if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); f.IsExported() && name != "-" {
+			out[i] = name
+		}
+	}
+	return out
+}
