@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsjson "sigs.k8s.io/json"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/knobs"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
