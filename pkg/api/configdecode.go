@@ -140,10 +140,15 @@ type location struct {
 	schema, parent *SchemaNode
 	// node is the field's value in the YAML; nil when absent.
 	node *yaml.Node
-	// keys lead to the value in the tree decoded: map keys and list
-	// indices.
+	// keys lead to the value in the tree decoded: field names (string),
+	// list indices (int) and the keys of maps whose keys are free
+	// ([freeKey]).
 	keys []any
 }
+
+// freeKey is a key of a map whose keys are free (a map of quantities), in
+// [location.keys].
+type freeKey string
 
 // locate finds the field path of a [knobs.Violation], which starts with
 // [knobs.Root], below spec and its schema s. Map keys may hold dots, so a
@@ -187,6 +192,9 @@ func locate(spec *yaml.Node, s *SchemaNode, path string) location {
 			at.field += "[" + key + "]"
 			at.schemaPath += ".*"
 			at.schema = at.schema.Values
+			at.keys = append(at.keys, freeKey(key))
+			at.node = yamlnode.Get(at.node, key)
+			continue
 		default:
 			at.field = joinField(at.field, key)
 			at.schemaPath = strings.TrimPrefix(at.schemaPath+"."+key, ".")
@@ -271,11 +279,13 @@ func withoutNulls(v any) any {
 	return v
 }
 
-// leaveOut removes from tree the map entry that holds the value at keys:
-// the value's own, or, for an item of a list, the list's.
+// leaveOut removes from tree the field that holds the value at keys: the
+// value's own, or, for an item of a list or a value of a map of free keys,
+// the list's or the map's, as a field whose value is wrong in part is
+// left out whole.
 func leaveOut(tree map[string]any, keys []any) {
 	for len(keys) > 0 {
-		if _, ok := keys[len(keys)-1].(int); !ok {
+		if _, ok := keys[len(keys)-1].(string); ok {
 			break
 		}
 		keys = keys[:len(keys)-1]
@@ -286,9 +296,9 @@ func leaveOut(tree map[string]any, keys []any) {
 	var v any = tree
 	for _, k := range keys[:len(keys)-1] {
 		switch k := k.(type) {
-		case string:
+		case string, freeKey:
 			m, _ := v.(map[string]any)
-			v = m[k]
+			v = m[fmt.Sprint(k)]
 		case int:
 			l, _ := v.([]any)
 			if k >= len(l) {

@@ -467,3 +467,32 @@ func jsonNames(t reflect.Type) []string {
 	}
 	return out
 }
+
+// TestConfigDecodedAfterTheSchema: what the schema refuses is left out of
+// the decoded config whole, keys are matched case-sensitively as the API
+// server matches them, and the free-form maps keep nulls and whole numbers
+// as the config writes them.
+func TestConfigDecodedAfterTheSchema(t *testing.T) {
+	cfg, problems := decodeSpecMap(t, map[string]any{
+		"Delivery": "Platform",
+		"routing":  map[string]any{"resourceQuota": map[string]any{"hard": map[string]any{"requests.cpu": []any{1}, "pods": 0.5}}},
+		"cluster":  map[string]any{"values": map[string]any{"a": nil, "b": 3}},
+	})
+	want := map[string][]string{
+		"spec.Delivery": {"unknown field; known fields here: inputs, delivery, keepInputs, source, cluster, routing, releases, platform, baseline, fleet, guard"},
+		"spec.routing.resourceQuota.hard[pods]":         {"must be a string or a whole number, not the number 0.5"},
+		"spec.routing.resourceQuota.hard[requests.cpu]": {"must be a string or a whole number, not a list"},
+	}
+	if diff := cmp.Diff(want, problems); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+	if cfg.Delivery != Direct {
+		t.Errorf("delivery %q: spec.Delivery was decoded", cfg.Delivery)
+	}
+	if cfg.Routing.ResourceQuota == nil || cfg.Routing.ResourceQuota.Hard != nil {
+		t.Errorf("resourceQuota %+v: want hard left out", cfg.Routing.ResourceQuota)
+	}
+	if diff := cmp.Diff(map[string]any{"a": nil, "b": int64(3)}, cfg.Cluster.Values); diff != "" {
+		t.Errorf("cluster.values (-want +got):\n%s", diff)
+	}
+}
