@@ -1,7 +1,7 @@
 // Package configdoc writes the reference of the function config
 // (docs/function.md, "FunctionConfig") from the config's JSON Schema
-// (api.ConfigSchema), so that the docs say what the schema, and through
-// its tests the decoder, say. Its test fails when docs/function.md differs
+// (api.ConfigSchema), so that the docs say what the schema says, which is
+// what the decoder checks every config against. Its test fails when docs/function.md differs
 // from what it writes; `make docs` (go test ./internal/configdoc -update)
 // rewrites the section.
 package configdoc

@@ -30,12 +30,16 @@ const (
 	PodSecurityPrivileged = "privileged"
 )
 
-// Config is the spec of a ComputePlaneGenerator, decoded the way kyaml's
-// framework.LoadFunctionConfig decodes a function config: strictly into
-// this typed struct (a field it lacks is an "unknown field"), then
-// [Config.Default] and [Config.Validate]. A new config field is a new
-// struct field with its json tag, a default in Default if it needs one and
-// its checks in Validate.
+// Config is the spec of a ComputePlaneGenerator. The config's JSON Schema
+// (computeplanegenerator.schema.json) is the one source of its fields,
+// their types, enums, bounds and patterns: [DecodeConfig] checks the
+// config against it as the API server checks a custom resource, decodes
+// what it accepts into this struct by the json tags, then runs
+// [Config.Default] and [Config.Validate], which hold what a schema cannot
+// say (defaults that depend on other fields, checks across fields, names
+// and paths). A new config field is a property of the schema and a struct
+// field with its json tag (schema_test.go fails on either alone), a
+// default in Default if it needs one and its checks in Validate.
 type Config struct {
 	Ref    ObjectRef `json:"-"`
 	Origin Origin    `json:"-"`
@@ -133,8 +137,10 @@ func DefaultClusterValues() map[string]any {
 	}
 }
 
-// DecodeConfig reads a ComputePlaneGenerator: strictly into [Config], then
-// [Config.Default] and [Config.Validate]. Unknown fields are an error.
+// DecodeConfig reads a ComputePlaneGenerator: checked against the config's
+// schema, decoded into [Config], then [Config.Default] and
+// [Config.Validate]. Unknown fields are an error; every problem of the
+// config is reported in one run.
 //
 // A v1 ConfigMap is read too, as kpt makes one of `kpt fn eval ... --
 // key=value`: each data key is the path of a scalar field of the spec
@@ -154,7 +160,12 @@ func DecodeConfig(o Object) (*Config, Problems) {
 		d.fail("", "the function config must be %s %s (or a v1 ConfigMap of scalar fields, as kpt fn eval -- key=value makes), not %s %s", ConfigAPIVersion, ConfigKind, o.APIVersion, o.Kind)
 		return nil, d.problems
 	}
-	d.keys(o.Node, "", "apiVersion", "kind", "metadata", "spec")
+	root, err := ParseConfigSchema()
+	if err != nil {
+		d.fail("", "%v", err)
+		return nil, d.problems
+	}
+	d.keys(o.Node, "", root.Order...)
 	d.mapping(yamlnode.Get(o.Node, "metadata"), "metadata")
 	return decodeSpec(o, d, d.mapping(yamlnode.Get(o.Node, "spec"), "spec"))
 }
@@ -168,14 +179,7 @@ func decodeSpec(o Object, d *decoder, spec *yaml.Node) (*Config, Problems) {
 	c.Source.Generate = true
 	c.Guard = newGuardConfig()
 	if spec != nil {
-		fleet := yamlnode.Resolve(yamlnode.Get(spec, "fleet"))
-		if fleet != nil && fleet.Kind == yaml.MappingNode {
-			c.Fleet = newFleetConfig()
-		}
-		c.written = d.strict(spec, "spec", c)
-		if fleet == nil || fleet.Kind != yaml.MappingNode {
-			c.Fleet = nil // absent, null, or reported as not a map
-		}
+		c.written = d.decodeSpecInto(spec, c)
 	}
 	c.Default()
 	return c, append(d.problems, c.Validate()...)
@@ -250,7 +254,10 @@ func ServiceAccountUser(namespace, name string) string {
 	return serviceAccountPrefix + namespace + ":" + name
 }
 
-// Validate returns what is wrong in a decoded and defaulted config.
+// Validate returns what is wrong in a decoded and defaulted config that
+// the schema cannot say: the enums, bounds, patterns and required fields
+// of the schema were checked while decoding, and a value they refused was
+// left out.
 func (c *Config) Validate() Problems {
 	d := &decoder{ref: c.Ref, origin: c.Origin}
 	for i, in := range c.Inputs {
@@ -258,44 +265,23 @@ func (c *Config) Validate() Problems {
 			d.fail("spec.inputs["+itoa(i)+"]", "must not be empty")
 		}
 	}
-	switch c.Delivery {
-	case Direct, Platform:
-	default:
-		d.fail("spec.delivery", "must be %s or %s, not %q", Direct, Platform, c.Delivery)
-	}
-	switch c.Source.Kind {
-	case "OCIRepository", "GitRepository":
-	default:
-		d.fail("spec.source.kind", "must be OCIRepository or GitRepository, not %q", c.Source.Kind)
-	}
 	if !ValidDNSLabel(c.Source.Name) {
 		d.fail("spec.source.name", "%q is not a valid object name", c.Source.Name)
 	}
 	if !ValidDNSLabel(c.Source.Namespace) {
 		d.fail("spec.source.namespace", "%q is not a valid namespace name", c.Source.Namespace)
 	}
-	switch c.Cluster.PodSecurity {
-	case PodSecurityRestricted, PodSecurityBaseline, PodSecurityPrivileged:
-	default:
-		d.fail("spec.cluster.podSecurity", "must be restricted, baseline or privileged, not %q", c.Cluster.PodSecurity)
-	}
 	platformKnown := c.Platform.validate(d)
-	switch c.Releases.ShardLabel {
-	case ShardLabelAdmission:
-		if platformKnown && !c.Platform.Serves(FeatureMutatingAdmissionPolicy) {
-			d.fail("spec.releases.shardLabel", "Admission needs %s, which Kubernetes serves from %s on; spec.platform.kubernetesVersion says the management cluster runs %s. Use Omitted (the default there: the releases stay on the main helm-controller) or Rendered, or name the cluster's version",
-				FeatureMutatingAdmissionPolicy.What, FeatureMutatingAdmissionPolicy.Since, c.Platform.KubernetesVersion)
-		}
-	case ShardLabelOmitted, ShardLabelRendered:
-	default:
-		d.fail("spec.releases.shardLabel", "must be %s, %s or %s, not %q", ShardLabelAdmission, ShardLabelOmitted, ShardLabelRendered, c.Releases.ShardLabel)
+	if c.Releases.ShardLabel == ShardLabelAdmission && platformKnown && !c.Platform.Serves(FeatureMutatingAdmissionPolicy) {
+		d.fail("spec.releases.shardLabel", "Admission needs %s, which Kubernetes serves from %s on; spec.platform.kubernetesVersion says the management cluster runs %s. Use Omitted (the default there: the releases stay on the main helm-controller) or Rendered, or name the cluster's version",
+			FeatureMutatingAdmissionPolicy.What, FeatureMutatingAdmissionPolicy.Since, c.Platform.KubernetesVersion)
 	}
 	c.Baseline.validate(d, c.written)
 	if c.Fleet != nil {
 		c.Fleet.validate(d, c.written)
 	}
 	c.Guard.validate(d, c.written)
-	c.Routing.validate(d)
+	c.Routing.validate(d, c.written)
 	if c.Delivery == Platform {
 		// The egress policy is emitted under both deliveries; the rest of
 		// spec.cluster, and the source, belong to the platform's module.

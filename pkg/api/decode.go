@@ -115,8 +115,9 @@ func (d *decoder) fields(m *yaml.Node, field string, each func(key, path string,
 	}
 }
 
-// keys checks that mapping m has no keys outside allowed, for strict decoding
-// of the function config.
+// keys checks that mapping m has no keys outside allowed: the top-level
+// fields of an object whose shape no schema of this project states (the
+// config's root takes its names from the schema).
 func (d *decoder) keys(m *yaml.Node, field string, allowed ...string) {
 	if m == nil {
 		return

@@ -2,14 +2,13 @@ package api
 
 import (
 	"path"
-	"regexp"
 	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// Defaults and limits of spec.fleet.
+// Defaults of spec.fleet; its bounds are the schema's.
 const (
 	DefaultFleetInterval          = 10 * time.Minute
 	DefaultMaxObjectsPerUnit      = 500
@@ -18,20 +17,8 @@ const (
 	DefaultFleetServiceAccount    = "computeplane-fleet"
 	DefaultWiringPath             = "_flux"
 	DefaultWiringGroups           = 64
-	MinObjectsPerUnit             = 10
-	MaxObjectsPerUnit             = 5000
-	MaxFleetShards                = 100
-	MaxWiringGroups               = 1000
-	fleetSourceKindGitRepository  = "GitRepository"
-	fleetSourceKindOCIRepository  = "OCIRepository"
-	fleetSourceKindBucket         = "Bucket"
-	fleetSourceKindsForMessages   = "GitRepository, OCIRepository or Bucket"
 	fleetFolderCharsForMessages   = "letters, digits, '-', '_' and '.'"
 	fleetWiringPathRuleForMessage = "a single folder name that starts with '_' (a namespace's folder never does)"
-)
-
-var (
-	folderNameRE = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 )
 
 // FleetConfig is spec.fleet: how the fleet folder written with --output-dir
@@ -109,20 +96,10 @@ func (c *FleetConfig) Default() {
 // written is [Config]'s.
 func (c *FleetConfig) validate(d *decoder, written map[string]bool) {
 	const f = "spec.fleet"
-	if written["fleet.sourceRef"] {
-		if c.SourceRef.Kind == "" {
-			d.fail(f+".sourceRef.kind", "is required")
-		}
-		if c.SourceRef.Name == "" {
-			d.fail(f+".sourceRef.name", "is required")
-		}
-	} else {
-		d.fail(f+".sourceRef", "is required: the Flux source (kind, name, namespace) that serves the fleet repo")
-	}
-	switch c.SourceRef.Kind {
-	case "", fleetSourceKindGitRepository, fleetSourceKindOCIRepository, fleetSourceKindBucket:
-	default:
-		d.fail(f+".sourceRef.kind", "must be %s, not %q", fleetSourceKindsForMessages, c.SourceRef.Kind)
+	// The schema requires sourceRef, its kind and name, and path: an
+	// empty name is as good as none.
+	if written["fleet.sourceRef.name"] && c.SourceRef.Name == "" {
+		d.fail(f+".sourceRef.name", "is required")
 	}
 	if c.SourceRef.Name != "" && !validDNSSubdomain(c.SourceRef.Name) {
 		d.fail(f+".sourceRef.name", "%q is not a valid object name", c.SourceRef.Name)
@@ -137,12 +114,12 @@ func (c *FleetConfig) validate(d *decoder, written map[string]bool) {
 		d.fail(f+".sourceRef.namespace", "%q is not a valid namespace name", c.SourceRef.Namespace)
 	}
 
-	if !written["fleet.path"] {
-		d.fail(f+".path", "is required: the path of the output folder inside the fleet repo, such as ./fleet")
-	} else if clean, msg := cleanFleetPath(c.Path); msg != "" {
-		d.fail(f+".path", "%q %s", c.Path, msg)
-	} else {
-		c.Path = clean
+	if written["fleet.path"] { // else required by the schema, and reported
+		if clean, msg := cleanFleetPath(c.Path); msg != "" {
+			d.fail(f+".path", "%q %s", c.Path, msg)
+		} else {
+			c.Path = clean
+		}
 	}
 
 	if c.IntervalText != "" {
@@ -150,13 +127,9 @@ func (c *FleetConfig) validate(d *decoder, written map[string]bool) {
 			c.Interval = t
 		}
 	}
-	d.between(f+".maxObjectsPerUnit", c.MaxObjectsPerUnit, MinObjectsPerUnit, MaxObjectsPerUnit, "kustomize build time grows with the square of a unit's size")
-	d.between(f+".shards", c.Shards, 1, MaxFleetShards, "1 means no sharding label; N labels the units shard1 to shardN")
-	d.between(f+".wiringGroups", c.WiringGroups, 1, MaxWiringGroups, "the unit Kustomizations are hashed into this many wiring groups")
-
+	// The schema bounds maxObjectsPerUnit, shards and wiringGroups, and
+	// its pattern makes wiringPath one folder name starting with '_'.
 	switch {
-	case !strings.HasPrefix(c.WiringPath, "_") || !folderNameRE.MatchString(c.WiringPath):
-		d.fail(f+".wiringPath", "%q must be %s, made of %s", c.WiringPath, fleetWiringPathRuleForMessage, fleetFolderCharsForMessages)
 	case c.WiringPath == PlatformUnitFolder:
 		d.fail(f+".wiringPath", "%q is the folder of the platform unit; choose another name", c.WiringPath)
 	case c.WiringPath == AccountUnitFolder:
@@ -190,11 +163,4 @@ func cleanFleetPath(p string) (clean, msg string) {
 		}
 	}
 	return path.Clean(p), ""
-}
-
-// between reports v outside [lo, hi], saying why the bounds are there.
-func (d *decoder) between(field string, v, lo, hi int, why string) {
-	if v < lo || v > hi {
-		d.fail(field, "must be between %d and %d, not %d (%s)", lo, hi, v, why)
-	}
 }

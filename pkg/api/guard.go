@@ -38,8 +38,8 @@ type GuardConfig struct {
 // request.userInfo.username.
 type Identities []string
 
-// yamlWords says what a list of identities holds, for [decoder.strict].
-func (Identities) yamlWords() string { return "a list of user names" }
+// identitiesWords say what a list of identities holds, in messages.
+const identitiesWords = "a list of user names"
 
 // DefaultHelmIdentities is guard.helmIdentities when the config sets none:
 // Cozystack's Flux, whose kustomize-, helm- and source-controller (and the
@@ -105,7 +105,7 @@ func (g *GuardConfig) validate(d *decoder, written map[string]bool) {
 		field := "spec.guard." + f.key
 		switch value, set := written["guard."+f.key]; {
 		case set && !value:
-			d.fail(field, "must be a list of user names; leave it out for the defaults")
+			d.fail(field, "must be %s; leave it out for the defaults", identitiesWords)
 		case len(f.ids) == 0 && f.why != "":
 			d.fail(field, "must name at least one user: with none, %s", f.why)
 		}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 )
@@ -67,12 +68,18 @@ func (p PlatformConfig) Serves(f Feature) bool {
 func (p *PlatformConfig) validate(d *decoder) bool {
 	minor, ok := kubernetesMinor(p.KubernetesVersion)
 	if !ok {
-		d.fail("spec.platform.kubernetesVersion", "must be the management cluster's Kubernetes minor, one of %s, not %q (quote it: 1.30 unquoted is the number 1.3)",
-			supportedKubernetesVersions(), p.KubernetesVersion)
+		d.fail("spec.platform.kubernetesVersion", "%s", kubernetesVersionProblem(p.KubernetesVersion))
 		return false
 	}
 	p.minor = minor
 	return true
+}
+
+// kubernetesVersionProblem says why v is no spec.platform.kubernetesVersion,
+// for the schema's pattern and for what it lets through (a patch beyond
+// 65535).
+func kubernetesVersionProblem(v string) string {
+	return fmt.Sprintf("must be the management cluster's Kubernetes minor, one of %s, not %q (quote it: 1.30 unquoted is the number 1.3)", supportedKubernetesVersions(), v)
 }
 
 // kubernetesMinor reads "1.<minor>" (a leading "v" and a patch are

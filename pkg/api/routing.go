@@ -140,16 +140,16 @@ var builtinClusterRoles = map[string]bool{"cluster-admin": true, "admin": true, 
 // (path segment names), kept to the DNS-subdomain characters plus ':'.
 var rbacNameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.:]*[a-z0-9])?$`)
 
-func (c *RoutingConfig) validate(d *decoder) {
+// validate checks spec.routing and makes the specs of its quota and
+// limits; written is [Config]'s.
+func (c *RoutingConfig) validate(d *decoder, written map[string]bool) {
 	const f = "spec.routing"
-	switch c.Namespaces {
-	case NamespacesShared, NamespacesPerApp:
-	default:
-		d.fail(f+".namespaces", "must be %s or %s, not %q", NamespacesShared, NamespacesPerApp, c.Namespaces)
-	}
+	// The schema requires resourceQuota.hard, limitRange.limits, each
+	// limit's type and each grant's definition and clusterRole; an empty
+	// one is as good as none.
 	if q := c.ResourceQuota; q != nil {
-		if len(q.Hard) == 0 {
-			d.fail(f+".resourceQuota.hard", "is required: the limits of each namespace routed apps install into (leave resourceQuota out for none)")
+		if q.Hard != nil && len(q.Hard) == 0 {
+			d.fail(f+".resourceQuota.hard", "%s", requiredMessage("routing.resourceQuota.hard"))
 		}
 		q.spec = corev1.ResourceQuotaSpec{Hard: d.resources(q.Hard, f+".resourceQuota.hard")}
 		for _, sc := range q.Scopes {
@@ -157,14 +157,14 @@ func (c *RoutingConfig) validate(d *decoder) {
 		}
 	}
 	if l := c.LimitRange; l != nil {
-		if len(l.Limits) == 0 {
-			d.fail(f+".limitRange.limits", "is required: the defaults and bounds of each container (leave limitRange out for none)")
+		if l.Limits != nil && len(l.Limits) == 0 {
+			d.fail(f+".limitRange.limits", "%s", requiredMessage("routing.limitRange.limits"))
 		}
 		l.spec = corev1.LimitRangeSpec{}
 		for i, it := range l.Limits {
 			at := f + ".limitRange.limits[" + itoa(i) + "]"
-			if it.Type == "" {
-				d.fail(at+".type", "is required: Container, Pod or PersistentVolumeClaim")
+			if it.Type == "" && written[strings.TrimPrefix(at, "spec.")+".type"] {
+				d.fail(at+".type", "%s", requiredMessage("routing.limitRange.limits[].type"))
 			}
 			l.spec.Limits = append(l.spec.Limits, corev1.LimitRangeItem{
 				Type:                 corev1.LimitType(it.Type),
@@ -189,7 +189,9 @@ func (c *RoutingConfig) validate(d *decoder) {
 	for i, g := range c.Grants {
 		at := f + ".grants[" + itoa(i) + "]"
 		if g.Definition == "" {
-			d.fail(at+".definition", "is required: the metadata.name of an ApplicationDefinition placed on the ComputePlane")
+			if written[strings.TrimPrefix(at, "spec.")+".definition"] {
+				d.fail(at+".definition", "%s", requiredMessage("routing.grants[].definition"))
+			}
 		} else if j, dup := seen[g.Definition]; dup {
 			d.fail(at+".definition", "ApplicationDefinition %q is granted twice (also in spec.routing.grants[%d]); give each definition one ClusterRole", g.Definition, j)
 		} else {
@@ -197,7 +199,9 @@ func (c *RoutingConfig) validate(d *decoder) {
 		}
 		switch {
 		case g.ClusterRole == "":
-			d.fail(at+".clusterRole", "is required: the ClusterRole bound to the definition's apps inside their ComputePlane")
+			if written[strings.TrimPrefix(at, "spec.")+".clusterRole"] {
+				d.fail(at+".clusterRole", "%s", requiredMessage("routing.grants[].clusterRole"))
+			}
 		case len(g.ClusterRole) > 253 || !rbacNameRE.MatchString(g.ClusterRole):
 			d.fail(at+".clusterRole", "%q is not a valid ClusterRole name", g.ClusterRole)
 		case len(g.Rules) > 0 && (builtinClusterRoles[g.ClusterRole] || strings.HasPrefix(g.ClusterRole, "system:")):

@@ -5,18 +5,23 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
+
+	"github.com/computeplane-dev/computeplane-fn/pkg/knobs"
 )
 
 // configSchema is the JSON Schema (draft-07) of a ComputePlaneGenerator:
 // the one source of what each config field means, its type, enum, bounds
 // and default. Editors read it (computeplane-fn schema, the release's
 // computeplanegenerator.schema.json), docs/function.md's reference is
-// generated from it (internal/configdoc), the ConfigMap functionConfig is
-// typed by it ([DecodeConfigMap]), and schema_test.go proves that it and
-// the decoder ([Config] and [Config.Default], [Config.Validate]) agree on
-// every field, type, enum, bound and default.
+// generated from it (internal/configdoc), [DecodeConfig] checks every
+// config against it ([specChecker]) before it decodes one into [Config],
+// the ConfigMap functionConfig is typed by it (configmap.go), and
+// schema_test.go proves that it and [Config] (with [Config.Default])
+// agree on every field, type and default.
 //
 //go:embed computeplanegenerator.schema.json
 var configSchema []byte
@@ -149,3 +154,77 @@ var parsedSchema = sync.OnceValues(func() (*SchemaNode, error) {
 // ComputePlaneGenerator. An error means the embedded schema is broken, a
 // defect of the build that the tests catch.
 func ParseConfigSchema() (*SchemaNode, error) { return parsedSchema() }
+
+// specChecker is the schema of spec compiled as the structural schema of a
+// custom resource's spec, checked with the API server's packages
+// (package knobs): pruning refuses the fields it does not declare, and
+// kube-openapi's validator checks types, enums, bounds, patterns and
+// required fields.
+var specChecker = sync.OnceValues(func() (*knobs.Schema, error) {
+	var root map[string]any
+	if err := json.Unmarshal(configSchema, &root); err != nil {
+		return nil, fmt.Errorf("failed to read the embedded config schema: %w", err)
+	}
+	spec, _ := root["properties"].(map[string]any)["spec"].(map[string]any)
+	if spec == nil {
+		return nil, fmt.Errorf("the embedded config schema has no spec")
+	}
+	if err := structural(spec, "spec"); err != nil {
+		return nil, fmt.Errorf("the embedded config schema: %w", err)
+	}
+	s, err := knobs.Compile(spec)
+	if err != nil {
+		return nil, fmt.Errorf("the embedded config schema: %w", err)
+	}
+	return s, nil
+})
+
+// structural rewrites, in place, the two JSON Schema constructs of the
+// config's schema that a structural schema refuses, into the API server's
+// words for the same thing, so that editors keep reading plain draft-07:
+//
+//   - type: [string, integer] (a quantity) is x-kubernetes-int-or-string:
+//     a structural schema has one type per field;
+//   - an object without properties or additionalProperties (a free-form
+//     map such as spec.cluster.values) is
+//     x-kubernetes-preserve-unknown-fields: true; otherwise pruning would
+//     drop all it holds.
+//
+// Anything else a structural schema refuses is an error at path, which the
+// tests catch before a release.
+func structural(s map[string]any, path string) error {
+	switch t := s["type"].(type) {
+	case []any:
+		if len(t) != 2 || !slices.Contains(t, any("string")) || !slices.Contains(t, any("integer")) {
+			return fmt.Errorf("%s: type %v: a structural schema has one type, or integer or string", path, t)
+		}
+		delete(s, "type")
+		s["x-kubernetes-int-or-string"] = true
+	case string:
+		_, props := s["properties"]
+		_, values := s["additionalProperties"]
+		if t == "object" && !props && !values {
+			s["x-kubernetes-preserve-unknown-fields"] = true
+		}
+	}
+	if props, ok := s["properties"].(map[string]any); ok {
+		for _, name := range slices.Sorted(maps.Keys(props)) {
+			if p, ok := props[name].(map[string]any); ok {
+				if err := structural(p, path+"."+name); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if items, ok := s["items"].(map[string]any); ok {
+		if err := structural(items, path+"[]"); err != nil {
+			return err
+		}
+	}
+	if values, ok := s["additionalProperties"].(map[string]any); ok {
+		if err := structural(values, path+".*"); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -23,9 +24,11 @@ import (
 )
 
 // The tests of this file prove that the config's JSON Schema and its
-// decoder agree on every field: a field of Config that the schema lacks,
-// or a schema property that no field decodes, fails the first; a type,
-// enum, bound or default the decoder does not keep fails the others.
+// decoder agree on every field. The schema checks the config and the
+// decoder decodes what it accepts into Config by the json tags, so a field
+// of Config that the schema lacks (never set), or a schema property that
+// no field decodes (accepted and dropped), fails the first; a type, enum,
+// bound or default the decoder does not keep fails the others.
 
 func configSpecSchema(t *testing.T) *SchemaNode {
 	t.Helper()
@@ -99,6 +102,102 @@ func TestConfigSchemaMatchesTypes(t *testing.T) {
 		}
 	}
 	walk(reflect.TypeOf(Config{}), configSpecSchema(t), "spec")
+}
+
+// TestConfigSchemaIsStructural: the schema compiles as the structural
+// schema the decoder checks the config against (after the conversions of
+// structural), and the words of configWords name its fields: every key a
+// field of the schema, a pattern's words only for a field with a pattern,
+// and every pattern worded.
+func TestConfigSchemaIsStructural(t *testing.T) {
+	if _, err := specChecker(); err != nil {
+		t.Fatal(err)
+	}
+	spec := configSpecSchema(t)
+	for path, w := range configWords {
+		s := schemaAt(spec, path)
+		switch {
+		case s == nil:
+			t.Errorf("configWords[%q]: no such field in the schema", path)
+		case w.pattern != nil && s.Pattern == "":
+			t.Errorf("configWords[%q]: words for a pattern the field does not have", path)
+		case w.why != "" && s.Minimum == nil && s.Maximum == nil && !requiredBy(spec, path):
+			t.Errorf("configWords[%q]: a why for a field that is neither bounded nor required", path)
+		}
+	}
+	var walk func(s *SchemaNode, path string)
+	walk = func(s *SchemaNode, path string) {
+		if s.Pattern != "" && configWords[path].pattern == nil {
+			t.Errorf("spec.%s: a pattern with no words in configWords", path)
+		}
+		for name, p := range s.Properties {
+			walk(p, strings.TrimPrefix(path+"."+name, "."))
+		}
+		if s.Items != nil {
+			walk(s.Items, path+"[]")
+		}
+		if s.Values != nil {
+			walk(s.Values, path+".*")
+		}
+	}
+	walk(spec, "")
+}
+
+// schemaAt returns the schema at a path of configWords below spec.
+func schemaAt(s *SchemaNode, path string) *SchemaNode {
+	for _, seg := range strings.Split(strings.ReplaceAll(path, "[]", ".[]"), ".") {
+		switch {
+		case s == nil:
+			return nil
+		case seg == "[]":
+			s = s.Items
+		case seg == "*":
+			s = s.Values
+		default:
+			s = s.Properties[seg]
+		}
+	}
+	return s
+}
+
+// requiredBy reports whether the object holding the field at path
+// requires it.
+func requiredBy(spec *SchemaNode, path string) bool {
+	i := strings.LastIndex(path, ".")
+	parent := spec
+	if i >= 0 {
+		parent = schemaAt(spec, path[:i])
+	}
+	return parent != nil && slices.Contains(parent.Required, path[i+1:])
+}
+
+// TestConfigSchemaRequired: every field the schema requires is refused at
+// its path when left out, in the words of configWords.
+func TestConfigSchemaRequired(t *testing.T) {
+	for _, c := range []struct {
+		spec  string
+		field string
+	}{
+		{`{"fleet": {"path": "f"}}`, "spec.fleet.sourceRef"},
+		{`{"fleet": {"sourceRef": {"kind": "Bucket", "name": "f"}}}`, "spec.fleet.path"},
+		{`{"fleet": {"sourceRef": {"name": "f"}, "path": "f"}}`, "spec.fleet.sourceRef.kind"},
+		{`{"fleet": {"sourceRef": {"kind": "Bucket"}, "path": "f"}}`, "spec.fleet.sourceRef.name"},
+		{`{"routing": {"resourceQuota": {}}}`, "spec.routing.resourceQuota.hard"},
+		{`{"routing": {"limitRange": {}}}`, "spec.routing.limitRange.limits"},
+		{`{"routing": {"limitRange": {"limits": [{"max": {"cpu": 1}}]}}}`, "spec.routing.limitRange.limits[0].type"},
+		{`{"routing": {"namespaces": "PerApp", "grants": [{"clusterRole": "x"}]}}`, "spec.routing.grants[0].definition"},
+		{`{"routing": {"namespaces": "PerApp", "grants": [{"definition": "x"}]}}`, "spec.routing.grants[0].clusterRole"},
+	} {
+		var spec map[string]any
+		if err := json.Unmarshal([]byte(c.spec), &spec); err != nil {
+			t.Fatal(err)
+		}
+		_, problems := decodeSpecMap(t, spec)
+		want := requiredMessage(regexp.MustCompile(`\[\d+\]`).ReplaceAllString(strings.TrimPrefix(c.field, "spec."), "[]"))
+		if !slices.Equal(problems[c.field], []string{want}) {
+			t.Errorf("%s: problems %v, want %q at %s only", c.spec, problems, want, c.field)
+		}
+	}
 }
 
 // leaf is a field of the schema with a path below spec.
@@ -353,5 +452,47 @@ func TestConfigSchemaTakesTheProjectsConfigs(t *testing.T) {
 	bad := map[string]any{"apiVersion": ConfigAPIVersion, "kind": ConfigKind, "spec": map[string]any{"guard": map[string]any{"enabld": true}}}
 	if validator.Validate(bad).IsValid() {
 		t.Error("the schema takes the unknown field spec.guard.enabld")
+	}
+}
+
+// jsonNames returns the json name of every field of the struct type t, ""
+// for those that are not decoded (unexported, or tagged "-").
+func jsonNames(t reflect.Type) []string {
+	out := make([]string, t.NumField())
+	for i := range out {
+		f := t.Field(i)
+		if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); f.IsExported() && name != "-" {
+			out[i] = name
+		}
+	}
+	return out
+}
+
+// TestConfigDecodedAfterTheSchema: what the schema refuses is left out of
+// the decoded config whole, keys are matched case-sensitively as the API
+// server matches them, and the free-form maps keep nulls and whole numbers
+// as the config writes them.
+func TestConfigDecodedAfterTheSchema(t *testing.T) {
+	cfg, problems := decodeSpecMap(t, map[string]any{
+		"Delivery": "Platform",
+		"routing":  map[string]any{"resourceQuota": map[string]any{"hard": map[string]any{"requests.cpu": []any{1}, "pods": 0.5}}},
+		"cluster":  map[string]any{"values": map[string]any{"a": nil, "b": 3}},
+	})
+	want := map[string][]string{
+		"spec.Delivery":                                 {"unknown field; known fields here: inputs, delivery, keepInputs, source, cluster, routing, releases, platform, baseline, fleet, guard"},
+		"spec.routing.resourceQuota.hard[pods]":         {"must be a string or a whole number, not the number 0.5"},
+		"spec.routing.resourceQuota.hard[requests.cpu]": {"must be a string or a whole number, not a list"},
+	}
+	if diff := cmp.Diff(want, problems); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+	if cfg.Delivery != Direct {
+		t.Errorf("delivery %q: spec.Delivery was decoded", cfg.Delivery)
+	}
+	if cfg.Routing.ResourceQuota == nil || cfg.Routing.ResourceQuota.Hard != nil {
+		t.Errorf("resourceQuota %+v: want hard left out", cfg.Routing.ResourceQuota)
+	}
+	if diff := cmp.Diff(map[string]any{"a": nil, "b": int64(3)}, cfg.Cluster.Values); diff != "" {
+		t.Errorf("cluster.values (-want +got):\n%s", diff)
 	}
 }

@@ -25,5 +25,9 @@
 // operator believes in and nobody runs. Defaults are not applied: the knobs
 // go to the chart as the tenant wrote them, so a required field must be set.
 //
+// [Schema.Check] is the API server's checks alone, each violation with the
+// schema keyword it breaks: package api checks the function config's spec
+// with it against the config's JSON Schema, and words its own messages.
+//
 // Paths are written as the API server writes them: spec.nodeGroups.md0.roles[0].
 package knobs

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	openapierrors "k8s.io/kube-openapi/pkg/validation/errors"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	"k8s.io/kube-openapi/pkg/validation/strfmt"
 	"k8s.io/kube-openapi/pkg/validation/validate"
@@ -43,6 +44,30 @@ type Violation struct {
 	// field", "Required value", `Invalid value: "string": spec.a in body
 	// must be of type integer: "string"`, ...
 	Message string
+	// Keyword is the schema keyword the value breaks, for a caller that
+	// words its own messages: "properties" for a field the schema does not
+	// declare (pruned), or "type", "required", "enum", "minimum",
+	// "maximum", "pattern", ... as kube-openapi's error code says; "" for
+	// this package's own checks and an error of no known code.
+	Keyword string
+}
+
+// keywords are the schema keywords of kube-openapi's error codes.
+var keywords = map[int32]string{
+	openapierrors.InvalidTypeCode:       "type",
+	openapierrors.RequiredFailCode:      "required",
+	openapierrors.TooLongFailCode:       "maxLength",
+	openapierrors.TooShortFailCode:      "minLength",
+	openapierrors.PatternFailCode:       "pattern",
+	openapierrors.EnumFailCode:          "enum",
+	openapierrors.MultipleOfFailCode:    "multipleOf",
+	openapierrors.MaxFailCode:           "maximum",
+	openapierrors.MinFailCode:           "minimum",
+	openapierrors.UniqueFailCode:        "uniqueItems",
+	openapierrors.MaxItemsFailCode:      "maxItems",
+	openapierrors.MinItemsFailCode:      "minItems",
+	openapierrors.TooFewPropertiesCode:  "minProperties",
+	openapierrors.TooManyPropertiesCode: "maxProperties",
 }
 
 // String returns "field: message".
@@ -168,32 +193,73 @@ func intOrString(s *spec.Schema) {
 // field.ErrorList of apiextensions' validation of a custom resource, in its
 // words. Validate never panics: a value kube-openapi cannot handle is a
 // violation at the root.
-func (s *Schema) Validate(knobs map[string]any) (vs []Violation) {
+func (s *Schema) Validate(knobs map[string]any) []Violation {
+	vs := append(s.Check(knobs), controlCharacters(knobs, field.NewPath(Root))...)
+	slices.SortFunc(vs, func(a, b Violation) int {
+		return cmp.Or(cmp.Compare(a.Field, b.Field), cmp.Compare(a.Message, b.Message))
+	})
+	return slices.Compact(vs)
+}
+
+// Check returns every violation of spec, the value of the field [Root],
+// against s, as the API server finds them, in its order: the fields it
+// prunes, then the errors of apiextensions' validation of a custom
+// resource and of listtype, each with its [Violation.Keyword]. spec is not
+// changed. Unlike [Schema.Validate] it adds no check of this package's
+// own, so it serves any object's spec checked against a structural schema
+// (the function config's, package api). Check never panics: a value
+// kube-openapi cannot handle is a violation at the root.
+func (s *Schema) Check(spec map[string]any) (vs []Violation) {
 	defer func() {
 		if r := recover(); r != nil {
 			vs = []Violation{{Field: Root, Message: fmt.Sprintf("internal error while validating: %v", r)}}
 		}
 	}()
 	// Pruning changes the object in place.
-	obj := map[string]any{Root: yamlnode.CopyValue(knobs)}
+	obj := map[string]any{Root: yamlnode.CopyValue(spec)}
 	unknown := pruning.PruneWithOptions(obj, s.root, false, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true})
 	for _, path := range unknown {
-		vs = append(vs, Violation{Field: path, Message: "unknown field"})
+		vs = append(vs, Violation{Field: path, Message: "unknown field", Keyword: "properties"})
 	}
-	vs = append(vs, controlCharacters(knobs, field.NewPath(Root))...)
-	errs := validation.ValidateCustomResource(nil, obj, s.validator)
+	// The validator's result, kept to read each error's code:
+	// apiextensions turns every error of it into one field.Error, in order.
+	v := &resultKeeper{createValidator: s.validator}
+	errs := validation.ValidateCustomResource(nil, obj, v)
+	var codes []int32
+	if v.result != nil && len(v.result.Errors) == len(errs) {
+		for _, err := range v.result.Errors {
+			var code int32
+			if e, ok := err.(*openapierrors.Validation); ok {
+				code = e.Code()
+			}
+			codes = append(codes, code)
+		}
+	}
 	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, s.root, obj)...)
-	for _, err := range errs {
+	for i, err := range errs {
 		f := err.Field
 		if f == nowhere {
 			f = Root // anyOf, oneOf and not, which name no field
 		}
-		vs = append(vs, Violation{Field: f, Message: err.ErrorBody()})
+		var keyword string
+		if i < len(codes) {
+			keyword = keywords[codes[i]]
+		}
+		vs = append(vs, Violation{Field: f, Message: err.ErrorBody(), Keyword: keyword})
 	}
-	slices.SortFunc(vs, func(a, b Violation) int {
-		return cmp.Or(cmp.Compare(a.Field, b.Field), cmp.Compare(a.Message, b.Message))
-	})
-	return slices.Compact(vs)
+	return vs
+}
+
+// resultKeeper is the schema's validator for one [Schema.Check], keeping
+// the result it returns.
+type resultKeeper struct {
+	createValidator
+	result *validate.Result
+}
+
+func (v *resultKeeper) Validate(obj any, _ ...validation.ValidationOption) *validate.Result {
+	v.result = v.createValidator.Validate(obj)
+	return v.result
 }
 
 // controlCharacters refuses a line break or any other control character in
