@@ -67,7 +67,26 @@ func (p Processor) Process(rl *framework.ResourceList) (err error) {
 		return refuse(rl, problems)
 	}
 	rl.Items = out
+	if nodes := resourceListSize(rl); nodes > MaxResourceListNodes {
+		return refuse(rl, api.Problems{{Message: fmt.Sprintf(
+			"the ResourceList to write would hold %s YAML nodes; the KRM function writes at most %s (kyaml holds a whole ResourceList in memory several times over to write it): render a fleet this large with the standalone CLI (computeplane-fn CONFIG, or --output-dir for a fleet folder)",
+			yamlnode.Count(nodes), yamlnode.Count(MaxResourceListNodes))}})
+	}
 	return nil
+}
+
+// resourceListSize counts the nodes of the items and the function config.
+func resourceListSize(rl *framework.ResourceList) int {
+	n := 0
+	for _, item := range rl.Items {
+		c, _ := yamlnode.Size(item.YNode())
+		n += c
+	}
+	if rl.FunctionConfig != nil {
+		c, _ := yamlnode.Size(rl.FunctionConfig.YNode())
+		n += c
+	}
+	return n
 }
 
 // panicForTest, set by a test, makes Process panic, to check that a panic
