@@ -37,7 +37,7 @@ const stdinFile = "stdin"
 // bytes of its one document, for kyaml to read, and its wrapping, which
 // the output repeats.
 type resourceList struct {
-	doc               []byte
+	doc              []byte
 	apiVersion, kind string
 }
 
