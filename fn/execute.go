@@ -34,7 +34,7 @@ func Execute(p Processor, r io.Reader, w io.Writer) error {
 		// checked is garbage now, and collected here it does not add to
 		// kyaml's in the peak (a list of one object of 1.1 million nodes:
 		// 418 MiB without this, 247 with it, 236 when only one tree was
-		// built). The second parse costs about a tenth of a run.
+		// built). The second parse costs under a tenth of a run.
 		runtime.GC()
 		out, err = execute(p, list)
 		if _, refused := AsProblems(err); err != nil && !refused {

@@ -17,12 +17,10 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
 
-// Limits of the KRM function, on top of those of package input. A
-// ResourceList is one YAML document, read and written whole by kyaml, which
-// costs several times what the standalone CLI needs for the same fleet
-// (about 4.5 µs and 1.8 KB per node written): 1,000 tenants with 10,000
-// apps write 1.7 million nodes in 7.5 s and 3 GB, where the standalone CLI
-// takes 1.8 s and 120 MB. Larger fleets are for the standalone CLI.
+// Limits of the KRM function, on top of those of package input: kyaml reads
+// and writes a ResourceList whole, at several times the cost of the
+// standalone CLI for the same fleet (1,000 tenants: 7.5 s and 3 GB against
+// 1.8 s and 120 MB; docs/limits.md). Larger fleets are for the CLI.
 const (
 	// MaxResourceListItems is the most items a ResourceList may hold.
 	MaxResourceListItems = 50_000
