@@ -33,10 +33,9 @@ type Processor struct {
 	Warnings io.Writer
 }
 
-// Refusal is returned when the inputs are refused: it carries the KRM
-// results and the problems they were made from.
+// Refusal is returned when the inputs are refused: it carries the problems
+// the error results were made from.
 type Refusal struct {
-	Results  framework.Results
 	Problems api.Problems
 }
 
@@ -67,7 +66,26 @@ func (p Processor) Process(rl *framework.ResourceList) (err error) {
 		return refuse(rl, problems)
 	}
 	rl.Items = out
+	if nodes := resourceListSize(rl); nodes > MaxResourceListNodes {
+		return refuse(rl, api.Problems{{Message: fmt.Sprintf(
+			"the ResourceList to write would hold %s YAML nodes; the KRM function writes at most %s (kyaml holds a whole ResourceList in memory several times over to write it): render a fleet this large with the standalone CLI (computeplane-fn CONFIG, or --output-dir for a fleet folder)",
+			yamlnode.Count(nodes), yamlnode.Count(MaxResourceListNodes))}})
+	}
 	return nil
+}
+
+// resourceListSize counts the nodes of the items and the function config.
+func resourceListSize(rl *framework.ResourceList) int {
+	n := 0
+	for _, item := range rl.Items {
+		c, _ := yamlnode.Size(item.YNode())
+		n += c
+	}
+	if rl.FunctionConfig != nil {
+		c, _ := yamlnode.Size(rl.FunctionConfig.YNode())
+		n += c
+	}
+	return n
 }
 
 // panicForTest, set by a test, makes Process panic, to check that a panic
@@ -84,8 +102,8 @@ const BugMessage = "internal error (this is a bug in computeplane-fn; please rep
 // refusal. The problems are capped already (api.Problems.Capped).
 func refuse(rl *framework.ResourceList, problems api.Problems) *Refusal {
 	rl.Items = nil
-	rl.Results = Results(problems)
-	return &Refusal{Results: rl.Results, Problems: problems}
+	rl.Results = results(problems, framework.Error)
+	return &Refusal{Problems: problems}
 }
 
 // run reads the function config and the items of the list and runs the
@@ -112,7 +130,7 @@ func (p Processor) run(rl *framework.ResourceList) ([]*yaml.RNode, api.Problems)
 	if len(problems) > 0 {
 		return nil, problems
 	}
-	rl.Results = WarningResults(r.Warnings)
+	rl.Results = results(r.Warnings, framework.Warning)
 	if p.Warnings != nil {
 		for _, w := range r.Warnings {
 			fmt.Fprintf(p.Warnings, "%s%s\n", WarningPrefix, w.Error())
@@ -155,20 +173,9 @@ func originOf(n *yaml.RNode) api.Origin {
 	return o
 }
 
-// Results turns problems into KRM results of severity error.
-func Results(problems api.Problems) framework.Results {
-	return results(problems, framework.Error)
-}
-
-// WarningResults turns warnings (pipeline.Result.Warnings) into KRM results of
-// severity warning, which kpt and kustomize show without failing the run.
-func WarningResults(warnings api.Problems) framework.Results {
-	if len(warnings) == 0 {
-		return nil
-	}
-	return results(warnings, framework.Warning)
-}
-
+// results turns problems into KRM results: the message, the object as
+// resourceRef, the field path and the file path. Warnings have severity
+// warning, which kpt and kustomize show without failing the run.
 func results(problems api.Problems, severity framework.Severity) framework.Results {
 	out := make(framework.Results, 0, len(problems))
 	for _, p := range problems {

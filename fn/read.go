@@ -1,0 +1,242 @@
+package fn
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"unicode/utf8"
+
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/computeplane-dev/computeplane-fn/pkg/api"
+	"github.com/computeplane-dev/computeplane-fn/pkg/input"
+	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
+)
+
+// Limits of the KRM function, on top of those of package input: kyaml reads
+// and writes a ResourceList whole, at several times the cost of the
+// standalone CLI for the same fleet (1,000 tenants: 7.5 s and 3 GB against
+// 1.8 s and 120 MB; docs/limits.md). Larger fleets are for the CLI.
+const (
+	// MaxResourceListItems is the most items a ResourceList may hold.
+	MaxResourceListItems = 50_000
+	// MaxResourceListNodes is the most YAML nodes the KRM function writes.
+	MaxResourceListNodes = 2_000_000
+)
+
+// stdinFile names the ResourceList in messages.
+const stdinFile = "stdin"
+
+// resourceList is a ResourceList that readResourceList let through: the
+// bytes of its one document, for kyaml to read, and its wrapping, which
+// the output repeats.
+type resourceList struct {
+	doc              []byte
+	apiVersion, kind string
+}
+
+// readResourceList reads the ResourceList and checks it before kyaml's
+// reader sees it. That reader reads whatever it is given, unbounded, and
+// fails only later, in messages that name nothing (`wrong node kind`), on
+// items that are no objects; and it unwraps the list only when the stream
+// is that one document. So the bytes are bounded and checked here (size,
+// binary data, the estimated nodes of package input), the shape is checked
+// with every item's index, and kyaml gets the lines of the one document
+// alone, without the comments and empty documents around it.
+func readResourceList(r io.Reader, budget *input.Budget) (resourceList, api.Problems) {
+	list := resourceList{apiVersion: kio.ResourceListAPIVersion, kind: kio.ResourceListKind}
+	fail := func(format string, args ...any) (resourceList, api.Problems) {
+		return list, api.Problems{{File: stdinFile, Message: fmt.Sprintf(format, args...)}}
+	}
+	data, err := readBytes(r)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if err := budget.ChargeBytes(data, stdinFile); err != nil {
+		return list, api.Problems{{Message: err.Error()}}
+	}
+	var root *yaml.Node
+	start, end := 0, len(data)
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for index := 0; ; index++ {
+		var doc yaml.Node
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fail("invalid YAML: %v", err)
+		}
+		if root != nil && end == len(data) {
+			end = lineStart(data, doc.Line)
+		}
+		if len(doc.Content) == 0 || yamlnode.IsNull(doc.Content[0]) {
+			continue
+		}
+		if root != nil {
+			return fail("expected one ResourceList, found a second YAML document (document %d)", index+1)
+		}
+		root, start = doc.Content[0], lineStart(data, doc.Line)
+	}
+	if root == nil {
+		return fail("no ResourceList: the input is empty; a KRM function reads a %s %s on stdin (run it with a config file to render standalone)", kio.ResourceListAPIVersion, kio.ResourceListKind)
+	}
+	if root.Kind != yaml.MappingNode {
+		return fail("expected a %s object (a YAML map), found %s", kio.ResourceListKind, yamlnode.Describe(root))
+	}
+	ref := api.ObjectRef{Kind: kio.ResourceListKind}
+	var problems api.Problems
+	problem := func(field, format string, args ...any) {
+		problems = append(problems, api.Errorf(ref, api.Origin{File: stdinFile}, field, format, args...))
+	}
+	fields := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			problem("", "a map key must be a string, not %s", yamlnode.Describe(k))
+			continue
+		}
+		if _, dup := fields[k.Value]; dup {
+			problem(k.Value, "is set twice")
+		}
+		fields[k.Value] = v
+	}
+	kind := scalarField(fields["kind"])
+	apiVersion := scalarField(fields["apiVersion"])
+	if kind != kio.ResourceListKind && kind != "List" {
+		problem("kind", "must be %s, not %s", kio.ResourceListKind, yamlnode.Describe(fields["kind"]))
+	}
+	if apiVersion == "" {
+		problem("apiVersion", "must be %s, not %s", kio.ResourceListAPIVersion, yamlnode.Describe(fields["apiVersion"]))
+	}
+	if len(problems) > 0 {
+		return list, problems
+	}
+	list.apiVersion, list.kind = apiVersion, kind
+	if items := fields["items"]; !yamlnode.IsNull(items) {
+		switch {
+		case items.Kind != yaml.SequenceNode:
+			problem("items", "must be a list of objects, not %s", yamlnode.Describe(items))
+		case len(items.Content) > MaxResourceListItems:
+			problem("items", "holds %s objects; a ResourceList may hold at most %s (render a fleet this large with the standalone CLI)", yamlnode.Count(len(items.Content)), yamlnode.Count(MaxResourceListItems))
+		default:
+			for i, item := range items.Content {
+				if item.Kind != yaml.MappingNode {
+					problem(fmt.Sprintf("items[%d]", i), "must be an object (a YAML map), not %s", describeNode(item))
+					continue
+				}
+				problems = append(problems, checkMetadata(item)...)
+			}
+		}
+	}
+	if fc := fields["functionConfig"]; !yamlnode.IsNull(fc) {
+		if fc.Kind != yaml.MappingNode {
+			problem("functionConfig", "must be a %s object, not %s", api.ConfigKind, describeNode(fc))
+		} else {
+			problems = append(problems, checkMetadata(fc)...)
+		}
+	}
+	list.doc = data[start:end]
+	return list, problems
+}
+
+// readBytes reads at most input.MaxInputBytes of UTF-8 text.
+func readBytes(r io.Reader) ([]byte, error) {
+	// A file on stdin (`< fleet.yaml`) says how large it is: a huge one is
+	// refused without reading it.
+	if f, ok := r.(interface{ Stat() (os.FileInfo, error) }); ok {
+		if info, err := f.Stat(); err == nil && info.Mode().IsRegular() && info.Size() > input.MaxInputBytes {
+			return nil, fmt.Errorf("the ResourceList is %d MiB, larger than the %d MiB one run reads", info.Size()>>20, input.MaxInputBytes>>20)
+		}
+	}
+	// Binary data shows in its first bytes: refuse it before reading on.
+	br := bufio.NewReaderSize(r, 64<<10)
+	if head, _ := br.Peek(64 << 10); len(head) > 0 {
+		if len(head) == 64<<10 {
+			// The last character may be cut off.
+			for i := 0; i < utf8.UTFMax && len(head) > 0 && !utf8.RuneStart(head[len(head)-1]); i++ {
+				head = head[:len(head)-1]
+			}
+			head = head[:max(0, len(head)-1)]
+		}
+		if err := input.CheckBytes(head); err != nil {
+			return nil, err
+		}
+	}
+	data, err := io.ReadAll(io.LimitReader(br, input.MaxInputBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("failed to read the ResourceList: %w", err)
+	}
+	if len(data) > input.MaxInputBytes {
+		return nil, fmt.Errorf("the ResourceList is larger than %d MiB, the most one run reads", input.MaxInputBytes>>20)
+	}
+	return data, input.CheckBytes(data)
+}
+
+// lineStart returns the offset of line (1-based) in data.
+func lineStart(data []byte, line int) int {
+	at := 0
+	for ; line > 1; line-- {
+		i := bytes.IndexByte(data[at:], '\n')
+		if i < 0 {
+			return len(data)
+		}
+		at += i + 1
+	}
+	return at
+}
+
+func scalarField(n *yaml.Node) string {
+	if n == nil || n.Kind != yaml.ScalarNode || n.ShortTag() != yamlnode.TagString {
+		return ""
+	}
+	return n.Value
+}
+
+func describeNode(n *yaml.Node) string {
+	if n.Kind == yaml.AliasNode {
+		return "a YAML alias (*" + n.Value + "); every object must stand on its own"
+	}
+	return yamlnode.Describe(n)
+}
+
+// checkMetadata refuses an item whose metadata or annotations kyaml cannot
+// set annotations in (it does for every item, before and after the
+// processor runs): they must be maps, written out rather than aliases.
+func checkMetadata(n *yaml.Node) api.Problems {
+	o := api.NewObject(n, api.Origin{})
+	var problems api.Problems
+	check := func(v *yaml.Node, field string) bool {
+		switch {
+		case v == nil || (v.Kind == yaml.ScalarNode && v.ShortTag() == yamlnode.TagNull):
+			return false
+		case v.Kind == yaml.AliasNode:
+			problems = append(problems, api.Errorf(o.Ref(), o.Origin, field, "must be written out, not a YAML alias (*%s): tools that read it do not follow aliases", v.Value))
+		case v.Kind != yaml.MappingNode:
+			problems = append(problems, api.Errorf(o.Ref(), o.Origin, field, "must be a map, not %s", yamlnode.Describe(v)))
+		default:
+			return true
+		}
+		return false
+	}
+	if md := field(n, "metadata"); check(md, "metadata") {
+		check(field(md, "annotations"), "metadata.annotations")
+	}
+	return problems
+}
+
+// field returns the value of key in mapping m as written, aliases not
+// followed; the last of two equal keys, as kyaml reads them.
+func field(m *yaml.Node, key string) *yaml.Node {
+	var v *yaml.Node
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			v = m.Content[i+1]
+		}
+	}
+	return v
+}
