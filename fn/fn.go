@@ -55,7 +55,7 @@ func (r *Refusal) Error() string { return r.Problems.Error() }
 func (p Processor) Process(rl *framework.ResourceList) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = refuse(rl, api.Problems{{Message: fmt.Sprintf("%s: %v", BugMessage, r)}})
+			err = refuse(rl, api.Problems{api.Internal(fmt.Errorf("%v", r))})
 		}
 	}()
 	if panicForTest != nil {
@@ -95,8 +95,9 @@ var panicForTest func()
 // WarningPrefix starts every warning line on stderr, in every mode.
 const WarningPrefix = "computeplane-fn: warning: "
 
-// BugMessage starts the message of a refusal that is a bug of this function.
-const BugMessage = "internal error (this is a bug in computeplane-fn; please report it with the input that caused it)"
+// BugMessage starts the message of a refusal that is a bug of this function
+// (api.BugMessage, the one spelling of such a failure).
+const BugMessage = api.BugMessage
 
 // refuse empties the list, sets the results of the problems and returns the
 // refusal. The problems are capped already (api.Problems.Capped).
