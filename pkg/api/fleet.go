@@ -11,13 +11,16 @@ import (
 
 // Defaults and limits of spec.fleet.
 const (
-	DefaultFleetInterval          = 10 * time.Minute
-	DefaultMaxObjectsPerUnit      = 500
-	DefaultFleetShards            = 1
-	DefaultWiringNamespace        = "flux-system"
-	DefaultFleetServiceAccount    = "computeplane-fleet"
-	DefaultWiringPath             = "_flux"
-	DefaultWiringGroups           = 64
+	DefaultFleetInterval       = 10 * time.Minute
+	DefaultMaxObjectsPerUnit   = 500
+	DefaultFleetShards         = 1
+	DefaultWiringNamespace     = "flux-system"
+	DefaultFleetServiceAccount = "computeplane-fleet"
+	DefaultWiringPath          = "_flux"
+	// DefaultWiringGroups (0) lets the fleet's size choose the number of
+	// wiring groups (package units, docs/flux-wiring.md).
+	DefaultWiringGroups           = AutoWiringGroups
+	AutoWiringGroups              = 0
 	MinObjectsPerUnit             = 10
 	MaxObjectsPerUnit             = 5000
 	MaxFleetShards                = 100
@@ -58,7 +61,8 @@ type FleetConfig struct {
 	// WiringPath is the folder of the wiring inside the output folder.
 	WiringPath string `json:"wiringPath"`
 	// WiringGroups is the number of wiring groups the unit Kustomizations
-	// are hashed into.
+	// are hashed into; AutoWiringGroups (0, the default) lets the number of
+	// units choose it.
 	WiringGroups int `json:"wiringGroups"`
 	// ServiceAccountName is the fleet's own account, in WiringNamespace:
 	// every Kustomization the function renders applies as it (Flux
@@ -152,7 +156,7 @@ func (c *FleetConfig) validate(d *decoder, written map[string]bool) {
 	}
 	d.between(f+".maxObjectsPerUnit", c.MaxObjectsPerUnit, MinObjectsPerUnit, MaxObjectsPerUnit, "kustomize build time grows with the square of a unit's size")
 	d.between(f+".shards", c.Shards, 1, MaxFleetShards, "1 means no sharding label; N labels the units shard1 to shardN")
-	d.between(f+".wiringGroups", c.WiringGroups, 1, MaxWiringGroups, "the unit Kustomizations are hashed into this many wiring groups")
+	d.between(f+".wiringGroups", c.WiringGroups, AutoWiringGroups, MaxWiringGroups, "the unit Kustomizations are hashed into this many wiring groups; 0 lets the fleet's size choose")
 
 	switch {
 	case !strings.HasPrefix(c.WiringPath, "_") || !folderNameRE.MatchString(c.WiringPath):
