@@ -164,6 +164,25 @@ func TestWiringGroupsFollowTheFleet(t *testing.T) {
 	}
 }
 
+// TestSizedGroupsOverTheBound: past 512 groups the size no longer raises
+// the count, and a group over the bound is refused with the count to set.
+func TestSizedGroupsOverTheBound(t *testing.T) {
+	var objs []render.Object
+	for i := range 6000 {
+		objs = append(objs, helmRelease(fmt.Sprintf("tenant-t%05d", i), "computeplane"))
+	}
+	_, problems := units.NewPlan(fleetConfig(func(fc *api.FleetConfig) { fc.MaxObjectsPerUnit = 10 }), objs)
+	if len(problems) == 0 {
+		t.Fatal("6,000 units in 512 groups of at most 10 were not refused")
+	}
+	got := problems[0].Error()
+	for _, want := range []string{"spec.fleet.wiringGroups", "more than spec.fleet.maxObjectsPerUnit (10)", "set spec.fleet.wiringGroups to at least 1000", "up to 512 groups"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the problem %q does not say %q", got, want)
+		}
+	}
+}
+
 // TestSizedGroups pins the rule at sizes too large to lay out here: the
 // count changes only when the number of units crosses a power of 4, and
 // stops at MaxAutoWiringGroups.
