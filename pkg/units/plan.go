@@ -230,8 +230,8 @@ func NewPlan(cfg *api.Config, objs []render.Object) (*Plan, api.Problems) {
 	}
 	for {
 		p.group(groups)
-		// Doubling keeps the count a power of two, and jump hashing moves
-		// units only into the new half of the groups.
+		// Doubling keeps the count a power of two, so that the count a
+		// fleet can have stays few and changes seldom.
 		if !auto || groups >= MaxAutoWiringGroups || p.largestGroup() <= fc.MaxObjectsPerUnit {
 			break
 		}

@@ -21,8 +21,10 @@ import (
 //     are cut, in a fixed order (the account's, the platform's parts, the
 //     groups by index), into consecutive runs, one per shard, whose lengths
 //     fill the shards up to an even level. A tenant added or removed changes
-//     the lengths by about its own Kustomizations, so only about as many of
-//     them change shard: their label changes, nothing is deleted.
+//     the lengths by at most its own Kustomizations, so with 2 shards at
+//     most as many of them change shard (with N, at most N-1 times as
+//     many, as the runs after a changed one shift): their label changes,
+//     nothing is deleted.
 //
 // A hash alone leaves a shard of 2 with 40% to 60% of a fleet of 100
 // tenants only about 85% of the time (a tenant with a ComputePlane carries
