@@ -279,7 +279,11 @@ func (e *env) testFleet(t *testing.T) {
 			"kustomize-controller-"+shard, "sharding.fluxcd.io/key in ("+shard+")"))
 	}
 	step("shards 1 to 2", func() { f.setFleet(t, map[string]any{"shards": 2}) })
+	checkTenantShards(t, f)
 	step("wiringGroups 4 to 2", func() { f.setFleet(t, map[string]any{"wiringGroups": 2}) })
+	// 0 lets the fleet's size choose the count: another change of every
+	// group, the one a growing fleet makes by itself.
+	step("wiringGroups 2 to 0", func() { f.setFleet(t, map[string]any{"wiringGroups": 0}) })
 	step("shards 2 to 1", func() { f.setFleet(t, map[string]any{"shards": 1}) })
 
 	// The fleet's clusters install from the platform unit's chart, as each
@@ -396,4 +400,33 @@ func (f *fleetRepo) wrongOwner(key string, got *unstructured.Unstructured) strin
 		return fmt.Sprintf("%s: applied by Kustomization %q, want %q", key, applied, owner)
 	}
 	return ""
+}
+
+// checkTenantShards checks the render of a sharded fleet (docs/flux-wiring.md,
+// "Sharding"): every Kustomization, the tenants' in-cluster baselines
+// included, carries a shard, and all Kustomizations of one namespace share
+// it. That the shard controllers then reconcile them is waitReconciled's.
+func checkTenantShards(t *testing.T, f *fleetRepo) {
+	t.Helper()
+	byNamespace := map[string]string{}
+	for key, o := range f.objs {
+		if o.GetKind() != "Kustomization" || o.GetAPIVersion() != kustomizeV1 {
+			continue
+		}
+		shard := o.GetLabels()[shardKeyLabel]
+		if !strings.HasPrefix(shard, "shard") {
+			t.Errorf("%s: %s %q, want the shard of its tenant", key, shardKeyLabel, shard)
+			continue
+		}
+		p, _, _ := unstructured.NestedString(o.Object, "spec", "path")
+		ns, _, _ := strings.Cut(strings.TrimPrefix(p, "./fleet/"), "/")
+		if strings.HasPrefix(ns, "_") {
+			continue // the fleet's own: account, platform, wiring groups
+		}
+		if prev, ok := byNamespace[ns]; ok && prev != shard {
+			t.Errorf("%s is on %s, another Kustomization of %s on %s", key, shard, ns, prev)
+		}
+		byNamespace[ns] = shard
+	}
+	t.Logf("shards by namespace: %v", byNamespace)
 }

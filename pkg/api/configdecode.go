@@ -366,7 +366,7 @@ var configWords = map[string]fieldWords{
 	"fleet.path":              {why: "the path of the output folder inside the fleet repo, such as ./fleet"},
 	"fleet.maxObjectsPerUnit": {why: "kustomize build time grows with the square of a unit's size"},
 	"fleet.shards":            {why: "1 means no sharding label; N labels the units shard1 to shardN"},
-	"fleet.wiringGroups":      {why: "the unit Kustomizations are hashed into this many wiring groups"},
+	"fleet.wiringGroups":      {why: "the unit Kustomizations are hashed into this many wiring groups; 0 lets the fleet's size choose"},
 	"fleet.wiringPath": {pattern: func(v string) string {
 		return fmt.Sprintf("%q must be %s, made of %s", v, fleetWiringPathRuleForMessage, fleetFolderCharsForMessages)
 	}},

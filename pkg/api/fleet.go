@@ -10,13 +10,17 @@ import (
 
 // Defaults of spec.fleet; its bounds are the schema's.
 const (
-	DefaultFleetInterval          = 10 * time.Minute
-	DefaultMaxObjectsPerUnit      = 500
-	DefaultFleetShards            = 1
-	DefaultWiringNamespace        = "flux-system"
-	DefaultFleetServiceAccount    = "computeplane-fleet"
-	DefaultWiringPath             = "_flux"
-	DefaultWiringGroups           = 64
+	DefaultFleetInterval       = 10 * time.Minute
+	DefaultMaxObjectsPerUnit   = 500
+	DefaultFleetShards         = 1
+	DefaultWiringNamespace     = "flux-system"
+	DefaultFleetServiceAccount = "computeplane-fleet"
+	DefaultWiringPath          = "_flux"
+	// DefaultWiringGroups (AutoWiringGroups, 0) lets the fleet's size
+	// choose the number of wiring groups (package units,
+	// docs/flux-wiring.md).
+	DefaultWiringGroups           = AutoWiringGroups
+	AutoWiringGroups              = 0
 	fleetFolderCharsForMessages   = "letters, digits, '-', '_' and '.'"
 	fleetWiringPathRuleForMessage = "a single folder name that starts with '_' (a namespace's folder never does)"
 )
@@ -45,7 +49,8 @@ type FleetConfig struct {
 	// WiringPath is the folder of the wiring inside the output folder.
 	WiringPath string `json:"wiringPath"`
 	// WiringGroups is the number of wiring groups the unit Kustomizations
-	// are hashed into.
+	// are hashed into; AutoWiringGroups (0, the default) lets the number of
+	// units choose it.
 	WiringGroups int `json:"wiringGroups"`
 	// ServiceAccountName is the fleet's own account, in WiringNamespace:
 	// every Kustomization the function renders applies as it (Flux

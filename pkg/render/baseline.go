@@ -212,7 +212,9 @@ func BaselineObjects(f *fleet.Fleet, t *fleet.Tenant) ([]Object, error) {
 // exists before the baseline makes one, so it applies with the
 // kubeconfig's own rights (the cluster's super-admin), which creating
 // namespaces and binding the admin role takes anyway. On the management
-// cluster it is applied by the tenant's unit, as the fleet.
+// cluster it is applied by the tenant's unit, as the fleet. With
+// spec.fleet.shards > 1 it carries the tenant's shard label
+// (fleet.KustomizationShard), like every other Kustomization of the tenant.
 func RenderBaseline(f *fleet.Fleet, t *fleet.Tenant) (Object, error) {
 	fc := f.Config.Fleet
 	objs, err := BaselineObjects(f, t)
@@ -220,12 +222,17 @@ func RenderBaseline(f *fleet.Fleet, t *fleet.Tenant) (Object, error) {
 		return Object{}, err
 	}
 	release := f.ClusterRelease()
+	labels := managedLabels(nil)
+	if s := fleet.KustomizationShard(fc.Shards, t.Namespace); s > 0 {
+		// The tenant's shard, the one of its units (package units).
+		labels[wire.ShardingLabel] = fleet.ShardValue(s)
+	}
 	ks := kustomizev1.Kustomization{
 		TypeMeta: metav1.TypeMeta{APIVersion: kustomizev1.GroupVersion.String(), Kind: kustomizev1.KustomizationKind},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      wire.BaselineKustomization,
 			Namespace: t.Namespace,
-			Labels:    managedLabels(nil),
+			Labels:    labels,
 		},
 		Spec: kustomizev1.KustomizationSpec{
 			Interval:      metav1.Duration{Duration: fc.Interval},

@@ -14,16 +14,20 @@
 // kustomization.yaml that lists them.
 //
 // The wiring folder (spec.fleet.wiringPath, default _flux) holds one
-// kustomize.toolkit.fluxcd.io/v1 Kustomization per unit, spread over a fixed
-// number of wiring groups (_flux/<g>-of-<n>) by a consistent hash of the
-// unit's name, and one Kustomization per group in _flux itself, so that the
-// root Kustomization the operator applies, pointing at _flux, builds a
-// handful of objects whatever the fleet's size. Units are spread over
-// kustomize-controller shards by the sharding.fluxcd.io/key label, again by a
-// consistent hash of their name.
+// kustomize.toolkit.fluxcd.io/v1 Kustomization per unit, spread over wiring
+// groups (_flux/<g>-of-<n>) by a consistent hash of the unit's name, and one
+// Kustomization per group in _flux itself, so that the root Kustomization
+// the operator applies, pointing at _flux, builds a handful of objects
+// whatever the fleet's size. The number of groups is spec.fleet.wiringGroups,
+// or with 0 (the default) about the square root of the number of units, a
+// power of two (sizedGroups). With spec.fleet.shards > 1 every Kustomization
+// carries the sharding.fluxcd.io/key label: a tenant's all share the shard of
+// a hash of its namespace, and the fleet's own even out the shards
+// (assignShards).
 //
-// Every assignment is stable: an object, a unit or a group is placed by its
-// own name, never by its neighbours', so adding a tenant moves nothing else.
+// Every assignment of a tenant is stable: an object, a unit or a tenant is
+// placed by its own name, never by its neighbours', so adding a tenant moves
+// no other tenant.
 // docs/flux-wiring.md explains the wiring, what Flux prunes when a tenant
 // goes and how to bootstrap it.
 package units

@@ -10,9 +10,12 @@ import (
 	"strings"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
+	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
+	"github.com/computeplane-dev/computeplane-fn/pkg/jumphash"
 	"github.com/computeplane-dev/computeplane-fn/pkg/order"
 	"github.com/computeplane-dev/computeplane-fn/pkg/output"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
 
 // Names of the wiring.
@@ -31,7 +34,7 @@ const (
 	AccountUnitName = NamePrefix + "fleet-account"
 	// ShardLabel is the label kustomize-controller shards select on
 	// (--watch-label-selector).
-	ShardLabel = "sharding.fluxcd.io/key"
+	ShardLabel = wire.ShardingLabel
 	// RoutedUnitPrefix starts the name of the unit of a namespace's routed
 	// releases: computeplane-routed-<namespace>. It waits for the tenant's
 	// baseline Kustomization, which the namespace's own unit applies.
@@ -82,7 +85,8 @@ type Unit struct {
 	// Files are the objects' files, relative to Folder, in the same order.
 	Files []string
 	// Shard is the kustomize-controller shard (1..spec.fleet.shards), or 0
-	// when the fleet is not sharded.
+	// when the fleet is not sharded: the namespace's (fleet.KustomizationShard)
+	// for a namespace's units, see assignShards for the others.
 	Shard int
 	// Group is the index of the wiring group that holds the unit's
 	// Kustomization.
@@ -220,21 +224,36 @@ func NewPlan(cfg *api.Config, objs []render.Object) (*Plan, api.Problems) {
 		return nil, problems.Compact()
 	}
 
-	for g := range fc.WiringGroups {
-		label := groupLabel(g, fc.WiringGroups)
-		grp := &Group{Index: g, Name: NamePrefix + "wiring-" + label, Folder: path.Join(fc.WiringPath, label)}
-		grp.Shard = shardOf(grp.Name, fc.Shards)
-		p.Groups = append(p.Groups, grp)
+	groups, auto := fc.WiringGroups, fc.WiringGroups == api.AutoWiringGroups
+	if auto {
+		groups = sizedGroups(len(p.Units))
 	}
+	for {
+		p.group(groups)
+		// Doubling keeps the count a power of two, so that the count a
+		// fleet can have stays few and changes seldom.
+		if !auto || groups >= MaxAutoWiringGroups || p.largestGroup() <= fc.MaxObjectsPerUnit {
+			break
+		}
+		groups *= 2
+	}
+	p.assignShards()
+	byName := make(map[string]*Unit, len(p.Units))
 	for _, u := range p.Units {
-		u.Shard = shardOf(u.Name, fc.Shards)
-		u.Group = bucket("group", u.Name, fc.WiringGroups)
-		p.Groups[u.Group].Units = append(p.Groups[u.Group].Units, u)
+		byName[u.Name] = u
 	}
 	for _, g := range p.Groups {
+		if u := byName[g.Name]; u != nil {
+			problems = append(problems, api.Errorf(cfg.Ref, cfg.Origin, "spec.fleet",
+				"the unit in %s would be reconciled by Kustomization %s, which is the name of a wiring group", u.Folder, g.Name))
+		}
 		if len(g.Units) > fc.MaxObjectsPerUnit {
+			how := "raise spec.fleet.wiringGroups to at least %d, in a commit of its own"
+			if auto {
+				how = "set spec.fleet.wiringGroups to at least %d (it follows the fleet's size up to " + strconv.Itoa(MaxAutoWiringGroups) + " groups), or raise spec.fleet.maxObjectsPerUnit"
+			}
 			problems = append(problems, api.Errorf(cfg.Ref, cfg.Origin, "spec.fleet.wiringGroups",
-				"wiring group %s would hold %d Kustomizations, more than spec.fleet.maxObjectsPerUnit (%d); raise spec.fleet.wiringGroups to at least %d, in a commit of its own (docs/flux-wiring.md)",
+				"wiring group %s would hold %d Kustomizations, more than spec.fleet.maxObjectsPerUnit (%d); "+how+" (docs/flux-wiring.md)",
 				g.Name, len(g.Units), fc.MaxObjectsPerUnit, suggestGroups(len(p.Units), fc.MaxObjectsPerUnit)))
 		}
 	}
@@ -242,6 +261,51 @@ func NewPlan(cfg *api.Config, objs []render.Object) (*Plan, api.Problems) {
 		return nil, problems.Compact()
 	}
 	return p, nil
+}
+
+// MaxAutoWiringGroups is the most wiring groups the fleet's size chooses
+// (spec.fleet.wiringGroups: 0): the largest power of two within
+// api.MaxWiringGroups. At that count a group holds about 100 unit
+// Kustomizations for a fleet of 50,000 units, a fraction of the bound.
+const MaxAutoWiringGroups = 512
+
+// sizedGroups is the number of wiring groups for a fleet of n units when
+// spec.fleet.wiringGroups is 0: the smallest power of two g with g*g >= n,
+// at most MaxAutoWiringGroups. The root Kustomization then builds about as
+// many objects as each group (about the square root of n each, the least
+// for the larger of the two), and the count changes only when n crosses a
+// power of 4 (4, 16, 64, 256, 1,024, 4,096, ...): rarely, and each change
+// doubles or halves it. A change replaces every group (groupLabel), which
+// docs/flux-wiring.md shows is safe.
+func sizedGroups(n int) int {
+	g := 1
+	for g*g < n && g < MaxAutoWiringGroups {
+		g *= 2
+	}
+	return g
+}
+
+// group spreads the units over n wiring groups by a jump consistent hash of
+// their names; every group is kept, empty ones too.
+func (p *Plan) group(n int) {
+	fc := p.Fleet
+	p.Groups = make([]*Group, 0, n)
+	for g := range n {
+		name := groupName(g, n)
+		p.Groups = append(p.Groups, &Group{Index: g, Name: name, Folder: path.Join(fc.WiringPath, groupLabel(g, n))})
+	}
+	for _, u := range p.Units {
+		u.Group = jumphash.Bucket("group", u.Name, n)
+		p.Groups[u.Group].Units = append(p.Groups[u.Group].Units, u)
+	}
+}
+
+func (p *Plan) largestGroup() int {
+	largest := 0
+	for _, g := range p.Groups {
+		largest = max(largest, len(g.Units))
+	}
+	return largest
 }
 
 // Layout renders the fleet folder of cfg.Fleet for the rendered objects: the
@@ -338,7 +402,7 @@ func split(objs []fileObject, limit int) [][]fileObject {
 				idx[i] = 0
 				continue
 			}
-			b := bucket("part", keys[i], k)
+			b := jumphash.Bucket("part", keys[i], k)
 			idx[i] = b
 			counts[b]++
 			over = counts[b] > limit
@@ -407,18 +471,12 @@ func groupLabel(g, n int) string {
 	return fmt.Sprintf("%0*d-of-%d", width, g, n)
 }
 
-// shardOf spreads Kustomizations over the shards by their own name: adding a
-// unit never moves another one; changing the shard count moves some.
-func shardOf(name string, shards int) int {
-	if shards <= 1 {
-		return 0
-	}
-	return bucket("shard", name, shards) + 1
-}
+// groupName is the Kustomization of group g of n: computeplane-wiring-07-of-32.
+func groupName(g, n int) string { return NamePrefix + "wiring-" + groupLabel(g, n) }
 
 // ShardValue is the value of the sharding label for shard s (1-based), as
 // the shard controllers select it: sharding.fluxcd.io/key in (shard1).
-func ShardValue(s int) string { return "shard" + strconv.Itoa(s) }
+func ShardValue(s int) string { return fleet.ShardValue(s) }
 
 // assignNames shortens names over the label-value limit and refuses two
 // units with one name.
@@ -436,13 +494,6 @@ func (p *Plan) assignNames(cfg *api.Config) api.Problems {
 			continue
 		}
 		seen[u.Name] = u
-	}
-	for g := range cfg.Fleet.WiringGroups {
-		name := NamePrefix + "wiring-" + groupLabel(g, cfg.Fleet.WiringGroups)
-		if u, ok := seen[name]; ok {
-			problems = append(problems, api.Errorf(cfg.Ref, cfg.Origin, "spec.fleet",
-				"the unit in %s would be reconciled by Kustomization %s, which is the name of a wiring group", u.Folder, name))
-		}
 	}
 	return problems
 }

@@ -1,4 +1,4 @@
-package units
+package jumphash
 
 import "hash/fnv"
 
@@ -16,8 +16,9 @@ import "hash/fnv"
 // The domain ("part", "group", "shard") is hashed with the key so that the
 // three assignments are independent of each other.
 
-// bucket returns the bucket of key among n (n >= 1) in the given domain.
-func bucket(domain, key string, n int) int {
+// Bucket returns the bucket, 0..n-1, of key among n (n >= 1) in the given
+// domain.
+func Bucket(domain, key string, n int) int {
 	h := fnv.New64a()
 	h.Write([]byte(domain))
 	h.Write([]byte{0})

@@ -1,0 +1,5 @@
+package units
+
+// SizedGroups exposes sizedGroups to the black-box tests, for fleet sizes
+// too large to lay out in a test.
+var SizedGroups = sizedGroups
