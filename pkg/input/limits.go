@@ -67,9 +67,9 @@ type Budget struct {
 	ForResourceList bool
 
 	bytes, estimate, documents, objects, nodes, held, files atomic.Int64
-	// limit is the problem of the first limit of the whole run that was
+	// over is the problem of the first limit of the whole run that was
 	// hit; nil until then.
-	limit atomic.Pointer[api.Problem]
+	over atomic.Pointer[api.Problem]
 }
 
 func (b *Budget) charge(counter *atomic.Int64, n int, limit int) bool {
@@ -79,19 +79,19 @@ func (b *Budget) charge(counter *atomic.Int64, n int, limit int) bool {
 // exhaust notes that a limit of the whole run was hit, which ends the run,
 // and returns its problem.
 func (b *Budget) exhaust(p api.Problem) api.Problems {
-	b.limit.CompareAndSwap(nil, &p)
+	b.over.CompareAndSwap(nil, &p)
 	return api.Problems{p}
 }
 
 // Exhausted reports whether a limit of the whole run was hit: the problems
 // of the call that hit it say which, and reading more is pointless.
-func (b *Budget) Exhausted() bool { return b.limit.Load() != nil }
+func (b *Budget) Exhausted() bool { return b.over.Load() != nil }
 
 // withLimit returns ps and, unless they hold it already, the problem of the
 // limit that ended the run, if one did. A reader that stops because another
 // goroutine exhausted the budget reports it this way.
 func (b *Budget) withLimit(ps api.Problems) api.Problems {
-	if p := b.limit.Load(); p != nil && !slices.Contains(ps, *p) {
+	if p := b.over.Load(); p != nil && !slices.Contains(ps, *p) {
 		ps = append(ps, *p)
 	}
 	return ps
@@ -101,24 +101,24 @@ func (b *Budget) withLimit(ps api.Problems) api.Problems {
 // number of YAML nodes. name is used in the message. Going over any of
 // these limits exhausts the budget.
 func (b *Budget) ChargeBytes(data []byte, name string) api.Problems {
-	over := func(format string, args ...any) api.Problems {
+	refuse := func(format string, args ...any) api.Problems {
 		return b.exhaust(api.Problem{Message: name + ": " + fmt.Sprintf(format, args...)})
 	}
 	if !b.charge(&b.bytes, len(data), MaxInputBytes) {
-		return over("the inputs of one run may hold at most %d MiB together; this file goes over it", MaxInputBytes>>20)
+		return refuse("the inputs of one run may hold at most %d MiB together; this file goes over it", MaxInputBytes>>20)
 	}
 	estimate, largest := estimateNodes(data)
 	if largest > MaxDocumentNodes {
-		return over("a YAML document holds about %s nodes (estimated from its bytes before parsing); one document may hold at most about %s: write one object per document", yamlnode.Count(largest), yamlnode.Count(MaxDocumentNodes))
+		return refuse("a YAML document holds about %s nodes (estimated from its bytes before parsing); one document may hold at most about %s: write one object per document", yamlnode.Count(largest), yamlnode.Count(MaxDocumentNodes))
 	}
 	if !b.charge(&b.estimate, estimate, MaxEstimatedNodes) {
-		return over("the inputs of one run may hold at most about %s YAML nodes together (estimated from their bytes before parsing); this file goes over it", yamlnode.Count(MaxEstimatedNodes))
+		return refuse("the inputs of one run may hold at most about %s YAML nodes together (estimated from their bytes before parsing); this file goes over it", yamlnode.Count(MaxEstimatedNodes))
 	}
 	// Every document but empty ones is at least one object: a stream of
 	// too many is refused before it is parsed. Empty documents count too,
 	// which only a stream of millions of them notices.
 	if !b.charge(&b.documents, CountDocuments(data), MaxObjects) {
-		return over("the inputs of one run may hold at most %s objects; this file holds more YAML documents than that", yamlnode.Count(MaxObjects))
+		return refuse("the inputs of one run may hold at most %s objects; this file holds more YAML documents than that", yamlnode.Count(MaxObjects))
 	}
 	return nil
 }

@@ -48,8 +48,14 @@ func (b *Budget) Decode(data []byte, name string) ([]api.Object, api.Problems) {
 	if ps := b.chargeFile(data, name); len(ps) > 0 {
 		return nil, ps
 	}
-	objs, _, ps := decodePrepared(b, data, name, asRead, objectOf)
-	return objs, ps
+	objs, _, ps := b.decodeDocuments(data, name)
+	if len(ps) > 0 {
+		return nil, ps
+	}
+	if ps := hold(b, objs, objectOf, false); len(ps) > 0 {
+		return nil, ps
+	}
+	return objs, nil
 }
 
 // chargeFile checks that data is YAML text and charges it to the budget.
