@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/computeplane-dev/computeplane-fn/internal/crdtest"
+	"github.com/computeplane-dev/computeplane-fn/internal/testkit/crdtest"
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 	"github.com/computeplane-dev/computeplane-fn/pkg/units"

@@ -145,7 +145,7 @@ E2E_BENCH_TIMEOUT ?= 240m
 
 .PHONY: e2e-bench
 e2e-bench: build $(ETCD_BIN) $(KUBE_APISERVER_BIN) $(KUSTOMIZE_CONTROLLER_BIN) $(SOURCE_WATCHER_BIN) ## Measure the GitOps side at E2E_BENCH_TENANTS tenants (default: 100 1000): root to all Ready, writes per reconcile
-	$(GO) build -o $(BIN)/fleetgen ./internal/fleetgen/cmd/fleetgen
+	$(GO) build -o $(BIN)/fleetgen ./internal/testkit/fleetgen/cmd/fleetgen
 	cd e2e/cluster && $(GO) vet ./...
 	cd e2e/cluster && $(E2E_ENV) E2E_BENCH=1 E2E_FLEETGEN=$(BIN)/fleetgen E2E_BENCH_TENANTS='$(E2E_BENCH_TENANTS)' \
 	$(GO) test -count=1 -v $(E2E_TESTFLAGS) -timeout $(E2E_BENCH_TIMEOUT) -run '^TestFleetCost$$' .
