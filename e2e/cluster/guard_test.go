@@ -102,9 +102,8 @@ func (e *env) testGuard(t *testing.T) {
 	e.grantAttackers(t)
 	as := e.guardClients(t)
 
-	// The policy takes a moment to reach the API server's admission chain,
-	// and another fleet's guard (the Platform render's) may be the one in
-	// force: wait until a refusal that only this render's guard makes.
+	// The policy takes a moment to reach the API server's admission chain:
+	// wait until a refusal that only this render's guard makes.
 	probe := pwnRelease(guardNS, "guard-probe")
 	err := harness.Poll(e.ctx, 30*time.Second, 500*time.Millisecond, func() (bool, string) {
 		_, _, err := as[cozystackFluxSA].Apply(e.ctx, probe, harness.ApplyOptions{DryRun: true})
@@ -386,9 +385,9 @@ func (e *env) guardCases(t *testing.T, objs []*unstructured.Unstructured) []guar
 	localRef := map[string]any{"kind": "ExternalArtifact", "name": jupyterhubChart["name"]}
 	platformJupyter := helmRelease(cozySystem, "jupyterhub-local-ref", nil, map[string]any{"chartRef": localRef})
 
-	// Another addon of the chart than the stand-in's computeplane-cilium,
-	// which Releases installed: the cases create it (dry-run), and the same
-	// object applied again unchanged changes nothing the guard judges.
+	// Another addon of the chart than the stand-in's computeplane-cilium:
+	// the cases create both (dry-run), as the installer's first install
+	// does.
 	addon := helmRelease(guardNS, "computeplane-coredns", nil, map[string]any{
 		"releaseName": "coredns", "targetNamespace": "kube-system", "storageNamespace": "kube-system",
 		"chartRef": map[string]any{"kind": "ExternalArtifact", "name": ciliumArtifact, "namespace": cozySystem}, "kubeConfig": route})
@@ -557,8 +556,8 @@ func (e *env) guardCases(t *testing.T, objs []*unstructured.Unstructured) []guar
 	return cases
 }
 
-// guardCRDs are the stand-ins of the kinds the guard matches that no
-// other stage installs.
+// guardCRDs are the stand-ins of the kinds the guard matches that the
+// management cluster's CRDs (applyCRDs) lack.
 var guardCRDs = []string{
 	"testdata/crds/virtualmachines.kubevirt.io.yaml",
 	"testdata/crds/virtualmachineinstances.kubevirt.io.yaml",
