@@ -115,6 +115,7 @@ func (e *env) testGuard(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the guard did not start refusing: %v", err)
 	}
+	e.waitMutatingPolicy(t, objs)
 
 	// Every object of the render, from the fleet: the fleet's own requests
 	// pass, RBAC and guard.
@@ -554,6 +555,41 @@ func (e *env) guardCases(t *testing.T, objs []*unstructured.Unstructured) []guar
 	}
 	cases = append(cases, e.kubevirtGuardCases(t)...)
 	return cases
+}
+
+// waitMutatingPolicy waits until the render's MutatingAdmissionPolicy (the
+// shard label's, spec.releases.shardLabel: Admission on 1.36), if it has
+// one, is in force: a dry run of a rendered HelmRelease as the fleet comes
+// back with the label. On a management cluster started a moment ago the
+// policy at first answers every release it matches with 503 ("Resource
+// kind helm.toolkit.fluxcd.io/v2, Kind=HelmRelease not found. There can be
+// a delay between when CustomResourceDefinitions are created and when they
+// are available."), until the API server has the release's schema for it.
+func (e *env) waitMutatingPolicy(t *testing.T, objs []*unstructured.Unstructured) {
+	t.Helper()
+	if len(ofKind(objs, "MutatingAdmissionPolicy")) == 0 {
+		return
+	}
+	var probe *unstructured.Unstructured
+	for _, hr := range ofKind(objs, "HelmRelease") {
+		if _, ok := hr.GetLabels()[shardKeyLabel]; !ok {
+			probe = hr
+			break
+		}
+	}
+	if probe == nil {
+		t.Fatalf("the render has a MutatingAdmissionPolicy and no HelmRelease without %s for it to label", shardKeyLabel)
+	}
+	err := harness.Poll(e.ctx, time.Minute, 500*time.Millisecond, func() (bool, string) {
+		got, _, err := e.fleet.Apply(e.ctx, probe, harness.ApplyOptions{DryRun: true})
+		if err != nil {
+			return false, err.Error()
+		}
+		return got.GetLabels()[shardKeyLabel] != "", "no " + shardKeyLabel + " label yet"
+	})
+	if err != nil {
+		t.Fatalf("the render's MutatingAdmissionPolicy does not label %s: %v", harness.Describe(probe), err)
+	}
 }
 
 // guardCRDs are the stand-ins of the kinds the guard matches that the
