@@ -101,6 +101,12 @@ type Unit struct {
 	// (wire.BaselineKustomization) must be ready before this unit is
 	// applied: set for the units of routed releases, empty otherwise.
 	Baseline string
+	// Artifact is the ExternalArtifact, in the wiring namespace, that the
+	// unit's Kustomization reads, and ArtifactFolder the folder of the fleet
+	// folder it holds (the namespace's, below its wiring group's): set for
+	// a namespace's units with spec.fleet.unitSource: ExternalArtifact,
+	// empty when the Kustomization reads the fleet source (artifacts.go).
+	Artifact, ArtifactFolder string
 }
 
 // Group is one wiring group: a folder of Kustomizations of units, itself
@@ -111,6 +117,10 @@ type Group struct {
 	Index  int
 	Shard  int
 	Units  []*Unit
+	// Artifact is the ExternalArtifact, in the wiring namespace, that the
+	// group's Kustomization reads (its folder, cut from the fleet source):
+	// set with spec.fleet.unitSource: ExternalArtifact (artifacts.go).
+	Artifact string
 }
 
 // NewPlan lays the objects out in units. cfg.Fleet must be set. The
@@ -238,6 +248,9 @@ func NewPlan(cfg *api.Config, objs []render.Object) (*Plan, api.Problems) {
 		groups *= 2
 	}
 	p.assignShards()
+	if fc.ArtifactPerNamespace() {
+		problems = append(problems, p.placeInArtifacts(cfg)...)
+	}
 	byName := make(map[string]*Unit, len(p.Units))
 	for _, u := range p.Units {
 		byName[u.Name] = u
@@ -286,7 +299,11 @@ func sizedGroups(n int) int {
 }
 
 // group spreads the units over n wiring groups by a jump consistent hash of
-// their names; every group is kept, empty ones too.
+// their names; every group is kept, empty ones too. When each namespace
+// reads an artifact of its own (spec.fleet.unitSource: ExternalArtifact),
+// a namespace's units are hashed by the namespace instead, so that all of
+// them are in the one group whose folder holds the namespace's (the
+// fleet's own units, which have no namespace, keep their names).
 func (p *Plan) group(n int) {
 	fc := p.Fleet
 	p.Groups = make([]*Group, 0, n)
@@ -294,8 +311,13 @@ func (p *Plan) group(n int) {
 		name := groupName(g, n)
 		p.Groups = append(p.Groups, &Group{Index: g, Name: name, Folder: path.Join(fc.WiringPath, groupLabel(g, n))})
 	}
+	byNamespace := fc.ArtifactPerNamespace()
 	for _, u := range p.Units {
-		u.Group = jumphash.Bucket("group", u.Name, n)
+		key := u.Name
+		if byNamespace && u.Namespace != "" {
+			key = u.Namespace
+		}
+		u.Group = jumphash.Bucket("group", key, n)
 		p.Groups[u.Group].Units = append(p.Groups[u.Group].Units, u)
 	}
 }
