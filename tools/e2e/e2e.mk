@@ -142,10 +142,13 @@ e2e: tools build e2e-tools ## Run the real-control-plane suite (etcd, kube-apise
 # builds only the components it runs (no helm-controller, no Cozystack's).
 E2E_BENCH_TENANTS ?= 100 1000
 E2E_BENCH_TIMEOUT ?= 240m
+# spec.fleet.unitSource of the fleet: FleetSource (the default) or
+# ExternalArtifact (kustomize-controller then runs with the gate Cozystack sets).
+E2E_BENCH_UNIT_SOURCE ?= FleetSource
 
 .PHONY: e2e-bench
 e2e-bench: build $(ETCD_BIN) $(KUBE_APISERVER_BIN) $(KUSTOMIZE_CONTROLLER_BIN) $(SOURCE_WATCHER_BIN) ## Measure the GitOps side at E2E_BENCH_TENANTS tenants (default: 100 1000): root to all Ready, writes per reconcile
 	$(GO) build -o $(BIN)/fleetgen ./internal/fleetgen/cmd/fleetgen
 	cd e2e/cluster && $(GO) vet ./...
-	cd e2e/cluster && $(E2E_ENV) E2E_BENCH=1 E2E_FLEETGEN=$(BIN)/fleetgen E2E_BENCH_TENANTS='$(E2E_BENCH_TENANTS)' \
+	cd e2e/cluster && $(E2E_ENV) E2E_BENCH=1 E2E_FLEETGEN=$(BIN)/fleetgen E2E_BENCH_TENANTS='$(E2E_BENCH_TENANTS)' E2E_BENCH_UNIT_SOURCE='$(E2E_BENCH_UNIT_SOURCE)' \
 	$(GO) test -count=1 -v $(E2E_TESTFLAGS) -timeout $(E2E_BENCH_TIMEOUT) -run '^TestFleetCost$$' .
