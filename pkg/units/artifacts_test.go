@@ -164,6 +164,7 @@ func TestArtifactRulesIgnoreMembership(t *testing.T) {
 	}
 	label := path.Base(group)
 	wantChanged := []string{group + "/kustomization.yaml", "_flux/artifactgenerator-computeplane-wiring-" + label + ".yaml"}
+	slices.Sort(wantChanged)
 	if diff := cmp.Diff(wantChanged, changed); diff != "" {
 		t.Errorf("changed files (-want +got):\n%s", diff)
 	}
@@ -198,7 +199,7 @@ func TestArtifactsWithinSourceWatcherBounds(t *testing.T) {
 	}
 	_, problems := units.Layout(cfg, objs)
 	if len(problems) != 1 || problems[0].Field != "spec.fleet.wiringGroups" ||
-		!strings.Contains(problems[0].Message, "wiring group computeplane-wiring-0-of-1 would hold 1001 namespaces, one ExternalArtifact each, more than the 1000 artifacts source-watcher allows") {
+		!strings.Contains(problems[0].Message, "wiring group computeplane-wiring-ns-0-of-1 would hold 1001 namespaces, one ExternalArtifact each, more than the 1000 artifacts source-watcher allows") {
 		t.Fatalf("problems: %v", problems)
 	}
 	// The same fleet reading the fleet source is fine.
@@ -389,4 +390,44 @@ func remarshal(t *testing.T, m map[string]any, into any) {
 		t.Fatal(err)
 	}
 	unmarshal(t, string(data), into)
+}
+
+// TestSwitchingUnitSourceReplacesTheGroups: a fleet switched between the
+// fleet source and a source per namespace keeps every unit's Kustomization
+// (the same names: nothing is deleted) and gets wiring groups of other
+// names, so that no unit moves between two groups that both stay (a group
+// reconciled first would prune the units it lost, and their objects with
+// them; docs/flux-wiring.md, "When the count changes").
+func TestSwitchingUnitSourceReplacesTheGroups(t *testing.T) {
+	objs := artifactFleet(40, 0)
+	shared, problems := units.NewPlan(fleetConfig(nil), objs)
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	own, problems := units.NewPlan(artifactConfig(nil), objs)
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	names := func(p *units.Plan) (unitNames, groupNames []string) {
+		for _, u := range p.Units {
+			unitNames = append(unitNames, u.Name)
+		}
+		for _, g := range p.Groups {
+			groupNames = append(groupNames, g.Name)
+		}
+		return unitNames, groupNames
+	}
+	u1, g1 := names(shared)
+	u2, g2 := names(own)
+	if diff := cmp.Diff(u1, u2); diff != "" {
+		t.Errorf("the units' Kustomizations differ between the modes (-FleetSource +ExternalArtifact):\n%s", diff)
+	}
+	if len(g1) != len(g2) {
+		t.Errorf("%d groups with the fleet source, %d with a source per namespace", len(g1), len(g2))
+	}
+	for _, g := range g2 {
+		if slices.Contains(g1, g) {
+			t.Errorf("wiring group %s exists in both modes", g)
+		}
+	}
 }

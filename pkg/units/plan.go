@@ -306,12 +306,19 @@ func sizedGroups(n int) int {
 // fleet's own units, which have no namespace, keep their names).
 func (p *Plan) group(n int) {
 	fc := p.Fleet
+	byNamespace := fc.ArtifactPerNamespace()
 	p.Groups = make([]*Group, 0, n)
 	for g := range n {
-		name := groupName(g, n)
-		p.Groups = append(p.Groups, &Group{Index: g, Name: name, Folder: path.Join(fc.WiringPath, groupLabel(g, n))})
+		label := groupLabel(g, n)
+		if byNamespace {
+			// Other names than the groups hashed by unit name, so that
+			// switching spec.fleet.unitSource replaces every group, as a
+			// change of their count does, instead of moving units between
+			// groups that stay (docs/flux-wiring.md).
+			label = ByNamespaceGroupPrefix + label
+		}
+		p.Groups = append(p.Groups, &Group{Index: g, Name: NamePrefix + "wiring-" + label, Folder: path.Join(fc.WiringPath, label)})
 	}
-	byNamespace := fc.ArtifactPerNamespace()
 	for _, u := range p.Units {
 		key := u.Name
 		if byNamespace && u.Namespace != "" {
@@ -493,8 +500,10 @@ func groupLabel(g, n int) string {
 	return fmt.Sprintf("%0*d-of-%d", width, g, n)
 }
 
-// groupName is the Kustomization of group g of n: computeplane-wiring-07-of-32.
-func groupName(g, n int) string { return NamePrefix + "wiring-" + groupLabel(g, n) }
+// ByNamespaceGroupPrefix starts the label of a wiring group whose units are
+// hashed by namespace (spec.fleet.unitSource: ExternalArtifact):
+// _flux/ns-07-of-32, Kustomization computeplane-wiring-ns-07-of-32.
+const ByNamespaceGroupPrefix = "ns-"
 
 // ShardValue is the value of the sharding label for shard s (1-based), as
 // the shard controllers select it: sharding.fluxcd.io/key in (shard1).
