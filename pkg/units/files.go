@@ -27,7 +27,9 @@ type File = output.File
 // kustomization.yaml listing them; the wiring folder with one Kustomization
 // per wiring group and a kustomization.yaml listing them; and for each group
 // a folder with the Kustomizations of its units and a kustomization.yaml
-// listing them. Every kustomization.yaml and every Kustomization carries the
+// listing them; with a source per namespace, the ArtifactGenerators in the
+// wiring folder too (artifacts.go). Every kustomization.yaml and every
+// Kustomization (and generator) carries the
 // label app.kubernetes.io/managed-by: computeplane-fn, like the objects, so
 // that the folder writer recognises all of them as its own. The files are
 // sorted by path.
@@ -208,7 +210,9 @@ func hookFiles(folder string, resources []string, ks *kustomizev1.Kustomization,
 // the platform unit and the unit's next part, and a unit of routed
 // releases on its tenant's baseline Kustomization (in the tenant
 // namespace); deletionPolicy: Orphan on the parts after the first
-// (docs/flux-wiring.md says why).
+// (docs/flux-wiring.md says why). It reads the fleet source, or with
+// spec.fleet.unitSource: ExternalArtifact a namespace's unit reads the
+// namespace's artifact (Unit.Artifact).
 func (p *Plan) UnitKustomization(u *Unit) *kustomizev1.Kustomization {
 	ks := p.kustomization(u.Name, u.Folder, u.Shard)
 	if u.Artifact != "" {
@@ -232,7 +236,7 @@ func (p *Plan) UnitKustomization(u *Unit) *kustomizev1.Kustomization {
 // Kustomizations of a wiring group. It prunes, so that a unit removed from
 // Git is deleted (and its own objects pruned in turn), and orphans on
 // deletion, so that deleting a group (or the root above it) never deletes
-// the fleet.
+// the fleet. With a source per namespace it reads its group's artifact.
 func (p *Plan) GroupKustomization(g *Group) *kustomizev1.Kustomization {
 	ks := p.kustomization(g.Name, g.Folder, g.Shard)
 	if g.Artifact != "" {
