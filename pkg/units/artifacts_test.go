@@ -271,7 +271,7 @@ func cutAndBuild(t *testing.T, cfg *api.Config, files []units.File) *builtFleet 
 	for _, gen := range generators {
 		var ag struct {
 			Spec struct {
-				Sources []struct{ Alias, Kind, Name string }
+				Sources   []struct{ Alias, Kind, Name string }
 				Artifacts []struct {
 					Name string
 					Copy []struct{ From, To string }
