@@ -193,7 +193,7 @@ func measureFleetCost(t *testing.T, b bins, gen string, tenants int) fleetCost {
 	}
 	editSpec(t, filepath.Join(work, "config.yaml"), func(spec map[string]any) {
 		spec["fleet"] = map[string]any{
-			"sourceRef": map[string]any{"kind": "GitRepository", "name": "fleet", "namespace": e.mode.fleetNamespace},
+			"sourceRef":  map[string]any{"kind": "GitRepository", "name": "fleet", "namespace": e.mode.fleetNamespace},
 			"path":       "./fleet",
 			"interval":   "10m",
 			"unitSource": cost.unitSource,
