@@ -92,11 +92,21 @@ func envOr(name, def string) string {
 
 // benchMode is the Flux layout of the bench: Cozystack's (its controllers
 // as cozy-fluxcd:flux, the fleet's wiring in flux-system), in a management
-// cluster named after the size.
-func benchMode(tenants int) fluxMode {
+// cluster named after the size, on the platform E2E_BENCH_PLATFORM names:
+// "oldest" (the default: kube-apiserver v1.33.5 and the controllers
+// Cozystack ships, as the suite's Cozystack mode) or "newest"
+// (kube-apiserver v1.36.3 and current Flux, kustomize-controller v1.9.6).
+func benchMode(t *testing.T, tenants int) fluxMode {
 	for _, m := range fluxModes {
 		if m.name == "Cozystack" {
 			m.name = fmt.Sprintf("Bench%d", tenants)
+			switch p := envOr("E2E_BENCH_PLATFORM", "oldest"); p {
+			case "oldest":
+			case "newest":
+				m.oldest = false
+			default:
+				t.Fatalf("E2E_BENCH_PLATFORM: %q is neither oldest nor newest", p)
+			}
 			return m
 		}
 	}
@@ -160,7 +170,7 @@ func measureFleetCost(t *testing.T, b bins, gen string, tenants int) fleetCost {
 	t.Cleanup(cancel)
 	cost := fleetCost{tenants: tenants}
 	etcd := harness.StartEtcd(t, b.etcd, t.TempDir())
-	e := startEnv(t, ctx, b, etcd, benchMode(tenants))
+	e := startEnv(t, ctx, b, etcd, benchMode(t, tenants))
 
 	// Cozystack's kustomize-controller (fluxcd.yaml at 3c780acd):
 	// --concurrent=5, --log-level=info; the suite's short requeue and
