@@ -49,7 +49,7 @@ golden: ## Rewrite the golden files of fixtures/ (streams and fleet folders), ex
 
 .PHONY: docs
 docs: ## Rewrite the config reference in docs/function.md from the config's JSON Schema
-	$(GO) test ./internal/configdoc/ -run '^TestFunctionDoc$$' -count=1 -update
+	$(GO) test ./internal/testkit/configdoc/ -run '^TestFunctionDoc$$' -count=1 -update
 
 BENCHFLAGS ?=
 # BASELINE=path/to/old/computeplane-fn: fleetbench renders every fleet with it
@@ -59,7 +59,7 @@ BASELINE ?=
 .PHONY: bench
 bench: build ## Benchmarks: stages and unit builds, then 1,000 and 10,000 generated tenants through the CLI against the scale targets (BASELINE=old binary to compare)
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/pipeline/ ./pkg/units/
-	$(GO) build -o $(BIN)/fleetbench ./internal/bench/cmd/fleetbench
+	$(GO) build -o $(BIN)/fleetbench ./internal/testkit/bench/cmd/fleetbench
 	$(BIN)/fleetbench -bin $(BIN)/computeplane-fn -work $(CURDIR)/.work/bench $(if $(BASELINE),-baseline $(BASELINE)) $(BENCHFLAGS)
 
 .PHONY: lint

@@ -14,7 +14,7 @@ import (
 
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/computeplane-dev/computeplane-fn/internal/testfs"
+	"github.com/computeplane-dev/computeplane-fn/internal/testkit/testfs"
 	"github.com/computeplane-dev/computeplane-fn/pkg/summary"
 )
 

@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/computeplane-dev/computeplane-fn/internal/testfs"
+	"github.com/computeplane-dev/computeplane-fn/internal/testkit/testfs"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamltext/readback"
 )
 

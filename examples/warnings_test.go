@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/computeplane-dev/computeplane-fn/internal/testfs"
+	"github.com/computeplane-dev/computeplane-fn/internal/testkit/testfs"
 )
 
 // warningLines returns the warning lines of a run's stderr, sorted.

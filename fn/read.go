@@ -56,8 +56,8 @@ func readResourceList(r io.Reader, budget *input.Budget) (resourceList, api.Prob
 	if err != nil {
 		return fail("%v", err)
 	}
-	if err := budget.ChargeBytes(data, stdinFile); err != nil {
-		return list, api.Problems{{Message: err.Error()}}
+	if ps := budget.ChargeBytes(data, stdinFile); len(ps) > 0 {
+		return list, ps
 	}
 	var root *yaml.Node
 	start, end := 0, len(data)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/computeplane-dev/computeplane-fn/internal/testfs"
+	"github.com/computeplane-dev/computeplane-fn/internal/testkit/testfs"
 )
 
 // fleetRepo copies the quickstart example into a temporary fleet repo and

@@ -22,7 +22,7 @@ import (
 
 // TestFleetCost measures the GitOps side of a generated fleet (issue 20 §4,
 // docs/performance.md "The GitOps side"): the fleet of `make bench`
-// (internal/fleetgen) at each size of E2E_BENCH_TENANTS, rendered as a fleet
+// (internal/testkit/fleetgen) at each size of E2E_BENCH_TENANTS, rendered as a fleet
 // folder, reconciled by the real kustomize-controller from one root
 // Kustomization, as Cozystack runs Flux (cozy-fluxcd:flux, --concurrent=5,
 // the fleet's wiring in flux-system). It reports how long the root takes to

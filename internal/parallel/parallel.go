@@ -103,7 +103,7 @@ func Ordered[T any](n, workers int, produce func(i int) (T, error), consume func
 func safely[T any](i int, produce func(int) (T, error)) (v T, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("internal error (this is a bug, please report it): %v", r)
+			err = fmt.Errorf("panic in task %d: %v", i, r)
 		}
 	}()
 	return produce(i)

@@ -5,11 +5,13 @@
 //
 // Decoding is strict and never panics: a field of the wrong type, a missing
 // name or an unknown config field becomes a Problem that names the object, the
-// field path and the file it came from. The function config is decoded the
-// way kyaml's framework.LoadFunctionConfig decodes one (typed struct, then
-// Default, then Validate), strictly, with sigs.k8s.io/json as the API server
-// decodes under strict field validation; the inputs, which are Kubernetes
-// objects of other projects, are read field by field from their YAML nodes.
+// field path and the file it came from. The function config is checked
+// against its JSON Schema (computeplanegenerator.schema.json) with the API
+// server's packages, through package knobs, then decoded into its Go type
+// with sigs.k8s.io/json, defaulted and checked across fields; the inputs,
+// which are Kubernetes objects of other projects, are read field by field
+// from their YAML nodes, one file a kind (object.go for what every object
+// shares, definition.go, tenant.go, app.go, knobs.go).
 // Nothing here knows about KRM ResourceLists; package fn turns Problems into
 // KRM results.
 package api

@@ -30,3 +30,34 @@ func DefaultKnobSchema() (map[string]any, error) {
 	}
 	return m, nil
 }
+
+// Knobs is a ComputePlane object: what a tenant sets for its own cluster.
+type Knobs struct {
+	Ref    ObjectRef
+	Origin Origin
+
+	Namespace string
+	Values    map[string]any // spec
+}
+
+// DecodeKnobs reads a ComputePlane knob object.
+func DecodeKnobs(o Object) (*Knobs, Problems) {
+	d := o.decoder()
+	k := &Knobs{Ref: o.Ref(), Origin: o.Origin}
+	md := d.metadata(o, true)
+	name := d.str(yamlnode.Get(md, "name"), "metadata.name")
+	k.Namespace = d.str(yamlnode.Get(md, "namespace"), "metadata.namespace")
+	if name != "" && name != KnobsName {
+		d.fail("metadata.name", "a ComputePlane object must be named %q (one per tenant), not %q", KnobsName, name)
+	}
+	spec := yamlnode.Get(o.Node, "spec")
+	if !yamlnode.IsNull(spec) && d.mapping(spec, "spec") != nil {
+		if v, ok := d.value(spec, "spec"); ok {
+			k.Values, _ = v.(map[string]any)
+			for _, field := range nullFields(k.Values, "spec") {
+				d.fail(field, "a knob must not be null: Helm reads a null as \"delete the chart's default\", so the values applied would not be the values validated; leave the key out to keep the default")
+			}
+		}
+	}
+	return k, d.problems
+}

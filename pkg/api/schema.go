@@ -17,7 +17,7 @@ import (
 // the one source of what each config field means, its type, enum, bounds
 // and default. Editors read it (computeplane-fn schema, the release's
 // computeplanegenerator.schema.json), docs/function.md's reference is
-// generated from it (internal/configdoc), [DecodeConfig] checks every
+// generated from it (internal/testkit/configdoc), [DecodeConfig] checks every
 // config against it ([specChecker]) before it decodes one into [Config],
 // the ConfigMap functionConfig is typed by it (configmap.go), and
 // schema_test.go proves that it and [Config] (with [Config.Default])

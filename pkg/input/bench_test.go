@@ -25,7 +25,9 @@ func BenchmarkEstimateNodes(b *testing.B) {
 	}
 }
 
-// BenchmarkDecode measures reading the fixtures' YAML with every check.
+// BenchmarkDecode measures reading the fixtures' YAML with every check:
+// the files that read without problems (the error- fixtures hold input
+// that is refused).
 func BenchmarkDecode(b *testing.B) {
 	files, _ := filepath.Glob("../../fixtures/*/*.yaml")
 	var data []byte
@@ -34,12 +36,15 @@ func BenchmarkDecode(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		if _, problems := input.Decode(d, f); len(problems) > 0 {
+			continue
+		}
 		data = append(data, append(d, []byte("\n---\n")...)...)
 	}
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
-		if _, err := input.Decode(data, "x.yaml"); err != nil {
-			b.Fatal(err)
+		if _, problems := input.Decode(data, "x.yaml"); len(problems) > 0 {
+			b.Fatal(problems)
 		}
 	}
 }

@@ -10,5 +10,9 @@
 // be read safely (binary data, oversized files, malformed YAML, alias bombs,
 // absurd nesting, duplicate or merge keys, FIFOs, inputs of a config that
 // lead outside the working directory) is refused as api.Problems naming the
-// file, the object and the field. docs/limits.md explains each limit.
+// file, the object and the field: every reader of this package reports
+// api.Problems, and none carries them in an error. A limit of the whole run
+// exhausts the Budget (Budget.Exhausted), which ends the run at once; a
+// failure that is no mistake of the user's (a panic of the YAML parser) is
+// reported as api.Internal. docs/limits.md explains each limit.
 package input

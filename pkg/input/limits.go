@@ -3,8 +3,10 @@ package input
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"sync/atomic"
 
+	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
 
@@ -54,38 +56,69 @@ const (
 // Budget counts what one run has read, across files and stdin, and refuses
 // what goes over a limit. The zero value is ready to use; one Budget is
 // shared by everything one run reads, from any number of goroutines.
+//
+// A limit of the whole run ends the run: the budget is then exhausted
+// (Exhausted), and the readers of this package stop at once. That is state
+// of the budget, not of what a call returns: every call reports
+// api.Problems, the limit's among them.
 type Budget struct {
 	// ForResourceList is set by the KRM function, which holds everything it
 	// reads until it writes the ResourceList; messages then say so.
 	ForResourceList bool
 
 	bytes, estimate, documents, objects, nodes, held, files atomic.Int64
-	// exhausted is set once a limit of the whole run was hit.
-	exhausted atomic.Bool
+	// over is the problem of the first limit of the whole run that was
+	// hit; nil until then.
+	over atomic.Pointer[api.Problem]
 }
 
 func (b *Budget) charge(counter *atomic.Int64, n int, limit int) bool {
 	return counter.Add(int64(n)) <= int64(limit)
 }
 
+// exhaust notes that a limit of the whole run was hit, which ends the run,
+// and returns its problem.
+func (b *Budget) exhaust(p api.Problem) api.Problems {
+	b.over.CompareAndSwap(nil, &p)
+	return api.Problems{p}
+}
+
+// Exhausted reports whether a limit of the whole run was hit: the problems
+// of the call that hit it say which, and reading more is pointless.
+func (b *Budget) Exhausted() bool { return b.over.Load() != nil }
+
+// withLimit returns ps and, unless they hold it already, the problem of the
+// limit that ended the run, if one did. A reader that stops because another
+// goroutine exhausted the budget reports it this way.
+func (b *Budget) withLimit(ps api.Problems) api.Problems {
+	if p := b.over.Load(); p != nil && !slices.Contains(ps, *p) {
+		ps = append(ps, *p)
+	}
+	return ps
+}
+
 // ChargeBytes counts data about to be parsed: its size and its estimated
-// number of YAML nodes. name is used in the message.
-func (b *Budget) ChargeBytes(data []byte, name string) error {
+// number of YAML nodes. name is used in the message. Going over any of
+// these limits exhausts the budget.
+func (b *Budget) ChargeBytes(data []byte, name string) api.Problems {
+	refuse := func(format string, args ...any) api.Problems {
+		return b.exhaust(api.Problem{Message: name + ": " + fmt.Sprintf(format, args...)})
+	}
 	if !b.charge(&b.bytes, len(data), MaxInputBytes) {
-		return fmt.Errorf("%s: the inputs of one run may hold at most %d MiB together; this file goes over it", name, MaxInputBytes>>20)
+		return refuse("the inputs of one run may hold at most %d MiB together; this file goes over it", MaxInputBytes>>20)
 	}
 	estimate, largest := estimateNodes(data)
 	if largest > MaxDocumentNodes {
-		return fmt.Errorf("%s: a YAML document holds about %s nodes (estimated from its bytes before parsing); one document may hold at most about %s: write one object per document", name, yamlnode.Count(largest), yamlnode.Count(MaxDocumentNodes))
+		return refuse("a YAML document holds about %s nodes (estimated from its bytes before parsing); one document may hold at most about %s: write one object per document", yamlnode.Count(largest), yamlnode.Count(MaxDocumentNodes))
 	}
 	if !b.charge(&b.estimate, estimate, MaxEstimatedNodes) {
-		return fmt.Errorf("%s: the inputs of one run may hold at most about %s YAML nodes together (estimated from their bytes before parsing); this file goes over it", name, yamlnode.Count(MaxEstimatedNodes))
+		return refuse("the inputs of one run may hold at most about %s YAML nodes together (estimated from their bytes before parsing); this file goes over it", yamlnode.Count(MaxEstimatedNodes))
 	}
 	// Every document but empty ones is at least one object: a stream of
 	// too many is refused before it is parsed. Empty documents count too,
 	// which only a stream of millions of them notices.
 	if !b.charge(&b.documents, CountDocuments(data), MaxObjects) {
-		return fmt.Errorf("%s: the inputs of one run may hold at most %s objects; this file holds more YAML documents than that", name, yamlnode.Count(MaxObjects))
+		return refuse("the inputs of one run may hold at most %s objects; this file holds more YAML documents than that", yamlnode.Count(MaxObjects))
 	}
 	return nil
 }
@@ -118,29 +151,31 @@ func (b *Budget) RemainingBytes() int64 {
 	return max(0, MaxInputBytes-b.bytes.Load())
 }
 
-// chargeFiles counts files about to be read.
-func (b *Budget) chargeFiles(n int) error {
-	if !b.charge(&b.files, n, MaxFiles) {
-		return fmt.Errorf("the inputs of one run may be at most %s files", yamlnode.Count(MaxFiles))
+// countFile counts the file name, about to be read.
+func (b *Budget) countFile(name string) api.Problems {
+	if !b.charge(&b.files, 1, MaxFiles) {
+		return b.exhaust(api.Problem{File: name, Message: fmt.Sprintf("the inputs of one run may be at most %s files", yamlnode.Count(MaxFiles))})
 	}
 	return nil
 }
 
-// chargeObject counts one object of the given expanded size.
-func (b *Budget) chargeObject(nodes int) error {
+// chargeObject counts one object of the given expanded size, read from
+// origin.
+func (b *Budget) chargeObject(nodes int, origin api.Origin) api.Problems {
 	if !b.charge(&b.objects, 1, MaxObjects) {
-		return fmt.Errorf("the inputs of one run may hold at most %s objects", yamlnode.Count(MaxObjects))
+		return b.exhaust(api.Problem{File: origin.File, Message: fmt.Sprintf("the inputs of one run may hold at most %s objects", yamlnode.Count(MaxObjects))})
 	}
 	if !b.charge(&b.nodes, nodes, MaxNodes) {
-		return fmt.Errorf("the objects of one run may expand to at most %s YAML nodes together, with their aliases followed", yamlnode.Count(MaxNodes))
+		return b.exhaust(api.Problem{File: origin.File, Message: fmt.Sprintf("the objects of one run may expand to at most %s YAML nodes together, with their aliases followed", yamlnode.Count(MaxNodes))})
 	}
 	return nil
 }
 
-// chargeHeld counts nodes an object keeps in memory.
-func (b *Budget) chargeHeld(nodes int, what, advice string) error {
-	if !b.charge(&b.held, nodes, MaxHeldNodes) {
-		return fmt.Errorf("%s may hold at most %s YAML nodes together (aliases followed), and this one goes over it; %s", what, yamlnode.Count(MaxHeldNodes), advice)
+// chargeHeld counts the nodes o keeps in memory; what and advice word the
+// message.
+func (b *Budget) chargeHeld(o *api.Object, what, advice string) api.Problems {
+	if !b.charge(&b.held, o.Nodes, MaxHeldNodes) {
+		return b.exhaust(api.Errorf(o.Ref(), o.Origin, "", "%s may hold at most %s YAML nodes together (aliases followed), and this one goes over it; %s", what, yamlnode.Count(MaxHeldNodes), advice))
 	}
 	return nil
 }

@@ -31,7 +31,9 @@ func Decode(data []byte, name string) ([]api.Object, api.Problems) {
 
 // CheckBytes refuses data that is no YAML text: binary data, text that is
 // not UTF-8, and NUL bytes (which YAML does not allow and which no
-// Kubernetes object holds).
+// Kubernetes object holds). The error is the message alone, for a reader
+// of bytes that names the file itself (chargeFile, the KRM function's
+// stdin).
 func CheckBytes(data []byte) error {
 	if bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
 		return errors.New("not a YAML file (binary or not UTF-8)")
@@ -43,45 +45,42 @@ func CheckBytes(data []byte) error {
 // object that cannot be read safely is reported, with its field, before the
 // first problem of another kind ends the file.
 func (b *Budget) Decode(data []byte, name string) ([]api.Object, api.Problems) {
-	objs, err := b.decode(data, name)
-	return objs, b.problems(err)
-}
-
-func (b *Budget) decode(data []byte, name string) ([]api.Object, error) {
-	if err := b.chargeFile(data, name); err != nil {
-		return nil, err
+	if ps := b.chargeFile(data, name); len(ps) > 0 {
+		return nil, ps
 	}
-	objs, _, err := b.decodeDocuments(data, name, 0)
-	if err != nil {
-		return nil, err
+	objs, _, ps := b.decodeDocuments(data, name)
+	if len(ps) > 0 {
+		return nil, ps
 	}
-	if err := b.hold(objs); err != nil {
-		return nil, err
+	if ps := hold(b, objs, objectOf, false); len(ps) > 0 {
+		return nil, ps
 	}
 	return objs, nil
 }
 
 // chargeFile checks that data is YAML text and charges it to the budget.
-func (b *Budget) chargeFile(data []byte, name string) error {
+func (b *Budget) chargeFile(data []byte, name string) api.Problems {
 	if err := CheckBytes(data); err != nil {
 		return api.Problems{{File: name, Message: err.Error()}}
 	}
-	if err := b.ChargeBytes(data, name); err != nil {
-		return overBudget{api.Problems{{Message: err.Error()}}}
-	}
-	return nil
+	return b.ChargeBytes(data, name)
 }
 
-// decodeDocuments decodes the documents of data, numbering them from first,
-// and returns how many documents it read, empty ones included.
-func (b *Budget) decodeDocuments(data []byte, name string, first int) ([]api.Object, int, error) {
+// decodeDocuments decodes the documents of data, numbering them from 0,
+// and returns how many documents it read, empty ones included. It stops at
+// the first problem that is not an object's, and when the budget is
+// exhausted.
+func (b *Budget) decodeDocuments(data []byte, name string) ([]api.Object, int, api.Problems) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var out []api.Object
 	var problems api.Problems
-	index := first
+	index := 0
 	for ; ; index++ {
 		var doc yaml.Node
-		err := decodeOne(dec, &doc)
+		panicked, err := decodeOne(dec, &doc)
+		if panicked != nil {
+			return nil, 0, append(problems, api.Internal(fmt.Errorf("%s: document %d: the YAML parser failed: %v", name, index+1, panicked)))
+		}
 		if errors.Is(err, io.EOF) {
 			break
 		}
@@ -96,12 +95,11 @@ func (b *Budget) decodeDocuments(data []byte, name string, first int) ([]api.Obj
 			problems = append(problems, api.Problem{File: name, Message: fmt.Sprintf("document %d: expected an object (a YAML map), found %s", index+1, yamlnode.Describe(root))})
 			continue
 		}
-		objs, err := b.Unwrap(root, api.Origin{File: name, Index: index})
-		if err != nil {
-			ps, fatal := asProblems(err)
+		objs, ps := b.Unwrap(root, api.Origin{File: name, Index: index})
+		if len(ps) > 0 {
 			problems = append(problems, ps...)
-			if fatal {
-				return nil, 0, overBudget{problems}
+			if b.Exhausted() {
+				return nil, 0, problems
 			}
 		}
 		out = append(out, objs...)
@@ -109,7 +107,7 @@ func (b *Budget) decodeDocuments(data []byte, name string, first int) ([]api.Obj
 	if len(problems) > 0 {
 		return nil, 0, problems
 	}
-	return out, index - first, nil
+	return out, index, nil
 }
 
 // pieceBytes is the size above which a file is decoded in pieces, and about
@@ -182,12 +180,6 @@ func afterComment(data []byte) bool {
 	return false
 }
 
-// decodeFile decodes a file's bytes with a budget of its own, as
-// Budget.decodeFile does, keeping every object as read.
-func decodeFile(data []byte, name string, pieceSize int) ([]api.Object, error) {
-	return decodeFileAs(new(Budget), data, name, pieceSize, asRead, objectOf)
-}
-
 // asRead and objectOf are the prepare step of a reader that keeps every
 // object as it was read.
 func asRead(o api.Object) api.Object     { return o }
@@ -197,44 +189,33 @@ func objectOf(o *api.Object) *api.Object { return o }
 // on all cores when it is bigger, and runs prepare on each object, as
 // ReadAs does; object returns what a prepared object still holds of the
 // object read.
-func decodeFileAs[T any](b *Budget, data []byte, name string, pieceSize int, prepare func(api.Object) T, object func(*T) *api.Object) ([]T, error) {
-	if err := b.chargeFile(data, name); err != nil {
-		return nil, err
-	}
-	whole := func(b *Budget) ([]T, error) {
-		objs, _, err := b.decodeDocuments(data, name, 0)
-		if err != nil {
-			return nil, err
-		}
-		out := prepareAll(objs, prepare)
-		if err := holdPrepared(b, out, object); err != nil {
-			return nil, err
-		}
-		return out, nil
+func decodeFileAs[T any](b *Budget, data []byte, name string, pieceSize int, prepare func(api.Object) T, object func(*T) *api.Object) ([]T, api.Problems) {
+	if ps := b.chargeFile(data, name); len(ps) > 0 {
+		return nil, ps
 	}
 	pieces := splitDocuments(data, pieceSize)
 	if pieces == nil {
-		return whole(b)
+		objs, _, ps := decodePrepared(b, data, name, prepare, object)
+		return objs, ps
 	}
 	type decoded struct {
-		objs []T
-		docs int
+		objs     []T
+		docs     int
+		problems api.Problems
 	}
 	var out []T
+	var stopped api.Problems
 	next := 0
-	err := parallel.Ordered(len(pieces), parallel.Workers(),
-		func(i int) (decoded, error) {
-			objs, docs, err := b.decodeDocuments(pieces[i], name, 0)
-			if err != nil {
-				return decoded{}, err
-			}
-			prepared := prepareAll(objs, prepare)
-			if err := holdPrepared(b, prepared, object); err != nil {
-				return decoded{}, err
-			}
-			return decoded{prepared, docs}, nil
+	failed := inOrder(len(pieces),
+		func(i int) decoded {
+			objs, docs, ps := decodePrepared(b, pieces[i], name, prepare, object)
+			return decoded{objs, docs, ps}
 		},
-		func(_ int, d decoded) error {
+		func(d decoded) bool {
+			if len(d.problems) > 0 || b.Exhausted() {
+				stopped = d.problems
+				return false
+			}
 			// Documents were numbered within their piece.
 			for i := range d.objs {
 				o := object(&d.objs[i])
@@ -242,111 +223,92 @@ func decodeFileAs[T any](b *Budget, data []byte, name string, pieceSize int, pre
 			}
 			next += d.docs
 			out = append(out, d.objs...)
-			return nil
+			return true
 		})
 	switch {
-	case isOverBudget(err):
-		return nil, err
-	case err != nil:
+	case b.Exhausted():
+		return nil, b.withLimit(stopped)
+	case len(stopped) > 0 || len(failed) > 0:
 		// Whatever else went wrong, the file in one piece says it the way
 		// it always has (a piece's line and document numbers are its own).
 		// The pieces have counted what they read already.
-		return whole(new(Budget))
+		objs, _, ps := decodePrepared(new(Budget), data, name, prepare, object)
+		return objs, ps
 	}
 	return out, nil
 }
 
-func prepareAll[T any](objs []api.Object, prepare func(api.Object) T) []T {
+// decodePrepared decodes the documents of data (decodeDocuments), runs
+// prepare on every object and charges what the prepared objects hold.
+func decodePrepared[T any](b *Budget, data []byte, name string, prepare func(api.Object) T, object func(*T) *api.Object) ([]T, int, api.Problems) {
+	objs, docs, ps := b.decodeDocuments(data, name)
+	if len(ps) > 0 {
+		return nil, 0, ps
+	}
 	out := make([]T, len(objs))
 	for i, o := range objs {
 		out[i] = prepare(o)
 	}
-	return out
+	if ps := hold(b, out, object, false); len(ps) > 0 {
+		return nil, 0, ps
+	}
+	return out, docs, nil
 }
 
-// decodeOne decodes a document, turning a panic of the YAML library into an
-// error. go-yaml recovers its own failures; this is for the ones it may
-// still have, and no test relies on it.
-func decodeOne(dec *yaml.Decoder, doc *yaml.Node) (err error) {
+// errStop stops parallel.Ordered for inOrder; it never leaves inOrder.
+var errStop = errors.New("stopped")
+
+// inOrder calls produce(i) for every i in [0, n) on all cores and consume
+// on the calling goroutine in order of i (parallel.Ordered), until consume
+// returns false. parallel.Ordered is generic and stops only at an error, so
+// this is the one place where this package makes an error of its own:
+// errStop, which never leaves it. What stopped the run is the caller's to
+// keep (problems, or an exhausted budget). A panic in produce is a bug,
+// returned as api.Internal.
+func inOrder[T any](n int, produce func(i int) T, consume func(T) bool) api.Problems {
+	err := parallel.Ordered(n, parallel.Workers(),
+		func(i int) (T, error) { return produce(i), nil },
+		func(_ int, v T) error {
+			if !consume(v) {
+				return errStop
+			}
+			return nil
+		})
+	if err != nil && !errors.Is(err, errStop) {
+		return api.Problems{api.Internal(err)}
+	}
+	return nil
+}
+
+// decodeOne decodes a document, turning a panic of the YAML library into
+// the value it panicked with. go-yaml recovers its own failures; this is
+// for the ones it may still have, a bug and not the user's mistake, and no
+// test relies on it.
+func decodeOne(dec *yaml.Decoder, doc *yaml.Node) (panicked any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("the YAML parser failed: %v", r)
+			panicked = r
 		}
 	}()
-	return dec.Decode(doc)
-}
-
-// Unwrap returns the object, or the items of a v1 List, after checking
-// each with yamlnode.Check; it counts against a budget of its own.
-func Unwrap(n *yaml.Node, origin api.Origin) ([]api.Object, api.Problems) {
-	return new(Budget).Unwrap(n, origin)
-}
-
-// overBudget marks the problem that ends a run: a limit of the whole run,
-// after which nothing more is read.
-type overBudget struct{ api.Problems }
-
-// Unwrap lets errors.As find the problems.
-func (o overBudget) Unwrap() error { return o.Problems }
-
-// isOverBudget reports whether err says that a limit of the whole run was
-// hit, after which reading more is pointless.
-func isOverBudget(err error) bool {
-	var ob overBudget
-	return errors.As(err, &ob)
-}
-
-// problems turns an error of this package's readers into the problems the
-// exported functions return, and notes a limit of the whole run (see
-// Exhausted).
-func (b *Budget) problems(err error) api.Problems {
-	if err == nil {
-		return nil
-	}
-	ps, fatal := asProblems(err)
-	if fatal {
-		b.exhausted.Store(true)
-	}
-	return ps
-}
-
-// Exhausted reports whether a limit of the whole run was hit: the problems
-// returned last say which, and reading more is pointless.
-func (b *Budget) Exhausted() bool { return b.exhausted.Load() }
-
-func asProblems(err error) (api.Problems, bool) {
-	var ob overBudget
-	if errors.As(err, &ob) {
-		return ob.Problems, true
-	}
-	var ps api.Problems
-	if errors.As(err, &ps) {
-		return ps, false
-	}
-	return api.Problems{{Message: err.Error()}}, true
+	return nil, dec.Decode(doc)
 }
 
 // Unwrap returns the object, or the items of a v1 List, each checked with
 // yamlnode.Check and charged to the budget. The problems name every object
-// that cannot be read safely.
+// that cannot be read safely; a limit of the whole run ends the list.
 func (b *Budget) Unwrap(n *yaml.Node, origin api.Origin) ([]api.Object, api.Problems) {
-	objs, err := b.unwrap(n, origin)
-	return objs, b.problems(err)
-}
-
-func (b *Budget) unwrap(n *yaml.Node, origin api.Origin) ([]api.Object, error) {
 	if n == nil || n.Kind != yaml.MappingNode {
 		return nil, api.Problems{{File: origin.File, Message: fmt.Sprintf("expected an object (a YAML map), found %s", describeItem(n))}}
 	}
 	o := api.NewObject(n, origin)
 	if o.APIVersion != "v1" || o.Kind != "List" {
-		obj, err := b.object(n, origin)
-		if err != nil {
-			return nil, err
+		obj, ps := b.Object(n, origin)
+		if len(ps) > 0 {
+			return nil, ps
 		}
 		return []api.Object{obj}, nil
 	}
-	listProblem := func(format string, args ...any) error {
+	listProblem := func(format string, args ...any) api.Problems {
 		return api.Problems{api.Errorf(o.Ref(), origin, "items", format, args...)}
 	}
 	items := yamlnode.Get(n, "items")
@@ -363,12 +325,11 @@ func (b *Budget) unwrap(n *yaml.Node, origin api.Origin) ([]api.Object, error) {
 			problems = append(problems, api.Errorf(o.Ref(), origin, fmt.Sprintf("items[%d]", i), "must be an object (a YAML map), not %s", describeItem(item)))
 			continue
 		}
-		obj, err := b.object(item, origin)
-		if err != nil {
-			ps, fatal := asProblems(err)
+		obj, ps := b.Object(item, origin)
+		if len(ps) > 0 {
 			problems = append(problems, ps...)
-			if fatal {
-				return nil, overBudget{problems}
+			if b.Exhausted() {
+				return nil, problems
 			}
 			continue
 		}
@@ -426,14 +387,9 @@ var identityFields = []string{"apiVersion", "kind", "metadata"}
 var metadataFields = []string{"name", "namespace", "labels", "annotations"}
 
 // Object checks one object with yamlnode.Check, refuses aliases in its
-// identity and metadata, and charges it to the budget. The error is an
-// api.Problems.
+// identity and metadata, and charges it to the budget. An object larger
+// than MaxObjectNodes exhausts the budget.
 func (b *Budget) Object(n *yaml.Node, origin api.Origin) (api.Object, api.Problems) {
-	o, err := b.object(n, origin)
-	return o, b.problems(err)
-}
-
-func (b *Budget) object(n *yaml.Node, origin api.Origin) (api.Object, error) {
 	o := api.NewObject(n, origin)
 	nodes, err := yamlnode.Check(n, MaxObjectNodes)
 	if err != nil {
@@ -447,7 +403,7 @@ func (b *Budget) object(n *yaml.Node, origin api.Origin) (api.Object, error) {
 		if errors.Is(err, yamlnode.ErrBudget) {
 			// An object this large is no mistake; reading on would only
 			// cost more time and memory.
-			return o, overBudget{api.Problems{p}}
+			return o, b.exhaust(p)
 		}
 		return o, api.Problems{p}
 	}
@@ -489,41 +445,41 @@ func (b *Budget) object(n *yaml.Node, origin api.Origin) (api.Object, error) {
 	if len(problems) > 0 {
 		return o, problems
 	}
-	if err := b.chargeObject(nodes); err != nil {
-		return o, overBudget{api.Problems{{File: origin.File, Message: err.Error()}}}
+	if ps := b.chargeObject(nodes, origin); len(ps) > 0 {
+		return o, ps
 	}
 	o.Nodes = nodes
 	return o, nil
 }
 
-// Hold charges the objects whose nodes stay in memory until they are
-// written (those that pass through or are kept, the function config, and
-// every item of a ResourceList) to the budget; the readers of this package
-// call it for what their prepare step leaves a node.
-func (b *Budget) Hold(objs []api.Object) api.Problems {
-	return b.problems(b.hold(objs))
-}
-
-// HoldItems is Hold for the items of a ResourceList and the inputs the KRM
-// function reads, all of which it holds.
+// HoldItems charges the items of a ResourceList and the inputs the KRM
+// function reads, all of which it holds until it writes them, to the
+// budget (see hold).
 func (b *Budget) HoldItems(objs []api.Object) api.Problems {
-	return b.problems(b.holdItems(objs))
+	return hold(b, objs, objectOf, true)
 }
 
-func (b *Budget) hold(objs []api.Object) error { return holdPrepared(b, objs, objectOf) }
-
-func (b *Budget) holdItems(objs []api.Object) error {
-	return holdPreparedAs(b, objs, objectOf, itemsHeld, itemsAdvice)
-}
-
-// holdPrepared is Budget.hold for prepared objects: those a prepare step
-// left a node are charged, and for a ResourceList every one, whose items
-// the KRM function holds whole.
-func holdPrepared[T any](b *Budget, objs []T, object func(*T) *api.Object) error {
-	if b.ForResourceList {
-		return holdPreparedAs(b, objs, object, itemsHeld, itemsAdvice)
+// hold charges the objects whose nodes stay in memory until they are
+// written to the budget: those a prepare step left a node (that pass
+// through or are kept, the function config) and, for a ResourceList, every
+// one, whose items the KRM function holds whole. items words the message
+// for the items of a ResourceList. Going over MaxHeldNodes exhausts the
+// budget.
+func hold[T any](b *Budget, objs []T, object func(*T) *api.Object, items bool) api.Problems {
+	what, advice := keptHeld, keptAdvice
+	if items || b.ForResourceList {
+		what, advice = itemsHeld, itemsAdvice
 	}
-	return holdPreparedAs(b, objs, object, keptHeld, keptAdvice)
+	for i := range objs {
+		o := object(&objs[i])
+		if o.Node == nil && !b.ForResourceList {
+			continue
+		}
+		if ps := b.chargeHeld(o, what, advice); len(ps) > 0 {
+			return ps
+		}
+	}
+	return nil
 }
 
 // What the budget says it held when it runs out.
@@ -534,25 +490,12 @@ const (
 	keptAdvice  = "pass fewer or smaller objects through (for a large fleet, keepInputs: false)"
 )
 
-func holdPreparedAs[T any](b *Budget, objs []T, object func(*T) *api.Object, what, advice string) error {
-	for i := range objs {
-		o := object(&objs[i])
-		if o.Node == nil && !b.ForResourceList {
-			continue
-		}
-		if err := b.chargeHeld(o.Nodes, what, advice); err != nil {
-			return overBudget{api.Problems{api.Errorf(o.Ref(), o.Origin, "", "%v", err)}}
-		}
-	}
-	return nil
-}
-
 // ReadFile reads one YAML file, charging it to the budget.
 func (b *Budget) ReadFile(path string) ([]api.Object, api.Problems) {
 	name := filepath.ToSlash(path)
-	data, err := b.readBytes(anywhere{}, path, name)
-	if err != nil {
-		return nil, b.problems(err)
+	data, ps := b.readBytes(anywhere{}, path, name)
+	if len(ps) > 0 {
+		return nil, ps
 	}
 	return b.Decode(data, name)
 }
@@ -576,13 +519,11 @@ func (anywhere) Glob(pattern string) ([]string, error)      { return filepath.Gl
 
 // readBytes reads the file path of t, charging it to the budget. Only
 // regular files are read: a FIFO or a device would block or never end, and
-// a file larger than what the run may still read is refused from its size.
-func (b *Budget) readBytes(t tree, path, name string) ([]byte, error) {
-	fail := func(format string, args ...any) error {
+// a file larger than what the run may still read is refused from its size,
+// which exhausts the budget.
+func (b *Budget) readBytes(t tree, path, name string) ([]byte, api.Problems) {
+	fail := func(format string, args ...any) api.Problems {
 		return api.Problems{{File: name, Message: fmt.Sprintf(format, args...)}}
-	}
-	fatal := func(format string, args ...any) error {
-		return overBudget{api.Problems{{File: name, Message: fmt.Sprintf(format, args...)}}}
 	}
 	// Looked at before it is opened, since opening a FIFO blocks; and
 	// again once open, in case it was swapped in between.
@@ -593,8 +534,8 @@ func (b *Budget) readBytes(t tree, path, name string) ([]byte, error) {
 	if !info.Mode().IsRegular() {
 		return nil, fail("failed to read input: not a regular file")
 	}
-	if err := b.chargeFiles(1); err != nil {
-		return nil, fatal("%v", err)
+	if ps := b.countFile(name); len(ps) > 0 {
+		return nil, ps
 	}
 	f, err := t.Open(path)
 	if err != nil {
@@ -606,7 +547,7 @@ func (b *Budget) readBytes(t tree, path, name string) ([]byte, error) {
 	}
 	remaining := b.RemainingBytes()
 	if info.Size() > remaining {
-		return nil, fatal("the file is %d MiB; the inputs of one run may hold at most %d MiB together", info.Size()>>20, MaxInputBytes>>20)
+		return nil, b.exhaust(api.Problem{File: name, Message: fmt.Sprintf("the file is %d MiB; the inputs of one run may hold at most %d MiB together", info.Size()>>20, MaxInputBytes>>20)})
 	}
 	// Sized by the file, as os.ReadFile does, rather than grown while
 	// reading; the limit still holds for files that grow or lie.
@@ -641,10 +582,10 @@ func unwrapPathError(err error) error {
 // Expand turns paths, folders and glob patterns into the sorted list of YAML
 // files they name, relative to dir as given. A folder contributes every
 // .yaml and .yml file below it, skipping hidden folders and not following
-// symbolic links to folders. A pattern that names nothing is an error, so
+// symbolic links to folders. A pattern that names nothing is a problem, so
 // that a typo never silently renders an empty fleet.
-func Expand(dir string, patterns []string) ([]string, error) {
-	return expand(anywhere{}, dir, patterns)
+func Expand(dir string, patterns []string) ([]string, api.Problems) {
+	return expand(anywhere{}, dir, patterns, nil)
 }
 
 // ExpandInside is Expand for patterns that must stay inside dir, as those of
@@ -654,17 +595,17 @@ func Expand(dir string, patterns []string) ([]string, error) {
 // copy into the rendered fleet, files such as a kubeconfig elsewhere on the
 // CI machine. Read opens every file of such patterns through an os.Root of
 // dir, so a link swapped in after the expansion cannot lead out either.
-func ExpandInside(dir string, patterns []string) ([]string, error) {
+func ExpandInside(dir string, patterns []string) ([]string, api.Problems) {
 	root, err := openRoot(dir)
 	if err != nil {
-		return nil, err
+		return nil, patternProblem(nil, err.Error())
 	}
 	defer root.Close()
-	files, err := expand(newInside(root, dir), "", patterns)
+	files, ps := expand(newInside(root, dir), "", patterns, nil)
 	for i, f := range files {
 		files[i] = filepath.Join(dir, filepath.FromSlash(f))
 	}
-	return files, err
+	return files, ps
 }
 
 // openRoot opens the folder that the inputs of a function config stay in.
@@ -705,10 +646,17 @@ func leadsOut(t tree, name, shown string) error {
 	return fmt.Errorf("%s leads outside the working directory (a symbolic link?)", shown)
 }
 
-func expand(t tree, dir string, patterns []string) ([]string, error) {
+// expand is Expand for the patterns of cfg's spec.inputs, or of the command
+// line when cfg is nil (see patternProblem).
+func expand(t tree, dir string, patterns []string, cfg *api.Config) ([]string, api.Problems) {
+	fail := func(format string, args ...any) ([]string, api.Problems) {
+		return nil, patternProblem(cfg, fmt.Sprintf(format, args...))
+	}
 	_, confined := t.(inside)
 	seen := map[string]bool{}
 	var files []string
+	// add is called from fs.WalkDir, which stops at an error: its error is
+	// the message of a problem.
 	add := func(p, shown string) error {
 		if seen[p] {
 			return nil
@@ -727,7 +675,7 @@ func expand(t tree, dir string, patterns []string) ([]string, error) {
 		full := pattern
 		if confined {
 			if err := relativeInside(pattern); err != nil {
-				return nil, fmt.Errorf("input %q: %w", pattern, err)
+				return fail("input %q: %v", pattern, err)
 			}
 			full = path.Clean(filepath.ToSlash(pattern))
 		} else if !filepath.IsAbs(full) && dir != "" {
@@ -735,13 +683,13 @@ func expand(t tree, dir string, patterns []string) ([]string, error) {
 		}
 		matches, err := fs.Glob(t, full)
 		if err != nil {
-			return nil, fmt.Errorf("input %q: bad pattern: %w", pattern, err)
+			return fail("input %q: bad pattern: %v", pattern, err)
 		}
 		if len(matches) == 0 {
 			if err := leadsOut(t, full, filepath.ToSlash(pattern)); err != nil {
-				return nil, fmt.Errorf("input %q: %w", pattern, err)
+				return fail("input %q: %v", pattern, err)
 			}
-			return nil, fmt.Errorf("input %q: no such file or folder", pattern)
+			return fail("input %q: no such file or folder", pattern)
 		}
 		for _, m := range matches {
 			// Messages name a match as the pattern spells it, when the
@@ -752,11 +700,11 @@ func expand(t tree, dir string, patterns []string) ([]string, error) {
 			}
 			info, err := t.Stat(m)
 			if err != nil {
-				return nil, fmt.Errorf("input %q: %w", pattern, cmp.Or(leadsOut(t, m, shown), unwrapPathError(err)))
+				return fail("input %q: %v", pattern, cmp.Or(leadsOut(t, m, shown), unwrapPathError(err)))
 			}
 			if !info.IsDir() {
 				if err := add(m, shown); err != nil {
-					return nil, fmt.Errorf("input %q: %w", pattern, err)
+					return fail("input %q: %v", pattern, err)
 				}
 				continue
 			}
@@ -773,7 +721,7 @@ func expand(t tree, dir string, patterns []string) ([]string, error) {
 				return nil
 			})
 			if err != nil {
-				return nil, fmt.Errorf("input %q: %w", pattern, err)
+				return fail("input %q: %v", pattern, err)
 			}
 		}
 	}
@@ -850,39 +798,43 @@ func read[T any](patterns []string, opts Options, prepare func(api.Object) T, ob
 	if opts.Config != nil {
 		root, err := openRoot(opts.Dir)
 		if err != nil {
-			return nil, patternProblem(opts.Config, err)
+			return nil, patternProblem(opts.Config, err.Error())
 		}
 		defer root.Close()
 		t, dir = newInside(root, opts.Dir), ""
 	}
-	files, err := expand(t, dir, patterns)
-	if err != nil {
-		return nil, patternProblem(opts.Config, err)
+	files, ps := expand(t, dir, patterns, opts.Config)
+	if len(ps) > 0 {
+		return nil, ps
 	}
-	objs, err := readFiles(b, t, dir, files, prepare, object)
-	return objs, b.problems(err)
+	return readFiles(b, t, dir, files, prepare, object)
 }
 
 // patternProblem is the problem of the patterns: at cfg's spec.inputs, or,
 // for those of the command line (cfg nil), of the run.
-func patternProblem(cfg *api.Config, err error) api.Problems {
+func patternProblem(cfg *api.Config, message string) api.Problems {
 	if cfg == nil {
-		return api.Problems{{Message: err.Error()}}
+		return api.Problems{{Message: message}}
 	}
-	return api.Problems{api.Errorf(cfg.Ref, cfg.Origin, "spec.inputs", "%v", err)}
+	return api.Problems{api.Errorf(cfg.Ref, cfg.Origin, "spec.inputs", "%s", message)}
 }
 
 // readFiles reads files of t; dir is what the names of files of the whole
-// file system are relative to.
-func readFiles[T any](b *Budget, t tree, dir string, files []string, prepare func(api.Object) T, object func(*T) *api.Object) ([]T, error) {
+// file system are relative to. The problems are every file's, in order;
+// a limit of the whole run ends the reading, after the problems of the
+// files before.
+func readFiles[T any](b *Budget, t tree, dir string, files []string, prepare func(api.Object) T, object func(*T) *api.Object) ([]T, api.Problems) {
 	type read struct {
 		objs     []T
 		problems api.Problems
 	}
 	var out []T
 	var problems api.Problems
-	err := parallel.Ordered(len(files), parallel.Workers(),
-		func(i int) (read, error) {
+	failed := inOrder(len(files),
+		func(i int) read {
+			if b.Exhausted() {
+				return read{}
+			}
 			f := files[i]
 			name := filepath.ToSlash(f)
 			if dir != "" {
@@ -890,30 +842,23 @@ func readFiles[T any](b *Budget, t tree, dir string, files []string, prepare fun
 					name = filepath.ToSlash(rel)
 				}
 			}
-			data, err := b.readBytes(t, f, name)
-			if err == nil {
-				var objs []T
-				if objs, err = decodeFileAs(b, data, name, pieceBytes, prepare, object); err == nil {
-					return read{objs: objs}, nil
-				}
+			data, ps := b.readBytes(t, f, name)
+			if len(ps) > 0 {
+				return read{problems: ps}
 			}
-			ps, fatal := asProblems(err)
-			if fatal {
-				return read{}, overBudget{ps}
-			}
-			return read{problems: ps}, nil
+			objs, ps := decodeFileAs(b, data, name, pieceBytes, prepare, object)
+			return read{objs, ps}
 		},
-		func(_ int, r read) error {
+		func(r read) bool {
 			out = append(out, r.objs...)
 			problems = append(problems, r.problems...)
-			return nil
+			return !b.Exhausted()
 		})
-	if err != nil {
-		// A limit of the whole run, after the problems of the files before.
-		ps, _ := asProblems(err)
-		return nil, overBudget{append(problems, ps...)}
-	}
-	if len(problems) > 0 {
+	problems = append(problems, failed...)
+	switch {
+	case b.Exhausted():
+		return nil, b.withLimit(problems)
+	case len(problems) > 0:
 		return nil, problems
 	}
 	return out, nil

@@ -1,7 +1,6 @@
 package input_test
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -94,10 +93,9 @@ func TestDecodeProblems(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			objs, err := input.Decode([]byte(tt.src), "x.yaml")
-			var problems api.Problems
-			if !errors.As(err, &problems) {
-				t.Fatalf("want problems, got %v (%d objects)", err, len(objs))
+			objs, problems := input.Decode([]byte(tt.src), "x.yaml")
+			if len(problems) == 0 || objs != nil {
+				t.Fatalf("want problems and no objects, got %d problems and %d objects", len(problems), len(objs))
 			}
 			var got []string
 			for _, p := range problems {
@@ -183,5 +181,67 @@ func TestReadInsideRefusesLinksOut(t *testing.T) {
 	// Named on the command line, it is read.
 	if objs, err := input.Read([]string{filepath.Join(dir, "link.yaml")}, input.Options{}); err != nil || len(objs) != 1 {
 		t.Errorf("Read outside = %v, %v; want the Secret", objs, err)
+	}
+}
+
+// bomb is an object that expands to 10 million nodes with its aliases
+// followed, more than MaxObjectNodes: a limit of the whole run.
+const bomb = `apiVersion: v1
+kind: ConfigMap
+metadata: {name: bomb}
+data:
+  a: &a [x, x, x, x, x, x, x, x, x, x]
+  b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]
+  c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]
+  d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]
+  e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]
+  f: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]
+  g: [*f, *f, *f, *f, *f, *f, *f, *f, *f, *f]
+`
+
+// bombProblem is the problem of bomb, after its file and object.
+const bombProblem = "data.f[7]: expands to more than 1,000,000 YAML nodes with its aliases followed (a YAML alias bomb?)"
+
+// TestExhaustedEndsTheRun checks that a limit of the whole run exhausts
+// the budget and ends the reading at once, after the problems before it,
+// and that a problem of the user's own does not.
+func TestExhaustedEndsTheRun(t *testing.T) {
+	var b input.Budget
+	if _, problems := b.Decode([]byte("just text\n"), "x.yaml"); len(problems) != 1 || b.Exhausted() {
+		t.Fatalf("a scalar document: %v, exhausted %v; want one problem and a budget that is not exhausted", problems, b.Exhausted())
+	}
+
+	// In a v1 List, the items after the bomb are not read: the duplicate
+	// key of the last one goes unreported.
+	list := "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: A, metadata: {name: a}, x: {k: 1, k: 2}}\n- " +
+		strings.ReplaceAll(strings.TrimSuffix(bomb, "\n"), "\n", "\n  ") +
+		"\n- {apiVersion: v1, kind: C, metadata: {name: c}, x: {k: 1, k: 2}}\n"
+	_, problems := new(input.Budget).Decode([]byte(list), "list.yaml")
+	var got []string
+	for _, p := range problems {
+		got = append(got, p.Error())
+	}
+	want := []string{
+		"list.yaml: A a: x.k: is set twice in this map (duplicate key)",
+		"list.yaml: ConfigMap bomb: " + bombProblem,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("problems of the List (-want +got):\n%s", diff)
+	}
+
+	// Read: the files before the bomb are reported, and the bomb; the run
+	// ends there.
+	dir := t.TempDir()
+	for name, data := range map[string]string{"a.yaml": "just text\n", "b.yaml": bomb, "c.yaml": "apiVersion: v1\nkind: C\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b = input.Budget{}
+	objs, problems := input.Read([]string{"."}, input.Options{Dir: dir, Budget: &b})
+	if !b.Exhausted() || objs != nil || len(problems) != 2 ||
+		!strings.HasPrefix(problems[0].Error(), "a.yaml: document 1: expected an object") ||
+		problems[1].Error() != "b.yaml: ConfigMap bomb: "+bombProblem {
+		t.Errorf("Read = %d objects, %v (exhausted %v); want the problems of a.yaml and b.yaml", len(objs), problems, b.Exhausted())
 	}
 }

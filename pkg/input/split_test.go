@@ -11,16 +11,16 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/computeplane-dev/computeplane-fn/internal/fleetgen"
+	"github.com/computeplane-dev/computeplane-fn/internal/testkit/fleetgen"
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 )
 
 // describe renders what Read returns of a file: identity, origin and the
-// whole node with its comments.
-func describe(t *testing.T, objs []api.Object, err error) string {
+// whole node with its comments, or the problems.
+func describe(t *testing.T, objs []api.Object, problems api.Problems) string {
 	t.Helper()
-	if err != nil {
-		return "error: " + err.Error()
+	if len(problems) > 0 {
+		return "problems: " + problems.Error()
 	}
 	var b strings.Builder
 	for _, o := range objs {
@@ -95,11 +95,11 @@ func TestDecodeInPiecesMatchesWhole(t *testing.T) {
 
 	for i, c := range cases {
 		data := []byte(c)
-		objs, err := new(Budget).decode(data, "f.yaml")
-		want := describe(t, objs, err)
+		objs, problems := Decode(data, "f.yaml")
+		want := describe(t, objs, problems)
 		for _, size := range []int{1, 7, 64, 1000, 1 << 20} {
-			got, err := decodeFile(data, "f.yaml", size)
-			if diff := cmp.Diff(want, describe(t, got, err)); diff != "" {
+			got, problems := decodeFileAs(new(Budget), data, "f.yaml", size, asRead, objectOf)
+			if diff := cmp.Diff(want, describe(t, got, problems)); diff != "" {
 				t.Errorf("case %d, pieces of %d bytes (-whole +pieces):\n%s\ninput:\n%s", i, size, diff, c)
 			}
 		}

@@ -17,8 +17,6 @@ import (
 	"sync"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
-
-	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 )
 
 // File is one file of a fleet folder: a slash-separated path relative to the
@@ -26,52 +24,6 @@ import (
 type File struct {
 	Path string
 	Data []byte
-}
-
-// Files lays out rendered objects the default way: one generated object per
-// file at its Path() (<namespace>/<kind-lowercase>-<name>.yaml), encoded
-// exactly as Encode encodes one document of the stream. Objects that are not
-// generated (inputs kept with keepInputs, objects that pass through) are left
-// out: they are the user's own files, already in the repository, and a copy
-// without the managed-by label could never be pruned. Two objects that would
-// share a file are an error.
-func Files(objs []render.Object) ([]File, error) {
-	var gen []render.Object
-	seen := make(map[string]render.Object, len(objs))
-	for _, o := range objs {
-		if !o.Generated {
-			continue
-		}
-		p := o.Path()
-		if prev, dup := seen[p]; dup {
-			return nil, fmt.Errorf("failed to lay out the fleet folder: %s %s/%s and %s %s/%s would both be written to %s",
-				prev.Kind, prev.Namespace, prev.Name, o.Kind, o.Namespace, o.Name, p)
-		}
-		seen[p] = o
-		gen = append(gen, o)
-	}
-	// Encoding is most of the work for a large fleet: spread it over the
-	// cores. The encoder only reads the nodes.
-	out := make([]File, len(gen))
-	errs := make([]error, len(gen))
-	workers := max(1, min(runtime.GOMAXPROCS(0), len(gen)/256))
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			for i := w; i < len(gen); i += workers {
-				data, err := EncodeOne(gen[i])
-				out[i], errs[i] = File{Path: gen[i].Path(), Data: data}, err
-			}
-		})
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			o := gen[i]
-			return nil, fmt.Errorf("failed to encode %s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
-		}
-	}
-	return out, nil
 }
 
 // Op is what a run does, or would do, to one file.

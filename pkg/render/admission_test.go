@@ -3,7 +3,7 @@ package render_test
 import (
 	"testing"
 
-	"github.com/computeplane-dev/computeplane-fn/internal/crdtest"
+	"github.com/computeplane-dev/computeplane-fn/internal/testkit/crdtest"
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/clustervalues"
 	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/computeplane-dev/computeplane-fn/internal/ciliumeval"
+	"github.com/computeplane-dev/computeplane-fn/internal/testkit/ciliumeval"
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 	"github.com/computeplane-dev/computeplane-fn/pkg/wire"

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/computeplane-dev/computeplane-fn/internal/crdtest"
+	"github.com/computeplane-dev/computeplane-fn/internal/testkit/crdtest"
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 	"github.com/computeplane-dev/computeplane-fn/pkg/units"
@@ -64,7 +64,7 @@ func TestArtifactsCarryEveryUnit(t *testing.T) {
 	const limit = 40
 	cfg := artifactConfig(func(fc *api.FleetConfig) { fc.MaxObjectsPerUnit = limit; fc.Shards = 2 })
 	objs := artifactFleet(30, 3*limit+7)
-	files, problems := units.Layout(cfg, objs)
+	files, problems := units.Files(cfg, objs)
 	if len(problems) > 0 {
 		t.Fatal(problems)
 	}
@@ -122,12 +122,12 @@ func retargeted(t *testing.T, o render.Object, b *builtFleet) map[string]any {
 // source-watcher from rebuilding a group's artifact with stale rules.
 func TestArtifactRulesIgnoreMembership(t *testing.T) {
 	cfg := artifactConfig(nil)
-	before, problems := units.Layout(cfg, artifactFleet(40, 0))
+	before, problems := units.Files(cfg, artifactFleet(40, 0))
 	if len(problems) > 0 {
 		t.Fatal(problems)
 	}
 	newcomer := []render.Object{object("helm.toolkit.fluxcd.io/v2", "HelmRelease", "tenant-newcomer", "computeplane", false, "spec: {interval: 5m}\n")}
-	after, problems := units.Layout(cfg, append(artifactFleet(40, 0), newcomer...))
+	after, problems := units.Files(cfg, append(artifactFleet(40, 0), newcomer...))
 	if len(problems) > 0 {
 		t.Fatal(problems)
 	}
@@ -197,14 +197,14 @@ func TestArtifactsWithinSourceWatcherBounds(t *testing.T) {
 	for i := range units.MaxArtifactsPerGenerator + 1 {
 		objs = append(objs, object("v1", "ConfigMap", fmt.Sprintf("tenant-n%04d", i), "c", false, "data: {a: b}\n"))
 	}
-	_, problems := units.Layout(cfg, objs)
+	_, problems := units.Files(cfg, objs)
 	if len(problems) != 1 || problems[0].Field != "spec.fleet.wiringGroups" ||
 		!strings.Contains(problems[0].Message, "wiring group computeplane-wiring-ns-0-of-1 would hold 1001 namespaces, one ExternalArtifact each, more than the 1000 artifacts source-watcher allows") {
 		t.Fatalf("problems: %v", problems)
 	}
 	// The same fleet reading the fleet source is fine.
 	cfg.Fleet.UnitSource = api.UnitSourceFleet
-	if _, problems := units.Layout(cfg, objs); len(problems) > 0 {
+	if _, problems := units.Files(cfg, objs); len(problems) > 0 {
 		t.Fatal(problems)
 	}
 }

@@ -73,7 +73,7 @@ func BenchmarkLayout(b *testing.B) {
 	objs := benchFleet()
 	cfg := fleetConfig(nil)
 	for b.Loop() {
-		if _, err := units.Layout(cfg, objs); err != nil {
+		if _, err := units.Files(cfg, objs); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -7,13 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/kustomize/api/krusty"
 	kusttypes "sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 
-	"github.com/computeplane-dev/computeplane-fn/pkg/output"
 	"github.com/computeplane-dev/computeplane-fn/pkg/pipeline"
 	"github.com/computeplane-dev/computeplane-fn/pkg/units"
 	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
@@ -130,25 +128,5 @@ func TestStandaloneFleet(t *testing.T) {
 	// units + 2 groups
 	if units := len(dirs) - 1 - 2 - baselines; kustomizations != units+2 {
 		t.Errorf("%d Kustomizations in the wiring, want %d", kustomizations, units+2)
-	}
-}
-
-// TestFilesWithoutFleet: without spec.fleet there are no units, one file
-// per generated object (output.Files).
-func TestFilesWithoutFleet(t *testing.T) {
-	run, problems := pipeline.Run(pipeline.Options{Dir: "../../examples/quickstart", ConfigFile: "../../examples/quickstart/config.yaml"})
-	if len(problems) > 0 {
-		t.Fatal(problems)
-	}
-	files, problems := units.Files(run.Config, run.Objects)
-	if len(problems) > 0 {
-		t.Fatal(problems)
-	}
-	want, err := output.Files(run.Objects)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(want, files); diff != "" {
-		t.Errorf("files without spec.fleet (-output.Files +units.Files):\n%s", diff)
 	}
 }

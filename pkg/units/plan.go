@@ -13,7 +13,6 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
 	"github.com/computeplane-dev/computeplane-fn/pkg/jumphash"
 	"github.com/computeplane-dev/computeplane-fn/pkg/order"
-	"github.com/computeplane-dev/computeplane-fn/pkg/output"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
@@ -337,21 +336,6 @@ func (p *Plan) largestGroup() int {
 	return largest
 }
 
-// Layout renders the fleet folder of cfg.Fleet for the rendered objects: the
-// units and the wiring, as files sorted by path. See NewPlan and Plan.Files.
-func Layout(cfg *api.Config, objs []render.Object) ([]File, api.Problems) {
-	p, problems := NewPlan(cfg, objs)
-	if len(problems) > 0 {
-		return nil, problems
-	}
-	files, err := p.Files()
-	if err != nil {
-		// No mistake of the user's: the encoder failed.
-		return nil, api.Problems{api.Errorf(cfg.Ref, cfg.Origin, "spec.fleet", "failed to lay out the fleet: %v", err)}
-	}
-	return files, nil
-}
-
 type unitObjects struct {
 	folder    string
 	namespace string
@@ -555,11 +539,14 @@ func boolInt(b bool) int {
 }
 
 // Files lays the objects of a run out as the files the fleet-folder writer
-// writes with --output-dir: the Flux units and wiring of cfg.Fleet when the
-// config has it (Layout), one file per object otherwise (output.Files). Only
-// generated objects are laid out: kept inputs and objects that pass through
-// are the user's own files, already in the repository, and a copy without
-// the managed-by label could never be pruned (docs/fleet-repo.md).
+// writes with --output-dir: the one layout function. With the config's
+// spec.fleet, the Flux units and their wiring (NewPlan, Plan.Files), sorted
+// by path; without it, one file per object (flatFiles). Only generated
+// objects are laid out, and this is the one place that says so: kept inputs
+// and objects that pass through are the user's own files, already in the
+// repository, and a copy without the managed-by label could never be pruned
+// (docs/fleet-repo.md). The problems are the user's (NewPlan says which);
+// any other failure is a bug, reported as one (api.Internal).
 func Files(cfg *api.Config, objs []render.Object) ([]File, api.Problems) {
 	generated := make([]render.Object, 0, len(objs))
 	for _, o := range objs {
@@ -567,12 +554,19 @@ func Files(cfg *api.Config, objs []render.Object) ([]File, api.Problems) {
 			generated = append(generated, o)
 		}
 	}
+	var files []File
+	var err error
 	if cfg.Fleet == nil {
-		files, err := output.Files(generated)
-		if err != nil {
-			return nil, api.Problems{{Message: err.Error()}}
+		files, err = flatFiles(generated)
+	} else {
+		p, problems := NewPlan(cfg, generated)
+		if len(problems) > 0 {
+			return nil, problems
 		}
-		return files, nil
+		files, err = p.Files()
 	}
-	return Layout(cfg, generated)
+	if err != nil {
+		return nil, api.Problems{api.Internal(fmt.Errorf("failed to lay out the fleet folder: %w", err))}
+	}
+	return files, nil
 }

@@ -10,14 +10,14 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/computeplane-dev/computeplane-fn/internal/fleetgen"
+	"github.com/computeplane-dev/computeplane-fn/internal/testkit/fleetgen"
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/pipeline"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 	"github.com/computeplane-dev/computeplane-fn/pkg/units"
 )
 
-// generatedFleetFiles renders a fleet of internal/fleetgen (its benchmark
+// generatedFleetFiles renders a fleet of internal/testkit/fleetgen (its benchmark
 // shape: half of the tenants with a ComputePlane, routed apps) with the
 // given spec.fleet and lays it out.
 func generatedFleetFiles(t *testing.T, tenants int, fleetSpec string) ([]units.File, *api.Config) {

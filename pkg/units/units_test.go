@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/computeplane-dev/computeplane-fn/internal/crdtest"
+	"github.com/computeplane-dev/computeplane-fn/internal/testkit/crdtest"
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 	"github.com/computeplane-dev/computeplane-fn/pkg/units"
@@ -25,7 +25,7 @@ func TestUnitsHoldEveryObjectOnce(t *testing.T) {
 	const limit = 40
 	cfg := fleetConfig(func(fc *api.FleetConfig) { fc.MaxObjectsPerUnit = limit; fc.WiringGroups = 4 })
 	objs := sampleFleet(30, 3*limit+7)
-	files, err := units.Layout(cfg, objs)
+	files, err := units.Files(cfg, objs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -457,14 +457,9 @@ func TestLayoutProblems(t *testing.T) {
 			},
 			want: "two objects must not share a file",
 		},
-		{
-			name: "no spec.fleet",
-			cfg:  &api.Config{},
-			want: "the config has no spec.fleet",
-		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := units.Layout(tc.cfg, tc.objs)
+			_, err := units.Files(tc.cfg, tc.objs)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want one saying %q", err, tc.want)
 			}
@@ -506,13 +501,13 @@ func TestLongNamespaceNames(t *testing.T) {
 func TestLayoutIsReproducible(t *testing.T) {
 	cfg := fleetConfig(func(fc *api.FleetConfig) { fc.MaxObjectsPerUnit = 15; fc.Shards = 2; fc.WiringGroups = 3 })
 	objs := sampleFleet(12, 40)
-	a, err := units.Layout(cfg, objs)
+	a, err := units.Files(cfg, objs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rev := slices.Clone(objs)
 	slices.Reverse(rev)
-	b, err := units.Layout(cfg, rev)
+	b, err := units.Files(cfg, rev)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package output_test
+package units_test
 
 import (
 	"bytes"
@@ -10,9 +10,11 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/output"
 	"github.com/computeplane-dev/computeplane-fn/pkg/pipeline"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
+	"github.com/computeplane-dev/computeplane-fn/pkg/units"
 )
 
 // TestFilesMatchStream lays out a whole fixture: one file per generated
@@ -28,9 +30,9 @@ func TestFilesMatchStream(t *testing.T) {
 		t.Fatal(problems)
 	}
 	objs := run.Objects
-	files, err := output.Files(objs)
-	if err != nil {
-		t.Fatal(err)
+	files, problems := units.Files(run.Config, objs)
+	if len(problems) > 0 {
+		t.Fatal(problems)
 	}
 	var generated []render.Object
 	for _, o := range objs {
@@ -85,9 +87,9 @@ func TestFilesPathLikeNames(t *testing.T) {
 		generated(t, "ConfigMap", "", "cluster-scoped"),
 		generated(t, "ConfigMap", ".git", "hooks"),
 	}
-	files, err := output.Files(objs)
-	if err != nil {
-		t.Fatal(err)
+	files, problems := units.Files(&api.Config{}, objs)
+	if len(problems) > 0 {
+		t.Fatal(problems)
 	}
 	root := t.TempDir()
 	dir := filepath.Join(root, "a", "fleet")
@@ -110,7 +112,8 @@ func TestFilesPathLikeNames(t *testing.T) {
 
 func TestFilesRefusesTwoObjectsInOneFile(t *testing.T) {
 	objs := []render.Object{generated(t, "ConfigMap", "tenant-a", "x/y"), generated(t, "ConfigMap", "tenant-a", "x_y")}
-	if _, err := output.Files(objs); err == nil || !strings.Contains(err.Error(), "would both be written to tenant-a/configmap-x_y.yaml") {
-		t.Errorf("got %v", err)
+	_, problems := units.Files(&api.Config{}, objs)
+	if len(problems) != 1 || !strings.Contains(problems[0].Message, "would both be written to tenant-a/configmap-x_y.yaml") || !strings.HasPrefix(problems[0].Message, api.BugMessage) {
+		t.Errorf("got %v, want one internal error", problems)
 	}
 }

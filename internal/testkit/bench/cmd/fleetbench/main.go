@@ -41,8 +41,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/computeplane-dev/computeplane-fn/internal/bench"
-	"github.com/computeplane-dev/computeplane-fn/internal/fleetgen"
+	"github.com/computeplane-dev/computeplane-fn/internal/testkit/bench"
+	"github.com/computeplane-dev/computeplane-fn/internal/testkit/fleetgen"
 )
 
 // Targets of SPEC section 7, checked at the largest size.

@@ -8,13 +8,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/computeplane-dev/computeplane-fn/internal/configdoc"
+	"github.com/computeplane-dev/computeplane-fn/internal/testkit/configdoc"
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 )
 
 var update = flag.Bool("update", false, "rewrite the generated section of docs/function.md")
 
-const doc = "../../docs/function.md"
+const doc = "../../../docs/function.md"
 
 // TestFunctionDoc: the config reference in docs/function.md is the one the
 // schema gives, and names every field of the schema.

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/computeplane-dev/computeplane-fn/internal/fleetgen"
+	"github.com/computeplane-dev/computeplane-fn/internal/testkit/fleetgen"
 )
 
 // reviewMain measures what the posture review (--summary, --summary-json)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/computeplane-dev/computeplane-fn/internal/crdtest"
+	"github.com/computeplane-dev/computeplane-fn/internal/testkit/crdtest"
 )
 
 // TestCozystackKubernetesValues validates values of Cozystack's kubernetes

@@ -11,7 +11,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/computeplane-dev/computeplane-fn/internal/fleetgen"
+	"github.com/computeplane-dev/computeplane-fn/internal/testkit/fleetgen"
 )
 
 func main() {

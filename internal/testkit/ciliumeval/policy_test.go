@@ -6,7 +6,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/computeplane-dev/computeplane-fn/internal/ciliumeval"
+	"github.com/computeplane-dev/computeplane-fn/internal/testkit/ciliumeval"
 )
 
 func parse(t *testing.T, doc string) *ciliumeval.Policy {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/computeplane-dev/computeplane-fn/internal/fleetgen"
+	"github.com/computeplane-dev/computeplane-fn/internal/testkit/fleetgen"
 )
 
 func readTree(t *testing.T, dir string) map[string]string {

@@ -1,0 +1,107 @@
+package api
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/validate/content"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
+	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
+)
+
+// App is an app object of a kind some ApplicationDefinition declares.
+type App struct {
+	Ref    ObjectRef
+	Origin Origin
+
+	Kind        string
+	Name        string
+	Namespace   string
+	Labels      map[string]string
+	Annotations map[string]string
+	// Reachable is true when the annotation ReachableAnnotation is "true":
+	// the tenant opens this app to the VMs of its own ComputePlane (see the
+	// egress policy in package render).
+	Reachable bool
+}
+
+// DecodeApp reads an app object of a declared kind. It returns, besides the
+// app, its spec (nil when it has none): the Helm values of its release,
+// which package fleet holds as the text they take there.
+func DecodeApp(o Object) (*App, *yaml.Node, Problems) {
+	d := o.decoder()
+	a := &App{Ref: o.Ref(), Origin: o.Origin, Kind: o.Kind}
+	d.keys(o.Node, "", ObjectFields...)
+	md := d.metadata(o, true)
+	a.Name = d.str(yamlnode.Get(md, "name"), "metadata.name")
+	a.Namespace = d.str(yamlnode.Get(md, "namespace"), "metadata.namespace")
+	if a.Name != "" && len(validation.IsDNS1035Label(a.Name)) > 0 {
+		d.fail("metadata.name", "%q must be a DNS-1035 label: lowercase letters, digits and dashes, starting with a letter", clip(a.Name))
+	}
+	a.Labels, a.Annotations = d.labels, d.annotations
+	for k := range a.Annotations {
+		if IsToolAnnotation(k) {
+			delete(a.Annotations, k)
+		}
+	}
+	// cozystack-api copies them to the release with a prefix, which must
+	// leave them valid keys there.
+	for field, m := range map[string]map[string]string{"metadata.labels": a.Labels, "metadata.annotations": a.Annotations} {
+		for k := range m {
+			if key := wire.ReleaseKeyPrefix + k; !ValidLabelKey(key) {
+				d.fail(joinField(field, k), "becomes %q on the app's release, which is not a valid key there: %s; shorten the key", clip(key), content.IsLabelKey(key)[0])
+			}
+		}
+	}
+	if v, ok := a.Annotations[ReachableAnnotation]; ok {
+		// A misspelt opt-in must not silently leave the app closed, nor an
+		// unclear one open it: only the two words are accepted.
+		switch v {
+		case "true":
+			a.Reachable = true
+		case "false":
+		default:
+			d.fail(joinField("metadata.annotations", ReachableAnnotation), "must be \"true\" or \"false\", not %q", v)
+		}
+	}
+	var values *yaml.Node
+	if spec := yamlnode.Get(o.Node, "spec"); !yamlnode.IsNull(spec) {
+		values = d.mapping(spec, "spec")
+		if values != nil {
+			for i := 0; i+1 < len(values.Content); i += 2 {
+				k := yamlnode.Resolve(values.Content[i])
+				if k != nil && strings.HasPrefix(k.Value, "_") {
+					d.fail(joinField("spec", k.Value), "values key %q is reserved: Cozystack keeps top-level keys starting with '_' for itself", k.Value)
+				}
+			}
+		}
+	}
+	return a, values, d.problems
+}
+
+// nullFields returns the field paths of the nulls in a values tree, keys in
+// sorted order.
+func nullFields(v any, field string) []string {
+	switch v := v.(type) {
+	case nil:
+		return []string{field}
+	case map[string]any:
+		var out []string
+		for _, key := range slices.Sorted(maps.Keys(v)) {
+			out = append(out, nullFields(v[key], joinField(field, key))...)
+		}
+		return out
+	case []any:
+		var out []string
+		for i, item := range v {
+			out = append(out, nullFields(item, fmt.Sprintf("%s[%d]", field, i))...)
+		}
+		return out
+	}
+	return nil
+}
