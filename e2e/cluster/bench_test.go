@@ -170,7 +170,7 @@ func measureFleetCost(t *testing.T, b bins, gen string, tenants int) fleetCost {
 	t.Cleanup(cancel)
 	cost := fleetCost{tenants: tenants}
 	etcd := harness.StartEtcd(t, b.etcd, t.TempDir())
-	e := startEnv(t, ctx, b, etcd, benchMode(t, tenants))
+	e := startEnv(t, ctx, b, etcd, benchMode(t, tenants), "")
 
 	// Cozystack's kustomize-controller (fluxcd.yaml at 3c780acd):
 	// --concurrent=5, --log-level=info; the suite's short requeue and

@@ -21,7 +21,7 @@ import (
 
 const appsV1alpha1 = "apps.cozystack.io/v1alpha1"
 
-// cozystackAPIServer is the running cozystack-api: it reads the
+// cozystackAPIServer is the stage's running cozystack-api: it reads the
 // ApplicationDefinitions only when it starts, so a new set of definitions
 // restarts it (on the same port, behind the same APIServices).
 type cozystackAPIServer struct {
@@ -29,8 +29,6 @@ type cozystackAPIServer struct {
 	proc *harness.Process
 	defs string // the definitions it was started with
 }
-
-var theCozystackAPI cozystackAPIServer
 
 // ensureCozystackAPI runs cozystack-api with exactly defs as the cluster's
 // ApplicationDefinitions, behind the APIServices of Cozystack's chart
@@ -40,7 +38,7 @@ var theCozystackAPI cozystackAPIServer
 func (e *env) ensureCozystackAPI(t *testing.T, defs []*unstructured.Unstructured) {
 	t.Helper()
 	dir := e.cozystackDir(t, e.bins.cozystackAPI)
-	a := &theCozystackAPI
+	a := &e.cozystackAPI
 	key, _ := json.Marshal(defs)
 	if a.proc != nil && a.defs == string(key) {
 		return

@@ -111,13 +111,14 @@ func fleetIdentity(t *testing.T, objs []*unstructured.Unstructured, ns string) [
 // does by hand before the root Kustomization (docs/flux-wiring.md,
 // "Bootstrap"): everything else of the fleet applies as that account.
 //
-// The suite's fleets share one management cluster, and the guard in force
-// may be another stage's, which admits another fleet's account (InCluster's
-// fleets have wiring namespaces of their own): then even the platform unit,
-// which would bring this fleet's guard, is refused. So the render's guard is
-// applied here too, as an administrator, and the bootstrap waits until it
-// admits this fleet's own ClusterRoleBinding. A real management cluster has
-// one fleet and never needs this.
+// A stage's fleets share its management cluster, and the guard in force
+// may be an earlier fleet's of the same stage, which admits another fleet's
+// account (InCluster's fleets have wiring namespaces of their own, after
+// the Direct fleet that made the cluster chart): then even the platform
+// unit, which would bring this fleet's guard, is refused. So the render's
+// guard is applied here too, as an administrator, and the bootstrap waits
+// until it admits this fleet's own ClusterRoleBinding. A real management
+// cluster has one fleet and never needs this.
 func (e *env) bootstrapFleet(t *testing.T, objs []*unstructured.Unstructured) {
 	t.Helper()
 	e.bootstrapFleetIn(t, objs, e.mode.fleetNamespace, e.fleet)

@@ -102,9 +102,8 @@ func (e *env) testGuard(t *testing.T) {
 	e.grantAttackers(t)
 	as := e.guardClients(t)
 
-	// The policy takes a moment to reach the API server's admission chain,
-	// and another fleet's guard (the Platform render's) may be the one in
-	// force: wait until a refusal that only this render's guard makes.
+	// The policy takes a moment to reach the API server's admission chain:
+	// wait until a refusal that only this render's guard makes.
 	probe := pwnRelease(guardNS, "guard-probe")
 	err := harness.Poll(e.ctx, 30*time.Second, 500*time.Millisecond, func() (bool, string) {
 		_, _, err := as[cozystackFluxSA].Apply(e.ctx, probe, harness.ApplyOptions{DryRun: true})
@@ -116,6 +115,7 @@ func (e *env) testGuard(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the guard did not start refusing: %v", err)
 	}
+	e.waitMutatingPolicy(t, objs)
 
 	// Every object of the render, from the fleet: the fleet's own requests
 	// pass, RBAC and guard.
@@ -386,9 +386,9 @@ func (e *env) guardCases(t *testing.T, objs []*unstructured.Unstructured) []guar
 	localRef := map[string]any{"kind": "ExternalArtifact", "name": jupyterhubChart["name"]}
 	platformJupyter := helmRelease(cozySystem, "jupyterhub-local-ref", nil, map[string]any{"chartRef": localRef})
 
-	// Another addon of the chart than the stand-in's computeplane-cilium,
-	// which Releases installed: the cases create it (dry-run), and the same
-	// object applied again unchanged changes nothing the guard judges.
+	// Another addon of the chart than the stand-in's computeplane-cilium:
+	// the cases create both (dry-run), as the installer's first install
+	// does.
 	addon := helmRelease(guardNS, "computeplane-coredns", nil, map[string]any{
 		"releaseName": "coredns", "targetNamespace": "kube-system", "storageNamespace": "kube-system",
 		"chartRef": map[string]any{"kind": "ExternalArtifact", "name": ciliumArtifact, "namespace": cozySystem}, "kubeConfig": route})
@@ -557,8 +557,43 @@ func (e *env) guardCases(t *testing.T, objs []*unstructured.Unstructured) []guar
 	return cases
 }
 
-// guardCRDs are the stand-ins of the kinds the guard matches that no
-// other stage installs.
+// waitMutatingPolicy waits until the render's MutatingAdmissionPolicy (the
+// shard label's, spec.releases.shardLabel: Admission on 1.36), if it has
+// one, is in force: a dry run of a rendered HelmRelease as the fleet comes
+// back with the label. On a management cluster started a moment ago the
+// policy at first answers every release it matches with 503 ("Resource
+// kind helm.toolkit.fluxcd.io/v2, Kind=HelmRelease not found. There can be
+// a delay between when CustomResourceDefinitions are created and when they
+// are available."), until the API server has the release's schema for it.
+func (e *env) waitMutatingPolicy(t *testing.T, objs []*unstructured.Unstructured) {
+	t.Helper()
+	if len(ofKind(objs, "MutatingAdmissionPolicy")) == 0 {
+		return
+	}
+	var probe *unstructured.Unstructured
+	for _, hr := range ofKind(objs, "HelmRelease") {
+		if _, ok := hr.GetLabels()[shardKeyLabel]; !ok {
+			probe = hr
+			break
+		}
+	}
+	if probe == nil {
+		t.Fatalf("the render has a MutatingAdmissionPolicy and no HelmRelease without %s for it to label", shardKeyLabel)
+	}
+	err := harness.Poll(e.ctx, time.Minute, 500*time.Millisecond, func() (bool, string) {
+		got, _, err := e.fleet.Apply(e.ctx, probe, harness.ApplyOptions{DryRun: true})
+		if err != nil {
+			return false, err.Error()
+		}
+		return got.GetLabels()[shardKeyLabel] != "", "no " + shardKeyLabel + " label yet"
+	})
+	if err != nil {
+		t.Fatalf("the render's MutatingAdmissionPolicy does not label %s: %v", harness.Describe(probe), err)
+	}
+}
+
+// guardCRDs are the stand-ins of the kinds the guard matches that the
+// management cluster's CRDs (applyCRDs) lack.
 var guardCRDs = []string{
 	"testdata/crds/virtualmachines.kubevirt.io.yaml",
 	"testdata/crds/virtualmachineinstances.kubevirt.io.yaml",

@@ -199,13 +199,13 @@ func (e *env) inCluster(t *testing.T, sc inClusterScenario) {
 	e.writeCozystackValues(t, inClusterTenant)
 	// This fleet's wiring keeps reconciling after the scenario, and its
 	// platform unit would put its guard (which admits this fleet's account
-	// only) back over the next stage's: the stages share one management
-	// cluster.
+	// only) back over the next scenario's: the stage's two scenarios share
+	// its management cluster.
 	t.Cleanup(func() { e.suspendKustomizations(t, inClusterWiring, inClusterTenant) })
 
 	// The ComputePlane's stand-in: RBAC on, as every stand-in API server,
 	// and an audit log that names who wrote each object.
-	cp, cpc, audit := e.auditedComputePlane(t, "computeplane-"+strings.TrimPrefix(sc.tenant, "tenant-"))
+	cp, cpc, audit := e.auditedComputePlane(t, e.serverName("computeplane-"+strings.TrimPrefix(sc.tenant, "tenant-")))
 
 	r := &inClusterRepo{e: e, s: sc, work: fleetDir(t, "incluster"), repo: filepath.Join(t.TempDir(), "repo")}
 	// testdata/incluster is written for Direct and tenant zeta.
@@ -442,7 +442,7 @@ func (e *env) auditedComputePlane(t *testing.T, name string) (*harness.APIServer
 func (e *env) standInComputePlane(t *testing.T, ns string) *harness.APIServer {
 	t.Helper()
 	cp := harness.StartAPIServer(t, harness.APIServerOptions{
-		Name: "computeplane-" + strings.TrimPrefix(ns, "tenant-"), Bin: e.bins.apiserver, Etcd: e.etcd, Dir: e.dir,
+		Name: e.serverName("computeplane-" + strings.TrimPrefix(ns, "tenant-")), Bin: e.bins.apiserver, Etcd: e.etcd, Dir: e.dir,
 	})
 	e.aggregateAdmin(t, harness.MustClient(t, cp, harness.Admin, cp.Config(harness.Admin)))
 	if _, _, err := e.admin.Apply(e.ctx, secret(ns, "computeplane-admin-kubeconfig",
@@ -480,7 +480,8 @@ func (e *env) aggregateAdmin(t *testing.T, cpc *harness.Client) {
 }
 
 // suspendKustomizations suspends every Kustomization of the namespaces, so
-// that a fleet a stage is done with stops reconciling (its objects stay).
+// that a fleet a scenario is done with stops reconciling (its objects
+// stay).
 func (e *env) suspendKustomizations(t *testing.T, namespaces ...string) {
 	ctx := context.Background()
 	for _, ns := range namespaces {

@@ -100,7 +100,7 @@ func (e *env) testPodSecurity(t *testing.T) {
 			}
 			path := e.writeAdmissionConfig(t, cm, objs, "computeplane")
 			cp := harness.StartAPIServer(t, harness.APIServerOptions{
-				Name: "podsecurity-" + level, Bin: e.bins.apiserver, Etcd: e.etcd, Dir: e.dir, AdmissionConfigFile: path,
+				Name: e.serverName(level), Bin: e.bins.apiserver, Etcd: e.etcd, Dir: e.dir, AdmissionConfigFile: path,
 			})
 			c := harness.MustClient(t, cp, harness.Admin, cp.Config(harness.Admin))
 			exempt := exemptNamespaces(t, path)

@@ -221,11 +221,10 @@ func realPackagesTree(t *testing.T, cozy string) map[string][]byte {
 	return files
 }
 
-// serveRealChart publishes the real packages tree as cozystack-packages and
-// waits until source-watcher has rebuilt the cluster chart's
-// ExternalArtifact from it. When the stage ends, the stage's releases are
-// suspended and the stand-in tree comes back (the other stages install the
-// stand-in), again waited for.
+// serveRealChart publishes the real packages tree as cozystack-packages in
+// place of the stand-in one and waits until source-watcher has rebuilt the
+// cluster chart's ExternalArtifact from it. The stage's management cluster
+// is its own: the real tree stays until the stage ends.
 func (e *env) serveRealChart(t *testing.T, cozy string) {
 	t.Helper()
 	revision := func() string {
@@ -236,30 +235,17 @@ func (e *env) serveRealChart(t *testing.T, cozy string) {
 		r, _, _ := unstructured.NestedString(ea.Object, "status", "artifact", "revision")
 		return r
 	}
-	waitChange := func(t *testing.T, from string) string {
-		t.Helper()
-		var now string
-		err := harness.Poll(e.ctx, time.Minute, 250*time.Millisecond, func() (bool, string) {
-			now = revision()
-			return now != "" && now != from, "revision still " + from
-		})
-		if err != nil {
-			t.Fatalf("ExternalArtifact %s/%s: %v%s", cozySystem, clusterArtifact, err, e.logs(clusterArtifact))
-		}
-		return now
-	}
 	standIn := revision()
 	e.publishPackages(t, realPackagesTree(t, cozy))
-	real := waitChange(t, standIn)
-	t.Logf("source-watcher built the real chart's ExternalArtifact (%s)", real)
-	t.Cleanup(func() {
-		hrs, _ := e.admin.List(context.Background(), helmV2, "HelmRelease", realTenant, "")
-		for _, hr := range hrs {
-			_, _ = e.admin.MergePatch(context.Background(), helmV2, "HelmRelease", realTenant, hr.GetName(), []byte(`{"spec":{"suspend":true}}`))
-		}
-		e.publishPackages(t, packagesTree())
-		waitChange(t, real)
+	var real string
+	err := harness.Poll(e.ctx, time.Minute, 250*time.Millisecond, func() (bool, string) {
+		real = revision()
+		return real != "" && real != standIn, "revision still " + standIn
 	})
+	if err != nil {
+		t.Fatalf("ExternalArtifact %s/%s: %v%s", cozySystem, clusterArtifact, err, e.logs(clusterArtifact))
+	}
+	t.Logf("source-watcher built the real chart's ExternalArtifact (%s)", real)
 }
 
 // hookJobs marks the Helm hook Jobs of a namespace Complete as they appear:

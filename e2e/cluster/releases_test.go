@@ -362,7 +362,7 @@ func (e *env) waitReady(t *testing.T, c *harness.Client, apiVersion, kind, ns, n
 
 // applyGuardFirst applies the render as the fleet's account, the guard's
 // policy and binding first. When the policy changes (another fleet's guard
-// was there: the suite's fleets share one management cluster), the API
+// was there: a stage's fleets share its management cluster), the API
 // server takes a moment to load it; until then it judges by the old one.
 func (e *env) applyGuardFirst(t *testing.T, objs []*unstructured.Unstructured) {
 	t.Helper()

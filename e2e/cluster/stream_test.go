@@ -82,13 +82,7 @@ func (e *env) testStream(t *testing.T) {
 	if baseline == nil {
 		t.Fatalf("the stream renders no HelmRelease %s/%s (the tenant's in-cluster baseline)", tenant, baselineName)
 	}
-	cp, cpc, audit := e.auditedComputePlane(t, e.serverName("stream-"+strings.TrimPrefix(tenant, "tenant-")))
-	// Another stage's kubeconfig of this tenant would reach its stopped
-	// API server: the cluster is not announced before it is up.
-	if err := e.admin.Delete(e.ctx, "v1", "Secret", tenant, cluster+"-admin-kubeconfig"); err != nil {
-		t.Fatal(err)
-	}
-	e.forgetReleases(t, objs, tenant, cluster+"-cilium")
+	cp, cpc, audit := e.auditedComputePlane(t, e.serverName("computeplane-"+strings.TrimPrefix(tenant, "tenant-")))
 
 	e.publishBaselineChart(t, source[0])
 	e.publishStream(t, fleetNS, out)
@@ -104,13 +98,6 @@ func (e *env) testStream(t *testing.T) {
 		},
 	})
 	e.applyAll(t, e.admin, []*unstructured.Unstructured{root}, false)
-	// Its guard would outlast the stage (the stages share one management
-	// cluster): the Kustomization stops reconciling when the stage ends.
-	t.Cleanup(func() {
-		if _, err := e.admin.MergePatch(e.ctx, kustomizeV1, "Kustomization", fleetNS, streamRoot, []byte(`{"spec":{"suspend":true}}`)); err != nil {
-			t.Errorf("failed to suspend Kustomization %s/%s: %v", fleetNS, streamRoot, err)
-		}
-	})
 	e.waitReady(t, e.admin, kustomizeV1, "Kustomization", fleetNS, streamRoot, 3*time.Minute)
 	for _, o := range objs {
 		got := e.mustGet(t, e.admin, o.GetAPIVersion(), o.GetKind(), o.GetNamespace(), o.GetName())
@@ -330,43 +317,4 @@ func (e *env) publishBaselineChart(t *testing.T, repo *unstructured.Unstructured
 	sum := sha256.Sum256(data)
 	revision := fmt.Sprintf("%s@sha256:%s", tag, hex.EncodeToString(sum[:]))
 	e.setArtifact(t, repo, e.artifacts.Publish("ocirepository", repo.GetNamespace(), repo.GetName(), revision, data))
-}
-
-// forgetReleases deletes what another stage left of this stage's releases
-// (the stages share one management cluster): the render's HelmReleases and
-// the cluster chart's addon release in ns. A leftover would keep the other
-// stage's values, which its own field manager owns and one Kustomization's
-// apply does not remove, and an addon left Ready would announce a cluster
-// that is not up. Those that install into a ComputePlane lose their
-// finalizers (that ComputePlane is gone, so helm-controller could not
-// uninstall them); the local ones helm-controller uninstalls.
-func (e *env) forgetReleases(t *testing.T, objs []*unstructured.Unstructured, ns, addon string) {
-	t.Helper()
-	type release struct {
-		ns, name string
-		remote   bool
-	}
-	// The addon first: the cluster release's uninstall would delete it and
-	// wait for it to go.
-	releases := []release{{ns, addon, true}}
-	for _, hr := range ofKind(objs, "HelmRelease") {
-		_, remote, _ := unstructured.NestedMap(hr.Object, "spec", "kubeConfig")
-		releases = append(releases, release{hr.GetNamespace(), hr.GetName(), remote})
-	}
-	for _, r := range releases {
-		if got, err := e.admin.Get(e.ctx, helmV2, "HelmRelease", r.ns, r.name); err != nil || got == nil {
-			continue
-		}
-		if err := e.admin.Delete(e.ctx, helmV2, "HelmRelease", r.ns, r.name); err != nil {
-			t.Fatal(err)
-		}
-		if r.remote {
-			_, err := e.admin.MergePatch(e.ctx, helmV2, "HelmRelease", r.ns, r.name, []byte(`{"metadata":{"finalizers":null}}`))
-			if got, _ := e.admin.Get(e.ctx, helmV2, "HelmRelease", r.ns, r.name); err != nil && got != nil {
-				t.Fatal(err)
-			}
-		}
-		e.waitFor(t, e.admin, helmV2, "HelmRelease", r.ns, r.name, time.Minute, harness.Gone)
-		t.Logf("HelmRelease %s/%s, left by another stage, deleted", r.ns, r.name)
-	}
 }

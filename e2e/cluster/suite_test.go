@@ -2,9 +2,11 @@ package cluster
 
 import (
 	"context"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -75,12 +77,14 @@ func binsFromEnv(t *testing.T) bins {
 // find it.
 const sharedDir = "../../../shared"
 
-// env is the management cluster of one Flux layout and what runs against
-// it.
+// env is the management cluster of one stage under one Flux layout and
+// what runs against it.
 type env struct {
-	t     *testing.T
-	bins  bins
-	mode  fluxMode
+	t    *testing.T
+	bins bins
+	mode fluxMode
+	// stage names the stage that owns the cluster ("" for the bench).
+	stage string
 	dir   string
 	etcd  *harness.Etcd
 	mgmt  *harness.APIServer
@@ -97,6 +101,9 @@ type env struct {
 	ctx       context.Context
 	fluxOnce  sync.Once
 	platform  sync.Once
+	// Cozystack's components, started on first use by the stage.
+	shardOperatorOnce sync.Once
+	cozystackAPI      cozystackAPIServer
 }
 
 // fluxMode is one way of running Flux's controllers against the management
@@ -183,50 +190,104 @@ const newestKubernetes = "1.36"
 // by default).
 const fleetAccount = "computeplane-fleet"
 
+// stage is one stage of the suite. Each owns its state: it starts a
+// management cluster of its own (startEnv: its own key prefix in the shared
+// etcd, its own kube-apiserver, controllers and artifact server) and stops
+// it when it ends, so that it runs alone (E2E_RUN) and in any order
+// (E2E_SHUFFLE) and no stage sees another's objects.
+type stage struct {
+	name string
+	run  func(*env, *testing.T)
+	// in says under which layouts the stage runs.
+	in func(fluxMode) bool
+}
+
+// The layouts a stage runs under.
+var (
+	everyLayout = func(fluxMode) bool { return true }
+	// firstLayout: the stages that do not depend on how Flux runs, once.
+	firstLayout = func(m fluxMode) bool { return m.name == fluxModes[0].name }
+	// cozystackLayout: the stages of Cozystack's own components, under
+	// Cozystack's Flux, whose helm-controller is the default
+	// guard.helmIdentities InCluster's Platform scenario needs.
+	cozystackLayout = func(m fluxMode) bool { return m.name == "Cozystack" }
+)
+
+// stages are the suite's stages, in the order they run unless E2E_SHUFFLE
+// permutes them.
+var stages = []stage{
+	{"ServerSideApply", (*env).testServerSideApply, firstLayout},
+	{"PodSecurity", (*env).testPodSecurity, firstLayout},
+	{"RealChart", (*env).testRealChart, cozystackLayout},
+	{"Releases", (*env).testReleases, everyLayout},
+	{"Fleet", (*env).testFleet, everyLayout},
+	{"Guard", (*env).testGuard, everyLayout},
+	{"Stream", (*env).testStream, everyLayout},
+	{"InCluster", (*env).testInCluster, cozystackLayout},
+	{"ShardOperator", (*env).testShardOperator, cozystackLayout},
+	{"CozystackAPI", (*env).testCozystackAPI, cozystackLayout},
+}
+
+// stageOrder is the layout's stages in the suite's order or, with
+// E2E_SHUFFLE=<seed> (an unsigned integer), permuted by the seed and the
+// layout's place: the same seed gives the same orders.
+func stageOrder(t *testing.T, layout int, m fluxMode) []stage {
+	var out []stage
+	for _, s := range stages {
+		if s.in(m) {
+			out = append(out, s)
+		}
+	}
+	seed := os.Getenv("E2E_SHUFFLE")
+	if seed == "" {
+		return out
+	}
+	n, err := strconv.ParseUint(seed, 10, 64)
+	if err != nil {
+		t.Fatalf("E2E_SHUFFLE=%q: want a seed, an unsigned integer: %v", seed, err)
+	}
+	r := rand.New(rand.NewPCG(n, uint64(layout)))
+	r.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	names := make([]string, len(out))
+	for i, s := range out {
+		names[i] = s.name
+	}
+	t.Logf("E2E_SHUFFLE=%d: the stages of %s run in the order %s", n, m.name, strings.Join(names, ", "))
+	return out
+}
+
 func TestControlPlane(t *testing.T) {
 	b := binsFromEnv(t)
 	if _, err := os.Stat(filepath.Join(sharedDir, "crds")); err != nil {
 		t.Fatalf("the reference CRDs are missing (%v): the suite needs ../shared next to the project", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 35*time.Minute)
+	// A minute before go test's own deadline (-timeout), so that a wait
+	// that runs out fails with what it waited for.
+	deadline := time.Now().Add(35 * time.Minute)
+	if d, ok := t.Deadline(); ok {
+		deadline = d.Add(-time.Minute)
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	t.Cleanup(cancel)
+	// Shared by every stage: the binaries, the CRD files and one etcd
+	// process, in which each API server has a key prefix of its own.
 	etcd := harness.StartEtcd(t, b.etcd, t.TempDir())
 	for i, m := range fluxModes {
 		t.Run(m.name, func(t *testing.T) {
-			e := startEnv(t, ctx, b, etcd, m)
-			// Neither depends on how Flux runs: once.
-			if i == 0 {
-				t.Run("ServerSideApply", e.testServerSideApply)
-				t.Run("PodSecurity", e.testPodSecurity)
-			}
-			// Cozystack's real cluster chart, before the stages that
-			// install the stand-in: it swaps the cluster chart for its
-			// duration, and a cluster installed before would be upgraded
-			// with it.
-			if m.name == "Cozystack" {
-				t.Run("RealChart", e.testRealChart)
-			}
-			t.Run("Releases", e.testReleases)
-			t.Run("Fleet", e.testFleet)
-			t.Run("Guard", e.testGuard)
-			t.Run("Stream", e.testStream)
-			// Its own wiring namespace and bootstrap: once, under
-			// Cozystack's Flux, whose helm-controller is the default
-			// guard.helmIdentities its Platform scenario needs.
-			if m.name == "Cozystack" {
-				t.Run("InCluster", e.testInCluster)
-				t.Run("ShardOperator", e.testShardOperator)
-				t.Run("CozystackAPI", e.testCozystackAPI)
+			for _, s := range stageOrder(t, i, m) {
+				t.Run(s.name, func(t *testing.T) {
+					s.run(startEnv(t, ctx, b, etcd, m, s.name), t)
+				})
 			}
 		})
 	}
 }
 
-// startEnv starts a management cluster of its own for one Flux layout (its
-// own key prefix in the shared etcd): the controllers' users, bound to
-// cluster-admin as their installs bind them, the CRDs and the artifact
-// server.
-func startEnv(t *testing.T, ctx context.Context, b bins, etcd *harness.Etcd, m fluxMode) *env {
+// startEnv starts a management cluster of its own for one stage of one Flux
+// layout (its own key prefix in the shared etcd): the controllers' users,
+// bound to cluster-admin as their installs bind them, the CRDs and the
+// artifact server. Everything it starts stops when t ends.
+func startEnv(t *testing.T, ctx context.Context, b bins, etcd *harness.Etcd, m fluxMode, stage string) *env {
 	if m.oldest {
 		// Every stage of the layout starts its servers and controllers
 		// from e.bins.
@@ -234,13 +295,13 @@ func startEnv(t *testing.T, ctx context.Context, b bins, etcd *harness.Etcd, m f
 			b.oldest.apiserver, b.oldest.kustomizeController, b.oldest.helmController, b.oldest.sourceWatcher
 		t.Logf("%s: kube-apiserver %s, Cozystack's Flux (%s)", m.name, filepath.Base(b.apiserver), b.oldest.fluxLabel)
 	}
-	e := &env{t: t, bins: b, mode: m, dir: t.TempDir(), ctx: ctx, etcd: etcd,
+	e := &env{t: t, bins: b, mode: m, stage: stage, dir: t.TempDir(), ctx: ctx, etcd: etcd,
 		fleetUser: harness.ServiceAccount(m.fleetNamespace, fleetAccount)}
-	// Runs after every component of the mode has stopped: keep the logs of
-	// a failed run.
+	// Runs after every component of the stage has stopped: keep the logs
+	// of a failed run.
 	t.Cleanup(func() {
 		if t.Failed() {
-			keepLogs(t, e.dir, m.name)
+			keepLogs(t, e.dir, filepath.Join(m.name, stage))
 		}
 	})
 	start := time.Now()
@@ -265,7 +326,7 @@ func startEnv(t *testing.T, ctx context.Context, b bins, etcd *harness.Etcd, m f
 	e.namespaces(m.namespace, m.fleetNamespace, "cozy-system")
 	e.applyCRDs()
 	e.artifacts = harness.StartArtifactServer(t)
-	t.Logf("management cluster of %s up in %s", m.name, time.Since(start).Round(time.Millisecond))
+	t.Logf("management cluster of %s up in %s", strings.TrimSuffix(m.name+"/"+stage, "/"), time.Since(start).Round(time.Millisecond))
 	return e
 }
 
@@ -297,9 +358,13 @@ rules:
 // auditLog is the management API server's audit log.
 func (e *env) auditLog() string { return filepath.Join(e.dir, "management-audit.log") }
 
-// serverName names an API server of the mode (its folder and etcd prefix).
+// serverName names an API server of the stage (its folder and etcd
+// prefix): unique in the run, since every API server shares the one etcd.
 func (e *env) serverName(name string) string {
-	return strings.ToLower(e.mode.name) + "-" + name
+	if e.stage == "" {
+		return strings.ToLower(e.mode.name) + "-" + name
+	}
+	return strings.ToLower(e.mode.name+"-"+e.stage) + "-" + name
 }
 
 // applyCRDs installs Flux v2.8's CRDs and the others of ../shared/crds, and
@@ -371,9 +436,8 @@ func (e *env) applyCRDs() {
 	}
 }
 
-// ensureFlux starts Flux's controllers on first use (the subtests that
-// need no controller run without them); they stop when the mode's test
-// ends.
+// ensureFlux starts Flux's controllers on first use (the stages that need
+// no controller run without them); they stop when the stage ends.
 func (e *env) ensureFlux(t *testing.T) {
 	e.fluxOnce.Do(func() {
 		start := time.Now()
@@ -453,10 +517,11 @@ func (e *env) logs(words ...string) string {
 	return harness.ControllerLogs(words, e.procs...)
 }
 
-// keepLogs copies the components' logs of a failed mode to
-// .work/e2e/logs/<mode>, which outlives the test's temporary folder.
-func keepLogs(t *testing.T, dir, mode string) {
-	dst := filepath.Join("..", "..", ".work", "e2e", "logs", mode)
+// keepLogs copies the components' logs of a failed stage to
+// .work/e2e/logs/<layout>/<stage>, which outlives the test's temporary
+// folder.
+func keepLogs(t *testing.T, dir, name string) {
+	dst := filepath.Join("..", "..", ".work", "e2e", "logs", name)
 	_ = os.RemoveAll(dst)
 	logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
 	for _, l := range logs {
