@@ -66,13 +66,14 @@ func NamespaceArtifactName(g *Group, namespace string) string { return g.Name + 
 // placeInArtifacts moves every namespace's folder below its wiring group's
 // folder and names the artifacts the Kustomizations read. It runs once the
 // groups are final. The problems: a group whose generator would make more
-// artifacts than source-watcher allows, or more groups than it allows.
+// artifacts than source-watcher allows.
 func (p *Plan) placeInArtifacts(cfg *api.Config) api.Problems {
+	// The fleet's generator makes one artifact per group, and the schema
+	// bounds spec.fleet.wiringGroups (and MaxAutoWiringGroups the count
+	// the fleet's size chooses) within source-watcher's bound; a group's
+	// generator makes one per namespace of the group, which only the
+	// group's size bounds.
 	var problems api.Problems
-	if len(p.Groups) > MaxArtifactsPerGenerator {
-		problems = append(problems, api.Errorf(cfg.Ref, cfg.Origin, "spec.fleet.wiringGroups",
-			"%d wiring groups would be %d artifacts of ArtifactGenerator %s, more than source-watcher's %d; lower spec.fleet.wiringGroups", len(p.Groups), len(p.Groups), FleetGeneratorName, MaxArtifactsPerGenerator))
-	}
 	for _, g := range p.Groups {
 		g.Artifact = g.Name
 		if n := len(g.namespaces()); n > MaxArtifactsPerGenerator {
