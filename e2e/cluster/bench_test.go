@@ -303,7 +303,7 @@ type tenantChange struct {
 	// tenant's units are Ready with its objects in the cluster (added), or
 	// its Kustomizations and objects are gone (removed).
 	applied time.Duration
-	// settled is the wall time until every Kustomization is Ready at its
+	// settled is the wall time until every Kustomization has applied its
 	// source's current revision, cpu the components' CPU until then.
 	settled time.Duration
 	cpu     cpuTimes
@@ -453,9 +453,9 @@ func (e *env) measureTenantChange(t *testing.T, f *fleetRepo, kc, sw *harness.Pr
 		t.Fatalf("%s: %v%s", what, err, e.logs("error"))
 	}
 	c.applied = time.Since(start)
-	// Settled: every Kustomization Ready at its source's current revision
-	// (an artifact's, or the published one for the fleet source), every
-	// ArtifactGenerator Ready at its generation. The periodic reconciles
+	// Settled: every Kustomization has applied its source's current
+	// revision (an artifact's, or the published one for the fleet source),
+	// every ArtifactGenerator is Ready. The periodic reconciles
 	// of a large fleet never leave kustomize-controller idle, so its log
 	// cannot say when the commit is done; they apply no new revision.
 	err = harness.Poll(e.ctx, timeout, 2*time.Second, func() (bool, string) {
@@ -491,7 +491,7 @@ func (e *env) measureTenantChange(t *testing.T, f *fleetRepo, kc, sw *harness.Pr
 		}
 	}
 	sort.Strings(c.artifacts)
-	t.Logf("%s: applied in %s, every Kustomization at its source's revision in %s; CPU %s; %d applied a new revision:\n  %s\n%d ExternalArtifacts changed: %v",
+	t.Logf("%s: applied in %s, every Kustomization applied its source's revision in %s; CPU %s; %d applied a new revision:\n  %s\n%d ExternalArtifacts changed: %v",
 		what, c.applied.Round(100*time.Millisecond), c.settled.Round(100*time.Millisecond), c.cpu, len(c.reconciled),
 		strings.Join(first(c.reconciled, 30), "\n  "), len(c.artifacts), first(c.artifacts, 30))
 	return c
@@ -513,9 +513,9 @@ func (e *env) appliedRevisions(t *testing.T) map[string]string {
 	return out
 }
 
-// atCurrentRevisions reports whether every Kustomization is Ready at its
-// source's current revision and every ArtifactGenerator of the fleet Ready
-// at its generation, and if not, a few that are not.
+// atCurrentRevisions reports whether every Kustomization has applied its
+// source's current revision and every ArtifactGenerator of the fleet is
+// Ready, and if not, a few that are not.
 func (e *env) atCurrentRevisions(t *testing.T, f *fleetRepo) (bool, string) {
 	t.Helper()
 	arts := e.artifactRevisions(t)
@@ -532,9 +532,12 @@ func (e *env) atCurrentRevisions(t *testing.T, f *fleetRepo) (bool, string) {
 		if kind == "ExternalArtifact" {
 			want = arts[name]
 		}
+		// Applied, not Ready: at 1,000 tenants the periodic reconciles
+		// always hold a few Kustomizations Ready=Unknown (reconciling) or
+		// waiting for a dependency that is.
 		rev, _, _ := unstructured.NestedString(u.Object, "status", "lastAppliedRevision")
-		if ok, seen := harness.Ready(u); !ok || rev != want {
-			behind = append(behind, fmt.Sprintf("%s/%s at %q, want %q (%s)", u.GetNamespace(), u.GetName(), rev, want, seen))
+		if rev != want {
+			behind = append(behind, fmt.Sprintf("%s/%s at %q, want %q", u.GetNamespace(), u.GetName(), rev, want))
 		}
 	}
 	gens, err := e.admin.List(e.ctx, "source.extensions.fluxcd.io/v1beta1", "ArtifactGenerator", e.mode.fleetNamespace, "")
