@@ -480,13 +480,14 @@ func (e *env) measureTenantChange(t *testing.T, f *fleetRepo, kc, sw *harness.Pr
 		}
 	}
 	sort.Strings(c.reconciled)
-	for name, rev := range e.artifactRevisions(t) {
+	eaAfter := e.artifactRevisions(t)
+	for name, rev := range eaAfter {
 		if eaBefore[name] != rev {
 			c.artifacts = append(c.artifacts, name)
 		}
 	}
 	for name := range eaBefore {
-		if _, ok := e.artifactRevisions(t)[name]; !ok {
+		if _, ok := eaAfter[name]; !ok {
 			c.artifacts = append(c.artifacts, name+" (deleted)")
 		}
 	}
