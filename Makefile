@@ -44,8 +44,8 @@ fuzz: ## Run every fuzz target for $(FUZZTIME) (default 60s); findings land in t
 	done
 
 .PHONY: golden
-golden: ## Rewrite the golden files of fixtures/, examples/ and the summaries (review the diff!)
-	KUSTOMIZE=$(KUSTOMIZE) $(GO) test ./fn/ ./e2e/ ./examples/ ./pkg/summary/ -run 'TestFixtures$$|TestQuickstartGolden|TestExamples|TestSummary' -update
+golden: ## Rewrite the golden files of fixtures/ (streams and fleet folders), examples/ and the summaries (review the diff!)
+	KUSTOMIZE=$(KUSTOMIZE) $(GO) test ./fn/ ./e2e/ ./examples/ ./pkg/summary/ ./pkg/units/ -run 'TestFixtures$$|TestQuickstartGolden|TestExamples|TestSummary|TestFleetFolderGolden' -update
 
 .PHONY: docs
 docs: ## Rewrite the config reference in docs/function.md from the config's JSON Schema

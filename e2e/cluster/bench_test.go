@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
 
 	"github.com/computeplane-dev/computeplane-fn/e2e/cluster/harness"
 )
@@ -89,11 +91,21 @@ func envOr(name, def string) string {
 
 // benchMode is the Flux layout of the bench: Cozystack's (its controllers
 // as cozy-fluxcd:flux, the fleet's wiring in flux-system), in a management
-// cluster named after the size.
-func benchMode(tenants int) fluxMode {
+// cluster named after the size, on the platform E2E_BENCH_PLATFORM names:
+// "oldest" (the default: kube-apiserver v1.33.5 and the controllers
+// Cozystack ships, as the suite's Cozystack mode) or "newest"
+// (kube-apiserver v1.36.3 and current Flux, kustomize-controller v1.9.6).
+func benchMode(t *testing.T, tenants int) fluxMode {
 	for _, m := range fluxModes {
 		if m.name == "Cozystack" {
 			m.name = fmt.Sprintf("Bench%d", tenants)
+			switch p := envOr("E2E_BENCH_PLATFORM", "oldest"); p {
+			case "oldest":
+			case "newest":
+				m.oldest = false
+			default:
+				t.Fatalf("E2E_BENCH_PLATFORM: %q is neither oldest nor newest", p)
+			}
 			return m
 		}
 	}
@@ -103,6 +115,10 @@ func benchMode(tenants int) fluxMode {
 // fleetCost is what one size of fleet cost.
 type fleetCost struct {
 	tenants, objects, kustomizations int
+	// unitSource is spec.fleet.unitSource (E2E_BENCH_UNIT_SOURCE).
+	unitSource string
+	// changes are the one-tenant commits after the forced reconciles.
+	changes []tenantChange
 	// render is the wall time of computeplane-fn --output-dir.
 	render time.Duration
 	// ready is the wall time from creating the root to every
@@ -118,10 +134,10 @@ type fleetCost struct {
 }
 
 // cpuTimes are the CPU times of the components that do the work.
-type cpuTimes struct{ kustomizeController, apiserver, etcd time.Duration }
+type cpuTimes struct{ kustomizeController, apiserver, etcd, sourceWatcher time.Duration }
 
 func (c cpuTimes) sub(o cpuTimes) cpuTimes {
-	return cpuTimes{c.kustomizeController - o.kustomizeController, c.apiserver - o.apiserver, c.etcd - o.etcd}
+	return cpuTimes{c.kustomizeController - o.kustomizeController, c.apiserver - o.apiserver, c.etcd - o.etcd, c.sourceWatcher - o.sourceWatcher}
 }
 
 // reconcileCost is one forced reconcile of every Kustomization of the
@@ -153,7 +169,7 @@ func measureFleetCost(t *testing.T, b bins, gen string, tenants int) fleetCost {
 	t.Cleanup(cancel)
 	cost := fleetCost{tenants: tenants}
 	etcd := harness.StartEtcd(t, b.etcd, t.TempDir())
-	e := startEnv(t, ctx, b, etcd, benchMode(tenants), "")
+	e := startEnv(t, ctx, b, etcd, benchMode(t, tenants), "")
 
 	// Cozystack's kustomize-controller (fluxcd.yaml at 3c780acd):
 	// --concurrent=5, --log-level=info; the suite's short requeue and
@@ -164,6 +180,13 @@ func measureFleetCost(t *testing.T, b bins, gen string, tenants int) fleetCost {
 	sw := harness.StartSourceWatcher(t, e.mgmt, e.dir, b.sourceWatcher, e.mode.sourceWatcher, e.mode.namespace)
 	opts := e.kustomizeControllerOptions("kustomize-controller", "!sharding.fluxcd.io/key")
 	opts.Args = append(opts.Args, "--concurrent=5", "--log-level=info")
+	// spec.fleet.unitSource: ExternalArtifact needs the gate Cozystack
+	// sets (cozystackFlags sets it only for the oldest platform's mode).
+	cost.unitSource = envOr("E2E_BENCH_UNIT_SOURCE", "FleetSource")
+	byArtifact := cost.unitSource == "ExternalArtifact"
+	if byArtifact && !slices.Contains(opts.Args, "--feature-gates=ExternalArtifact=true") {
+		opts.Args = append(opts.Args, "--feature-gates=ExternalArtifact=true")
+	}
 	if envOr("E2E_BENCH_TMPFS", "1") != "0" {
 		opts.TempDir = tmpfsDir(t)
 	}
@@ -179,9 +202,10 @@ func measureFleetCost(t *testing.T, b bins, gen string, tenants int) fleetCost {
 	}
 	editSpec(t, filepath.Join(work, "config.yaml"), func(spec map[string]any) {
 		spec["fleet"] = map[string]any{
-			"sourceRef": map[string]any{"kind": "GitRepository", "name": "fleet", "namespace": e.mode.fleetNamespace},
-			"path":      "./fleet",
-			"interval":  "10m",
+			"sourceRef":  map[string]any{"kind": "GitRepository", "name": "fleet", "namespace": e.mode.fleetNamespace},
+			"path":       "./fleet",
+			"interval":   "10m",
+			"unitSource": cost.unitSource,
 		}
 	})
 	f := &fleetRepo{e: e, work: work, repo: filepath.Join(t.TempDir(), "repo")}
@@ -211,7 +235,7 @@ func measureFleetCost(t *testing.T, b bins, gen string, tenants int) fleetCost {
 	// then the root.
 	e.bootstrapFleet(t, f.all())
 	root := e.fleetRoot()
-	cpu0 := e.cpuTimes(t, kc)
+	cpu0 := e.cpuTimes(t, kc, sw)
 	retries0 := dependencyRetries(kc)
 	start = time.Now()
 	e.applyAll(t, e.admin, []*unstructured.Unstructured{root}, false)
@@ -226,25 +250,31 @@ func measureFleetCost(t *testing.T, b bins, gen string, tenants int) fleetCost {
 	}, func(u *unstructured.Unstructured) bool {
 		ok, _ := harness.Ready(u)
 		rev, _, _ := unstructured.NestedString(u.Object, "status", "lastAppliedRevision")
+		if kind, _, _ := unstructured.NestedString(u.Object, "spec", "sourceRef", "kind"); kind == "ExternalArtifact" {
+			// An artifact's revision is its content's digest; every
+			// artifact is cut from the one revision published so far.
+			return ok && rev != ""
+		}
 		return ok && rev == f.revision
 	})
 	cost.ready = time.Since(start)
 	cost.readyAt50, cost.readyAt90 = at50, at90
-	cost.readyCPU = e.cpuTimes(t, kc).sub(cpu0)
+	cost.readyCPU = e.cpuTimes(t, kc, sw).sub(cpu0)
 	cost.readyRetries = dependencyRetries(kc) - retries0
 	t.Logf("every Kustomization Ready at %s %s after the root (50%% at %s, 90%% at %s); CPU: %s; %d dependency retries",
 		f.revision, cost.ready.Round(time.Second), at50.Round(time.Second), at90.Round(time.Second), cost.readyCPU, cost.readyRetries)
 	e.checkApplied(t, f)
 
 	// Settled: nothing is pending. Then every Kustomization reconciles
-	// again, E2E_BENCH_RECONCILES times (2), each time on request.
+	// again, E2E_BENCH_RECONCILES times (2; 0 skips them), each time on
+	// request.
 	time.Sleep(10 * time.Second)
 	reconciles, err := strconv.Atoi(envOr("E2E_BENCH_RECONCILES", "2"))
-	if err != nil || reconciles < 1 {
+	if err != nil || reconciles < 0 {
 		t.Fatalf("E2E_BENCH_RECONCILES: %q is not a number of reconciles", os.Getenv("E2E_BENCH_RECONCILES"))
 	}
 	for i := 1; i <= reconciles; i++ {
-		rc := e.measureForcedReconcile(t, f, cp, kc, names)
+		rc := e.measureForcedReconcile(t, f, cp, kc, sw, names)
 		cost.reconciles = append(cost.reconciles, rc)
 		t.Logf("forced reconcile %d of %d Kustomizations: all handled in %s (CPU %s), %d dependency retries\n  management cluster, writes:\n    %s\n  ComputePlane stand-in, writes:\n    %s",
 			i, len(names), rc.wall.Round(time.Millisecond), rc.cpu, rc.retries,
@@ -254,7 +284,289 @@ func measureFleetCost(t *testing.T, b bins, gen string, tenants int) fleetCost {
 				i, rc.applied, rc.cpApplied, len(rc.changed), strings.Join(first(rc.changed, 20), "\n  "))
 		}
 	}
+	if envOr("E2E_BENCH_TENANT_CHANGE", "1") != "0" {
+		cost.changes = e.measureTenantChanges(t, f, kc, sw)
+	}
 	return cost
+}
+
+// benchTenant is the tenant the bench adds to, then removes from, a settled
+// fleet: the one-tenant change, and the case that once broke a fleet cut
+// into artifacts (a group's artifact rebuilt with stale copy rules).
+const benchTenant = "benchadded"
+
+// tenantChange is one commit that changes one tenant, and what the fleet
+// did for it.
+type tenantChange struct {
+	what string
+	// applied is the wall time from publishing the revision until the
+	// tenant's units are Ready with its objects in the cluster (added), or
+	// its Kustomizations and objects are gone (removed).
+	applied time.Duration
+	// settled is the wall time until every Kustomization has applied its
+	// source's current revision, cpu the components' CPU until then.
+	settled time.Duration
+	cpu     cpuTimes
+	// reconciled are the Kustomizations that applied a new revision
+	// meanwhile (or came or went), namespace/name.
+	reconciled []string
+	// artifacts are the ExternalArtifacts whose revision changed
+	// (spec.fleet.unitSource: ExternalArtifact).
+	artifacts []string
+}
+
+// measureTenantChanges adds a tenant to the settled fleet (a copy of one
+// without a ComputePlane, and one of its apps), then removes it, each in a
+// commit of its own, and measures each (tenantChange).
+func (e *env) measureTenantChanges(t *testing.T, f *fleetRepo, kc, sw *harness.Process) []tenantChange {
+	t.Helper()
+	tenantsFile := filepath.Join(f.work, "tenants.yaml")
+	original, err := os.ReadFile(tenantsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := addBenchTenant(t, f.work, original)
+	e.namespaces(ns)
+	added := e.measureTenantChange(t, f, kc, sw, "add tenant "+ns, ns, true)
+	var objs []string
+	for key, o := range f.objs {
+		if o.GetNamespace() == ns {
+			objs = append(objs, key)
+		}
+	}
+	harness.WriteFile(t, tenantsFile, original)
+	if err := os.Remove(filepath.Join(f.work, "apps", ns+".yaml")); err != nil {
+		t.Fatal(err)
+	}
+	removed := e.measureTenantChange(t, f, kc, sw, "remove tenant "+ns, ns, false)
+	t.Logf("%s: %d objects", ns, len(objs))
+	return []tenantChange{added, removed}
+}
+
+// addBenchTenant writes benchTenant into the generated fleet's inputs: a
+// copy of the first tenant without a ComputePlane that has apps, under
+// tenant-root, and a copy of that tenant's first app. It returns the new
+// tenant's namespace.
+func addBenchTenant(t *testing.T, work string, tenants []byte) string {
+	t.Helper()
+	ns := "tenant-" + benchTenant
+	for _, doc := range strings.Split(string(tenants), "\n---\n") {
+		var m map[string]any
+		if err := yaml.Unmarshal([]byte(doc), &m); err != nil || m["kind"] != "Tenant" {
+			continue
+		}
+		spec, _ := m["spec"].(map[string]any)
+		if cp, _ := spec["computeplane"].(bool); cp {
+			continue
+		}
+		md := m["metadata"].(map[string]any)
+		donor := "tenant-" + md["name"].(string)
+		if parent := md["namespace"].(string); parent != "tenant-root" {
+			donor = parent + "-" + md["name"].(string)
+		}
+		apps, err := os.ReadFile(filepath.Join(work, "apps", donor+".yaml"))
+		if err != nil {
+			continue
+		}
+		md["name"], md["namespace"] = benchTenant, "tenant-root"
+		if _, ok := spec["host"]; ok {
+			spec["host"] = benchTenant + ".example.org"
+		}
+		tenant, err := yaml.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		harness.WriteFile(t, filepath.Join(work, "tenants.yaml"), append(append(append([]byte{}, tenants...), "\n---\n"...), tenant...))
+		var app map[string]any
+		first, _, _ := strings.Cut(strings.TrimPrefix(string(apps), "---\n"), "\n---\n")
+		if err := yaml.Unmarshal([]byte(first), &app); err != nil {
+			t.Fatal(err)
+		}
+		app["metadata"].(map[string]any)["namespace"] = ns
+		data, err := yaml.Marshal(app)
+		if err != nil {
+			t.Fatal(err)
+		}
+		harness.WriteFile(t, filepath.Join(work, "apps", ns+".yaml"), data)
+		t.Logf("%s: a copy of %s and of its %s %s", ns, donor, app["kind"], app["metadata"].(map[string]any)["name"])
+		return ns
+	}
+	t.Fatal("the generated fleet has no tenant without a ComputePlane with apps to copy")
+	return ""
+}
+
+// measureTenantChange renders and publishes the work folder as it is now,
+// in which tenant namespace ns was added (add) or removed, and measures
+// what the fleet did for it (tenantChange).
+func (e *env) measureTenantChange(t *testing.T, f *fleetRepo, kc, sw *harness.Process, what, ns string, add bool) tenantChange {
+	t.Helper()
+	var before []string // the tenant's objects and Kustomizations before
+	for key, o := range f.objs {
+		if o.GetNamespace() == ns || (o.GetKind() == "Kustomization" && strings.Contains(o.GetName(), ns)) {
+			before = append(before, key)
+		}
+	}
+	beforeObjs := f.objs
+	f.render(t)
+	eaBefore := e.artifactRevisions(t)
+	revs0 := e.appliedRevisions(t)
+	cpu0 := e.cpuTimes(t, kc, sw)
+	start := time.Now()
+	f.upload(t)
+	c := tenantChange{what: what}
+	timeout := tenantsTimeout(len(f.objs)/10, 5*time.Minute, time.Second)
+	err := harness.Poll(e.ctx, timeout, time.Second, func() (bool, string) {
+		if add {
+			var missing []string
+			for key, o := range f.objs {
+				if o.GetNamespace() != ns && !(o.GetKind() == "Kustomization" && strings.Contains(o.GetName(), ns)) {
+					continue
+				}
+				got, err := e.admin.Get(e.ctx, o.GetAPIVersion(), o.GetKind(), o.GetNamespace(), o.GetName())
+				if err != nil || got == nil {
+					missing = append(missing, key+": not yet")
+					continue
+				}
+				if p := f.wrongOwner(key, got); p != "" {
+					missing = append(missing, p)
+					continue
+				}
+				if o.GetKind() == "Kustomization" {
+					if ok, seen := harness.Ready(got); !ok {
+						missing = append(missing, key+": "+seen)
+					}
+				}
+			}
+			return len(missing) == 0, fmt.Sprint(first(missing, 5))
+		}
+		var left []string
+		for _, key := range before {
+			o := beforeObjs[key]
+			got, err := e.admin.Get(e.ctx, o.GetAPIVersion(), o.GetKind(), o.GetNamespace(), o.GetName())
+			if err != nil || got != nil {
+				left = append(left, key)
+			}
+		}
+		return len(left) == 0, fmt.Sprintf("still there: %v", first(left, 5))
+	})
+	if err != nil {
+		t.Fatalf("%s: %v%s", what, err, e.logs("error"))
+	}
+	c.applied = time.Since(start)
+	// Settled: every Kustomization has applied its source's current
+	// revision (an artifact's, or the published one for the fleet source),
+	// every ArtifactGenerator is Ready. The periodic reconciles
+	// of a large fleet never leave kustomize-controller idle, so its log
+	// cannot say when the commit is done; they apply no new revision.
+	err = harness.Poll(e.ctx, timeout, 2*time.Second, func() (bool, string) {
+		return e.atCurrentRevisions(t, f)
+	})
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	c.settled = time.Since(start)
+	c.cpu = e.cpuTimes(t, kc, sw).sub(cpu0)
+	// Did work for it: applied a revision it had not applied before (a new
+	// Kustomization too, or one that went).
+	revs1 := e.appliedRevisions(t)
+	for key, rev := range revs1 {
+		if prev, ok := revs0[key]; !ok || prev != rev {
+			c.reconciled = append(c.reconciled, key)
+		}
+	}
+	for key := range revs0 {
+		if _, ok := revs1[key]; !ok {
+			c.reconciled = append(c.reconciled, key+" (deleted)")
+		}
+	}
+	sort.Strings(c.reconciled)
+	eaAfter := e.artifactRevisions(t)
+	for name, rev := range eaAfter {
+		if eaBefore[name] != rev {
+			c.artifacts = append(c.artifacts, name)
+		}
+	}
+	for name := range eaBefore {
+		if _, ok := eaAfter[name]; !ok {
+			c.artifacts = append(c.artifacts, name+" (deleted)")
+		}
+	}
+	sort.Strings(c.artifacts)
+	t.Logf("%s: applied in %s, every Kustomization applied its source's revision in %s; CPU %s; %d applied a new revision:\n  %s\n%d ExternalArtifacts changed: %v",
+		what, c.applied.Round(100*time.Millisecond), c.settled.Round(100*time.Millisecond), c.cpu, len(c.reconciled),
+		strings.Join(first(c.reconciled, 30), "\n  "), len(c.artifacts), first(c.artifacts, 30))
+	return c
+}
+
+// appliedRevisions are the last applied revisions of the Kustomizations the
+// fleet's account applies, by namespace/name.
+func (e *env) appliedRevisions(t *testing.T) map[string]string {
+	t.Helper()
+	list, err := e.admin.List(e.ctx, kustomizeV1, "Kustomization", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for i := range list {
+		rev, _, _ := unstructured.NestedString(list[i].Object, "status", "lastAppliedRevision")
+		out[list[i].GetNamespace()+"/"+list[i].GetName()] = rev
+	}
+	return out
+}
+
+// atCurrentRevisions reports whether every Kustomization has applied its
+// source's current revision and every ArtifactGenerator of the fleet is
+// Ready, and if not, a few that are not.
+func (e *env) atCurrentRevisions(t *testing.T, f *fleetRepo) (bool, string) {
+	t.Helper()
+	arts := e.artifactRevisions(t)
+	list, err := e.admin.List(e.ctx, kustomizeV1, "Kustomization", "", "")
+	if err != nil {
+		return false, err.Error()
+	}
+	var behind []string
+	for i := range list {
+		u := &list[i]
+		kind, _, _ := unstructured.NestedString(u.Object, "spec", "sourceRef", "kind")
+		name, _, _ := unstructured.NestedString(u.Object, "spec", "sourceRef", "name")
+		want := f.revision
+		if kind == "ExternalArtifact" {
+			want = arts[name]
+		}
+		// Applied, not Ready: at 1,000 tenants the periodic reconciles
+		// always hold a few Kustomizations Ready=Unknown (reconciling) or
+		// waiting for a dependency that is.
+		rev, _, _ := unstructured.NestedString(u.Object, "status", "lastAppliedRevision")
+		if rev != want {
+			behind = append(behind, fmt.Sprintf("%s/%s at %q, want %q", u.GetNamespace(), u.GetName(), rev, want))
+		}
+	}
+	gens, err := e.admin.List(e.ctx, "source.extensions.fluxcd.io/v1beta1", "ArtifactGenerator", e.mode.fleetNamespace, "")
+	if err != nil {
+		return false, err.Error()
+	}
+	for i := range gens {
+		if ok, seen := harness.Ready(&gens[i]); !ok {
+			behind = append(behind, "ArtifactGenerator "+gens[i].GetName()+": "+seen)
+		}
+	}
+	return len(behind) == 0, fmt.Sprintf("%d behind: %v", len(behind), first(behind, 3))
+}
+
+// artifactRevisions are the revisions of the ExternalArtifacts in the
+// fleet's namespace, by name.
+func (e *env) artifactRevisions(t *testing.T) map[string]string {
+	t.Helper()
+	list, err := e.admin.List(e.ctx, sourceV1, "ExternalArtifact", e.mode.fleetNamespace, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for i := range list {
+		rev, _, _ := unstructured.NestedString(list[i].Object, "status", "artifact", "revision")
+		out[list[i].GetName()] = rev
+	}
+	return out
 }
 
 // dependencyRetries counts the reconciles kustomize-controller has put off
@@ -328,13 +640,13 @@ func (e *env) sharedComputePlane(t *testing.T, f *fleetRepo) *harness.APIServer 
 
 // cpuTimes reads the CPU times of kustomize-controller, the management
 // API server and etcd.
-func (e *env) cpuTimes(t *testing.T, kc *harness.Process) cpuTimes {
+func (e *env) cpuTimes(t *testing.T, kc, sw *harness.Process) cpuTimes {
 	t.Helper()
 	var c cpuTimes
 	for _, p := range []struct {
 		proc *harness.Process
 		into *time.Duration
-	}{{kc, &c.kustomizeController}, {e.mgmt.Proc, &c.apiserver}, {e.etcd.Proc, &c.etcd}} {
+	}{{kc, &c.kustomizeController}, {e.mgmt.Proc, &c.apiserver}, {e.etcd.Proc, &c.etcd}, {sw, &c.sourceWatcher}} {
 		d, err := p.proc.CPUTime()
 		if err != nil {
 			t.Fatal(err)
@@ -345,8 +657,9 @@ func (e *env) cpuTimes(t *testing.T, kc *harness.Process) cpuTimes {
 }
 
 func (c cpuTimes) String() string {
-	return fmt.Sprintf("kustomize-controller %s, kube-apiserver %s, etcd %s",
-		c.kustomizeController.Round(100*time.Millisecond), c.apiserver.Round(100*time.Millisecond), c.etcd.Round(100*time.Millisecond))
+	return fmt.Sprintf("kustomize-controller %s, kube-apiserver %s, etcd %s, source-watcher %s",
+		c.kustomizeController.Round(100*time.Millisecond), c.apiserver.Round(100*time.Millisecond), c.etcd.Round(100*time.Millisecond),
+		c.sourceWatcher.Round(100*time.Millisecond))
 }
 
 // waitKustomizations lists the Kustomizations until done accepts every one
@@ -461,7 +774,7 @@ func (e *env) appliedResources(t *testing.T, f *fleetRepo) map[[2]string]bool {
 // (reconcile.fluxcd.io/requestedAt, as `flux reconcile` does), waits until
 // each has handled it and is Ready, and sorts the write requests both API
 // servers counted meanwhile.
-func (e *env) measureForcedReconcile(t *testing.T, f *fleetRepo, cp *harness.APIServer, kc *harness.Process, names []string) reconcileCost {
+func (e *env) measureForcedReconcile(t *testing.T, f *fleetRepo, cp *harness.APIServer, kc, sw *harness.Process, names []string) reconcileCost {
 	t.Helper()
 	resources := e.appliedResources(t, f)
 	before := e.liveObjects(t, f)
@@ -473,7 +786,7 @@ func (e *env) measureForcedReconcile(t *testing.T, f *fleetRepo, cp *harness.API
 	if err != nil {
 		t.Fatal(err)
 	}
-	cpu0 := e.cpuTimes(t, kc)
+	cpu0 := e.cpuTimes(t, kc, sw)
 	retries0 := dependencyRetries(kc)
 	start := time.Now()
 	token := start.UTC().Format(time.RFC3339Nano)
@@ -490,7 +803,7 @@ func (e *env) measureForcedReconcile(t *testing.T, f *fleetRepo, cp *harness.API
 		return handled == token && ok
 	})
 	rc := reconcileCost{wall: time.Since(start)}
-	rc.cpu = e.cpuTimes(t, kc).sub(cpu0)
+	rc.cpu = e.cpuTimes(t, kc, sw).sub(cpu0)
 	rc.retries = dependencyRetries(kc) - retries0
 	// Events and the last status patches come right after a reconcile.
 	time.Sleep(5 * time.Second)
@@ -556,22 +869,33 @@ func (e *env) measureForcedReconcile(t *testing.T, f *fleetRepo, cp *harness.API
 // docs/performance.md.
 func costTables(results []fleetCost) string {
 	var b strings.Builder
-	b.WriteString("| tenants | objects | Kustomizations | render + publish | root → all Ready (50%, 90%) | CPU meanwhile: kustomize-controller, kube-apiserver, etcd | dependency retries |\n")
-	b.WriteString("|---|---|---|---|---|---|---|\n")
+	b.WriteString("| tenants | unitSource | objects | Kustomizations | render + publish | root → all Ready (50%, 90%) | CPU meanwhile: kustomize-controller, kube-apiserver, etcd, source-watcher | dependency retries |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|\n")
 	for _, c := range results {
-		fmt.Fprintf(&b, "| %d | %d | %d | %s | %s (%s, %s) | %s, %s, %s | %d |\n", c.tenants, c.objects, c.kustomizations,
+		fmt.Fprintf(&b, "| %d | %s | %d | %d | %s | %s (%s, %s) | %s, %s, %s, %s | %d |\n", c.tenants, c.unitSource, c.objects, c.kustomizations,
 			c.render.Round(100*time.Millisecond), c.ready.Round(time.Second), c.readyAt50.Round(time.Second), c.readyAt90.Round(time.Second),
-			c.readyCPU.kustomizeController.Round(time.Second), c.readyCPU.apiserver.Round(time.Second), c.readyCPU.etcd.Round(time.Second), c.readyRetries)
+			c.readyCPU.kustomizeController.Round(time.Second), c.readyCPU.apiserver.Round(time.Second), c.readyCPU.etcd.Round(time.Second),
+			c.readyCPU.sourceWatcher.Round(time.Second), c.readyRetries)
 	}
-	b.WriteString("\n| tenants | forced reconcile | all handled in | CPU: kustomize-controller (per Kustomization), kube-apiserver, etcd | dependency retries | dry-run applies (ComputePlane) | status writes (per Kustomization) | events | the test's annotate | other writes | writes to applied objects (ComputePlane) | objects changed |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("\n| tenants | unitSource | forced reconcile | all handled in | CPU: kustomize-controller (per Kustomization), kube-apiserver, etcd, source-watcher | dependency retries | dry-run applies (ComputePlane) | status writes (per Kustomization) | events | the test's annotate | other writes | writes to applied objects (ComputePlane) | objects changed |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, c := range results {
 		for i, r := range c.reconciles {
-			fmt.Fprintf(&b, "| %d | %d | %s | %s (%s), %s, %s | %d | %g (%g) | %g (%.1f) | %g | %g | %g | **%g** (%g) | %d |\n", c.tenants, i+1,
+			fmt.Fprintf(&b, "| %d | %s | %d | %s | %s (%s), %s, %s, %s | %d | %g (%g) | %g (%.1f) | %g | %g | %g | **%g** (%g) | %d |\n", c.tenants, c.unitSource, i+1,
 				r.wall.Round(100*time.Millisecond), r.cpu.kustomizeController.Round(100*time.Millisecond),
 				(r.cpu.kustomizeController / time.Duration(c.kustomizations)).Round(time.Millisecond), r.cpu.apiserver.Round(100*time.Millisecond),
-				r.cpu.etcd.Round(100*time.Millisecond), r.retries, r.dryRuns, r.cpDryRuns, r.status, r.status/float64(c.kustomizations),
+				r.cpu.etcd.Round(100*time.Millisecond), r.cpu.sourceWatcher.Round(100*time.Millisecond), r.retries, r.dryRuns, r.cpDryRuns, r.status, r.status/float64(c.kustomizations),
 				r.events, r.annotate, r.other, r.applied, r.cpApplied, len(r.changed))
+		}
+	}
+	b.WriteString("\n| tenants | unitSource | one-tenant commit | applied in | every Kustomization at its source's revision in | Kustomizations that applied a new revision | ExternalArtifacts changed | CPU: kustomize-controller, kube-apiserver, etcd, source-watcher |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|\n")
+	for _, c := range results {
+		for _, ch := range c.changes {
+			fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %d | %d | %s, %s, %s, %s |\n", c.tenants, c.unitSource, ch.what,
+				ch.applied.Round(100*time.Millisecond), ch.settled.Round(100*time.Millisecond), len(ch.reconciled), len(ch.artifacts),
+				ch.cpu.kustomizeController.Round(100*time.Millisecond), ch.cpu.apiserver.Round(100*time.Millisecond),
+				ch.cpu.etcd.Round(100*time.Millisecond), ch.cpu.sourceWatcher.Round(100*time.Millisecond))
 		}
 	}
 	return b.String()

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -77,10 +78,19 @@ func (f *fleetRepo) upload(t *testing.T) {
 func (f *fleetRepo) index(t *testing.T, out string) {
 	t.Helper()
 	all := folderObjects(t, out)
+	folderOf := artifactFolders(all)
 	pathToUnit := map[string]string{}
 	for _, o := range all {
 		if o.GetKind() == "Kustomization" && o.GetAPIVersion() == kustomizeV1 {
 			p, _, _ := unstructured.NestedString(o.Object, "spec", "path")
+			kind, _, _ := unstructured.NestedString(o.Object, "spec", "sourceRef", "kind")
+			name, _, _ := unstructured.NestedString(o.Object, "spec", "sourceRef", "name")
+			if kind == "ExternalArtifact" {
+				// spec.fleet.unitSource: ExternalArtifact: the path is inside
+				// the artifact, which holds a folder of the fleet folder.
+				pathToUnit[path.Join(folderOf[name], p)] = o.GetName()
+				continue
+			}
 			pathToUnit[strings.TrimPrefix(p, "./fleet/")] = o.GetName()
 		}
 	}
@@ -112,6 +122,47 @@ func (f *fleetRepo) index(t *testing.T, out string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// artifactFolders maps each ExternalArtifact the fleet folder's
+// ArtifactGenerators make to the folder of the fleet folder it holds
+// (spec.fleet.unitSource: ExternalArtifact): the fleet's generator copies a
+// wiring group's folder from the fleet source (./fleet), a group's generator
+// a namespace's folder from the group's artifact.
+func artifactFolders(objs []*unstructured.Unstructured) map[string]string {
+	folderOf := map[string]string{}
+	for pass := 0; pass < 2; pass++ { // the fleet's generator, then the groups'
+		for _, o := range objs {
+			if o.GetKind() != "ArtifactGenerator" || o.GetNamespace() == "cozy-system" {
+				continue
+			}
+			sources, _, _ := unstructured.NestedSlice(o.Object, "spec", "sources")
+			artifacts, _, _ := unstructured.NestedSlice(o.Object, "spec", "artifacts")
+			if len(sources) != 1 {
+				continue
+			}
+			src := sources[0].(map[string]any)
+			fromArtifact := src["kind"] == "ExternalArtifact"
+			if fromArtifact != (pass == 1) {
+				continue
+			}
+			for _, a := range artifacts {
+				art := a.(map[string]any)
+				for _, c := range art["copy"].([]any) {
+					// @<alias>/<folder>/**
+					_, glob, _ := strings.Cut(c.(map[string]any)["from"].(string), "/")
+					folder := strings.TrimSuffix(glob, "/**")
+					if fromArtifact {
+						folder = path.Join(folderOf[src["name"].(string)], folder)
+					} else {
+						folder = strings.TrimPrefix(folder, "fleet/")
+					}
+					folderOf[art["name"].(string)] = folder
+				}
+			}
+		}
+	}
+	return folderOf
 }
 
 // all lists the objects of the folder.

@@ -19,8 +19,11 @@ const (
 	// DefaultWiringGroups (AutoWiringGroups, 0) lets the fleet's size
 	// choose the number of wiring groups (package units,
 	// docs/flux-wiring.md).
-	DefaultWiringGroups           = AutoWiringGroups
-	AutoWiringGroups              = 0
+	DefaultWiringGroups = AutoWiringGroups
+	AutoWiringGroups    = 0
+	// DefaultUnitSource keeps every Kustomization on the fleet source,
+	// which every Flux install reads.
+	DefaultUnitSource             = UnitSourceFleet
 	fleetFolderCharsForMessages   = "letters, digits, '-', '_' and '.'"
 	fleetWiringPathRuleForMessage = "a single folder name that starts with '_' (a namespace's folder never does)"
 )
@@ -57,7 +60,28 @@ type FleetConfig struct {
 	// impersonates it), so the guard tells the fleet from everything else
 	// that shares the Flux controllers' account.
 	ServiceAccountName string `json:"serviceAccountName"`
+	// UnitSource is what the units' Kustomizations read: UnitSourceFleet
+	// (the default) or UnitSourceExternalArtifact.
+	UnitSource string `json:"unitSource"`
 }
+
+// ArtifactPerNamespace reports whether each namespace's units read an
+// ExternalArtifact of their own (spec.fleet.unitSource: ExternalArtifact).
+func (c *FleetConfig) ArtifactPerNamespace() bool { return c.UnitSource == UnitSourceExternalArtifact }
+
+// The values of spec.fleet.unitSource: what a unit's Kustomization reads.
+const (
+	// UnitSourceFleet: the fleet source itself (spec.fleet.sourceRef), so
+	// that kustomize-controller extracts the whole fleet for every unit.
+	UnitSourceFleet = "FleetSource"
+	// UnitSourceExternalArtifact: an ExternalArtifact of the unit's
+	// namespace, which source-watcher cuts from the fleet source (package
+	// units, docs/flux-wiring.md "A source per namespace"). It needs
+	// source-watcher and kustomize-controller's ExternalArtifact feature
+	// gate, which stock Flux leaves off: the config names it, the function
+	// never assumes it.
+	UnitSourceExternalArtifact = "ExternalArtifact"
+)
 
 // FleetSourceRef names the Flux source of the fleet repo.
 type FleetSourceRef struct {
@@ -74,6 +98,7 @@ func newFleetConfig() *FleetConfig {
 		Shards:            DefaultFleetShards,
 		WiringGroups:      DefaultWiringGroups,
 		WiringPath:        DefaultWiringPath,
+		UnitSource:        DefaultUnitSource,
 	}
 }
 

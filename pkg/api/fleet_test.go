@@ -59,6 +59,7 @@ func TestFleetConfigDefaults(t *testing.T) {
 		ServiceAccountName: "computeplane-fleet",
 		WiringPath:         "_flux",
 		WiringGroups:       api.DefaultWiringGroups,
+		UnitSource:         api.UnitSourceFleet,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
@@ -81,7 +82,8 @@ shards: 4
 wiringNamespace: fleet-wiring
 serviceAccountName: fleet
 wiringPath: _wiring
-wiringGroups: 8`)
+wiringGroups: 8
+unitSource: ExternalArtifact`)
 	if len(problems) > 0 {
 		t.Fatal(problems)
 	}
@@ -96,6 +98,7 @@ wiringGroups: 8`)
 		ServiceAccountName: "fleet",
 		WiringPath:         "_wiring",
 		WiringGroups:       8,
+		UnitSource:         api.UnitSourceExternalArtifact,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
@@ -131,7 +134,8 @@ func TestFleetConfigProblems(t *testing.T) {
 		{"sourceRef: {kind: Bucket, name: fleet}\npath: fleet\nwiringPath: _a/b", []string{"spec.fleet.wiringPath: \"_a/b\" must be a single folder name that starts with '_' (a namespace's folder never does), made of letters, digits, '-', '_' and '.'"}},
 		{"sourceRef: {kind: Bucket, name: fleet}\npath: fleet\nwiringPath: _platform", []string{"spec.fleet.wiringPath: \"_platform\" is the folder of the platform unit; choose another name"}},
 		{"sourceRef: {kind: Bucket, name: fleet}\npath: fleet\nwiringNamespace: Flux_System", []string{"spec.fleet.wiringNamespace: \"Flux_System\" is not a valid namespace name"}},
-		{"sourceRef: {kind: Bucket, name: fleet}\npath: fleet\nshard: 2", []string{"spec.fleet.shard: unknown field; known fields here: sourceRef, path, interval, maxObjectsPerUnit, shards, wiringNamespace, wiringPath, wiringGroups, serviceAccountName"}},
+		{"sourceRef: {kind: Bucket, name: fleet}\npath: fleet\nshard: 2", []string{"spec.fleet.shard: unknown field; known fields here: sourceRef, path, interval, maxObjectsPerUnit, shards, wiringNamespace, wiringPath, wiringGroups, unitSource, serviceAccountName"}},
+		{"sourceRef: {kind: Bucket, name: fleet}\npath: fleet\nunitSource: OCIArtifact", []string{"spec.fleet.unitSource: must be FleetSource or ExternalArtifact, not \"OCIArtifact\""}},
 		{"[]", nil},
 	} {
 		t.Run(tc.fleet, func(t *testing.T) {

@@ -141,7 +141,8 @@ func (r *Record) readRelease(doc *yaml.Node) error {
 }
 
 // InClusterFolder is the folder of a tenant's in-cluster baseline in the
-// fleet folder (<namespace>/_baseline/...): what is there is applied inside
+// fleet folder (<namespace>/_baseline/..., below the namespace's wiring group
+// with a source per namespace): what is there is applied inside
 // the tenant's ComputePlane, never to the management cluster.
 const InClusterFolder = "/" + wire.BaselineFolder + "/"
 

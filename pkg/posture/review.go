@@ -36,7 +36,11 @@ func NewCollector() *Collector { return &Collector{changed: map[Key]bool{}} }
 func (c *Collector) Read(path string, old bool, docs []*yaml.Node) {
 	recs := make([]pathRecord, 0, len(docs))
 	var problems []string
-	tenantNS, _, inCluster := strings.Cut(path, InClusterFolder)
+	// <namespace>/_baseline/..., below its wiring group's folder with
+	// spec.fleet.unitSource: ExternalArtifact: the namespace is the last
+	// folder before _baseline.
+	before, _, inCluster := strings.Cut(path, InClusterFolder)
+	tenantNS := before[strings.LastIndex(before, "/")+1:]
 	for _, d := range docs {
 		var r Record
 		var err error

@@ -141,6 +141,10 @@ var (
 		return edit{config, "  inputs:", "  guard:\n" + spec + "  inputs:"}
 	}
 	fluxUnits = edit{config, "  delivery: Direct\n", "  delivery: Direct\n  fleet:\n    sourceRef: {kind: GitRepository, name: fleet}\n    path: ./rendered\n"}
+	// fluxArtifacts lays each namespace out below its wiring group
+	// (_flux/ns-<g>-of-<n>/<namespace>/...), baselines included.
+	jupyterGrant  = edit{config, "  inputs:", "  routing:\n    namespaces: PerApp\n    grants:\n    - {definition: jupyterhub, clusterRole: view}\n  inputs:"}
+	fluxArtifacts = edit{config, "  delivery: Direct\n", "  delivery: Direct\n  fleet:\n    sourceRef: {kind: GitRepository, name: fleet}\n    path: ./rendered\n    unitSource: ExternalArtifact\n"}
 )
 
 func TestReview(t *testing.T) {
@@ -253,6 +257,25 @@ func TestReview(t *testing.T) {
 			acmeChange(posture.ChangePodSecurity, "tenant-acme", "restricted", "baseline", true),
 			acmeChange(posture.ChangeExemption, "cozy-ingress-nginx", "present", "absent", false),
 		},
+	}, {
+		name:   "a source per namespace (spec.fleet.unitSource: ExternalArtifact) reads the same",
+		before: []edit{fluxArtifacts},
+		after:  []edit{fluxArtifacts, podSecurity("baseline"), reachableNotebooks},
+		want: []posture.Change{
+			acmeChange(posture.ChangeExposure, "Postgres/notebooks", "denied", "reachable", true),
+			acmeChange(posture.ChangePodSecurity, "tenant-acme", "restricted", "baseline", true),
+			acmeChange(posture.ChangeExemption, "cozy-ingress-nginx", "present", "absent", false),
+		},
+	}, {
+		name:   "switching to a source per namespace changes no posture",
+		before: []edit{fluxUnits},
+		after:  []edit{fluxArtifacts},
+	}, {
+		// The committed baselines lie below the wiring groups: their grant
+		// must count for tenant-acme, or JupyterHub's rights would change.
+		name:   "switching back from a source per namespace changes no posture, grants included",
+		before: []edit{fluxArtifacts, jupyterGrant},
+		after:  []edit{fluxUnits, jupyterGrant},
 	}, {
 		name:   "several at once, weakening first",
 		before: []edit{reachableNotebooks},

@@ -2,6 +2,7 @@ package render
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
 	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
+	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
 
 // Names of the in-cluster baseline's objects, inside a ComputePlane.
@@ -263,4 +265,34 @@ func RenderBaseline(f *fleet.Fleet, t *fleet.Tenant) (Object, error) {
 // inClusterMeta is the metadata of a baseline object inside a ComputePlane.
 func inClusterMeta(name, namespace string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: managedLabels(nil)}
+}
+
+// RetargetBaseline returns a copy of a tenant's baseline Kustomization
+// (RenderBaseline) that reads its files from source at path instead of from
+// the fleet source. The fleet-folder writer does it when each namespace
+// reads an ExternalArtifact of its own (spec.fleet.unitSource:
+// ExternalArtifact, package units): which artifact holds the namespace
+// depends on the layout of the whole fleet (its wiring group), which only
+// the layout knows. o itself is left as it is.
+func RetargetBaseline(o Object, source kustomizev1.CrossNamespaceSourceReference, path string) (Object, error) {
+	if len(o.InCluster) == 0 || o.Kind != kustomizev1.KustomizationKind {
+		return Object{}, fmt.Errorf("failed to point %s %s/%s at %s %s: it is no baseline Kustomization", o.Kind, o.Namespace, o.Name, source.Kind, source.Name)
+	}
+	n, err := o.Body.Node()
+	if err != nil {
+		return Object{}, err
+	}
+	c := yamlnode.Clone(n)
+	spec := yamlnode.Get(c, "spec")
+	if spec == nil {
+		return Object{}, fmt.Errorf("failed to point Kustomization %s/%s at %s %s: it has no spec", o.Namespace, o.Name, source.Kind, source.Name)
+	}
+	ref, err := TypedNode(&source)
+	if err != nil {
+		return Object{}, err
+	}
+	yamlnode.SetKey(spec, "sourceRef", ref)
+	yamlnode.SetKey(spec, "path", yamlnode.String(path))
+	o.Body = NodeBody(c)
+	return o, nil
 }

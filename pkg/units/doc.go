@@ -25,6 +25,12 @@
 // a hash of its namespace, and the fleet's own even out the shards
 // (assignShards).
 //
+// With spec.fleet.unitSource: ExternalArtifact each namespace's units read
+// an ExternalArtifact of their own instead of the whole fleet source: a
+// namespace's folder lies below its wiring group's, the root applies an
+// ArtifactGenerator that cuts the fleet source into one artifact per group
+// and one per group that cuts it into one per namespace (artifacts.go).
+//
 // Every assignment of a tenant is stable: an object, a unit or a tenant is
 // placed by its own name, never by its neighbours', so adding a tenant moves
 // no other tenant.

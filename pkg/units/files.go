@@ -27,7 +27,9 @@ type File = output.File
 // kustomization.yaml listing them; the wiring folder with one Kustomization
 // per wiring group and a kustomization.yaml listing them; and for each group
 // a folder with the Kustomizations of its units and a kustomization.yaml
-// listing them. Every kustomization.yaml and every Kustomization carries the
+// listing them; with a source per namespace, the ArtifactGenerators in the
+// wiring folder too (artifacts.go). Every kustomization.yaml and every
+// Kustomization (and generator) carries the
 // label app.kubernetes.io/managed-by: computeplane-fn, like the objects, so
 // that the folder writer recognises all of them as its own. The files are
 // sorted by path.
@@ -54,6 +56,18 @@ func (p *Plan) Files() ([]File, error) {
 		}
 		out = append(out, files...)
 		groupFiles = append(groupFiles, wiringFile(g.Name))
+	}
+	if p.Fleet.ArtifactPerNamespace() {
+		gens, err := p.generatorFiles()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, gens...)
+		names := make([]string, 0, len(gens)+len(groupFiles))
+		for _, g := range gens {
+			names = append(names, path.Base(g.Path))
+		}
+		groupFiles = append(names, groupFiles...)
 	}
 	f, err := kustomizeFile(wiring, NamePrefix+"wiring", groupFiles)
 	if err != nil {
@@ -106,7 +120,7 @@ func (p *Plan) unitFiles() ([][]File, error) {
 func (p *Plan) filesOfUnit(u *Unit) ([]File, error) {
 	files := make([]File, 0, len(u.Objects)+2)
 	for i, o := range u.Objects {
-		data, err := output.EncodeOne(o)
+		data, err := p.encodeObject(u, o)
 		if err != nil {
 			return nil, fmt.Errorf("failed to encode %s %s/%s for unit %s: %w", o.Kind, o.Namespace, o.Name, u.Name, err)
 		}
@@ -121,7 +135,11 @@ func (p *Plan) filesOfUnit(u *Unit) ([]File, error) {
 		if len(o.InCluster) == 0 {
 			continue
 		}
-		baseline, err := inClusterFiles(o)
+		folder := fleet.BaselinePath(o.Namespace)
+		if u.Artifact != "" {
+			folder = path.Join(u.ArtifactFolder, wire.BaselineFolder)
+		}
+		baseline, err := inClusterFiles(o, folder)
 		if err != nil {
 			return nil, err
 		}
@@ -130,15 +148,28 @@ func (p *Plan) filesOfUnit(u *Unit) ([]File, error) {
 	return files, nil
 }
 
+// encodeObject encodes an object of unit u. A tenant's baseline
+// Kustomization reads the namespace's artifact when the unit does: render
+// gives it the fleet source, since only the layout knows the artifact.
+func (p *Plan) encodeObject(u *Unit, o render.Object) ([]byte, error) {
+	if u.Artifact != "" && len(o.InCluster) > 0 {
+		var err error
+		if o, err = render.RetargetBaseline(o, p.artifactSource(u.Artifact), artifactPath(u.ArtifactFolder, path.Join(u.ArtifactFolder, wire.BaselineFolder))); err != nil {
+			return nil, err
+		}
+	}
+	return output.EncodeOne(o)
+}
+
 // inClusterFiles are the files of the objects a Kustomization with a
 // kubeConfig applies inside a ComputePlane (render.Object.InCluster): one
-// per object under <namespace>/_baseline, at the object's own path there
-// (<namespace>/<kind>-<name>.yaml, _cluster/ for cluster-scoped ones), and
-// a kustomization.yaml listing them. No unit's kustomization.yaml lists
-// that folder, so only the baseline Kustomization applies them, and only
-// inside its cluster.
-func inClusterFiles(o render.Object) ([]File, error) {
-	folder := fleet.BaselinePath(o.Namespace)
+// per object under folder (<namespace>/_baseline, below the wiring group's
+// folder when the namespace has an artifact of its own), at the object's
+// own path there (<namespace>/<kind>-<name>.yaml, _cluster/ for
+// cluster-scoped ones), and a kustomization.yaml listing them. No unit's
+// kustomization.yaml lists that folder, so only the baseline Kustomization
+// applies them, and only inside its cluster.
+func inClusterFiles(o render.Object, folder string) ([]File, error) {
 	files := make([]File, 0, len(o.InCluster)+1)
 	resources := make([]string, 0, len(o.InCluster))
 	for _, in := range o.InCluster {
@@ -179,9 +210,15 @@ func hookFiles(folder string, resources []string, ks *kustomizev1.Kustomization,
 // the platform unit and the unit's next part, and a unit of routed
 // releases on its tenant's baseline Kustomization (in the tenant
 // namespace); deletionPolicy: Orphan on the parts after the first
-// (docs/flux-wiring.md says why).
+// (docs/flux-wiring.md says why). It reads the fleet source, or with
+// spec.fleet.unitSource: ExternalArtifact a namespace's unit reads the
+// namespace's artifact (Unit.Artifact).
 func (p *Plan) UnitKustomization(u *Unit) *kustomizev1.Kustomization {
 	ks := p.kustomization(u.Name, u.Folder, u.Shard)
+	if u.Artifact != "" {
+		ks.Spec.SourceRef = p.artifactSource(u.Artifact)
+		ks.Spec.Path = artifactPath(u.ArtifactFolder, u.Folder)
+	}
 	ks.Spec.Wait = u.Platform || u.Account
 	for _, d := range u.DependsOn {
 		ks.Spec.DependsOn = append(ks.Spec.DependsOn, kustomizev1.DependencyReference{Name: d})
@@ -199,9 +236,13 @@ func (p *Plan) UnitKustomization(u *Unit) *kustomizev1.Kustomization {
 // Kustomizations of a wiring group. It prunes, so that a unit removed from
 // Git is deleted (and its own objects pruned in turn), and orphans on
 // deletion, so that deleting a group (or the root above it) never deletes
-// the fleet.
+// the fleet. With a source per namespace it reads its group's artifact.
 func (p *Plan) GroupKustomization(g *Group) *kustomizev1.Kustomization {
 	ks := p.kustomization(g.Name, g.Folder, g.Shard)
+	if g.Artifact != "" {
+		ks.Spec.SourceRef = p.artifactSource(g.Artifact)
+		ks.Spec.Path = artifactPath(g.Folder, g.Folder)
+	}
 	ks.Spec.DeletionPolicy = kustomizev1.DeletionPolicyOrphan
 	return ks
 }

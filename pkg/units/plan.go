@@ -100,6 +100,12 @@ type Unit struct {
 	// (wire.BaselineKustomization) must be ready before this unit is
 	// applied: set for the units of routed releases, empty otherwise.
 	Baseline string
+	// Artifact is the ExternalArtifact, in the wiring namespace, that the
+	// unit's Kustomization reads, and ArtifactFolder the folder of the fleet
+	// folder it holds (the namespace's, below its wiring group's): set for
+	// a namespace's units with spec.fleet.unitSource: ExternalArtifact,
+	// empty when the Kustomization reads the fleet source (artifacts.go).
+	Artifact, ArtifactFolder string
 }
 
 // Group is one wiring group: a folder of Kustomizations of units, itself
@@ -110,6 +116,10 @@ type Group struct {
 	Index  int
 	Shard  int
 	Units  []*Unit
+	// Artifact is the ExternalArtifact, in the wiring namespace, that the
+	// group's Kustomization reads (its folder, cut from the fleet source):
+	// set with spec.fleet.unitSource: ExternalArtifact (artifacts.go).
+	Artifact string
 }
 
 // NewPlan lays the objects out in units. cfg.Fleet must be set. The
@@ -237,6 +247,9 @@ func NewPlan(cfg *api.Config, objs []render.Object) (*Plan, api.Problems) {
 		groups *= 2
 	}
 	p.assignShards()
+	if fc.ArtifactPerNamespace() {
+		problems = append(problems, p.placeInArtifacts(cfg)...)
+	}
 	byName := make(map[string]*Unit, len(p.Units))
 	for _, u := range p.Units {
 		byName[u.Name] = u
@@ -285,16 +298,32 @@ func sizedGroups(n int) int {
 }
 
 // group spreads the units over n wiring groups by a jump consistent hash of
-// their names; every group is kept, empty ones too.
+// their names; every group is kept, empty ones too. When each namespace
+// reads an artifact of its own (spec.fleet.unitSource: ExternalArtifact),
+// a namespace's units are hashed by the namespace instead, so that all of
+// them are in the one group whose folder holds the namespace's (the
+// fleet's own units, which have no namespace, keep their names).
 func (p *Plan) group(n int) {
 	fc := p.Fleet
+	byNamespace := fc.ArtifactPerNamespace()
 	p.Groups = make([]*Group, 0, n)
 	for g := range n {
-		name := groupName(g, n)
-		p.Groups = append(p.Groups, &Group{Index: g, Name: name, Folder: path.Join(fc.WiringPath, groupLabel(g, n))})
+		label := groupLabel(g, n)
+		if byNamespace {
+			// Other names than the groups hashed by unit name, so that
+			// switching spec.fleet.unitSource replaces every group, as a
+			// change of their count does, instead of moving units between
+			// groups that stay (docs/flux-wiring.md).
+			label = ByNamespaceGroupPrefix + label
+		}
+		p.Groups = append(p.Groups, &Group{Index: g, Name: NamePrefix + "wiring-" + label, Folder: path.Join(fc.WiringPath, label)})
 	}
 	for _, u := range p.Units {
-		u.Group = jumphash.Bucket("group", u.Name, n)
+		key := u.Name
+		if byNamespace && u.Namespace != "" {
+			key = u.Namespace
+		}
+		u.Group = jumphash.Bucket("group", key, n)
 		p.Groups[u.Group].Units = append(p.Groups[u.Group].Units, u)
 	}
 }
@@ -455,8 +484,10 @@ func groupLabel(g, n int) string {
 	return fmt.Sprintf("%0*d-of-%d", width, g, n)
 }
 
-// groupName is the Kustomization of group g of n: computeplane-wiring-07-of-32.
-func groupName(g, n int) string { return NamePrefix + "wiring-" + groupLabel(g, n) }
+// ByNamespaceGroupPrefix starts the label of a wiring group whose units are
+// hashed by namespace (spec.fleet.unitSource: ExternalArtifact):
+// _flux/ns-07-of-32, Kustomization computeplane-wiring-ns-07-of-32.
+const ByNamespaceGroupPrefix = "ns-"
 
 // ShardValue is the value of the sharding label for shard s (1-based), as
 // the shard controllers select it: sharding.fluxcd.io/key in (shard1).

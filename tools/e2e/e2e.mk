@@ -145,10 +145,21 @@ e2e: tools build e2e-tools ## Run the real-control-plane suite (etcd, kube-apise
 # builds only the components it runs (no helm-controller, no Cozystack's).
 E2E_BENCH_TENANTS ?= 100 1000
 E2E_BENCH_TIMEOUT ?= 240m
+# spec.fleet.unitSource of the fleet: FleetSource (the default) or
+# ExternalArtifact (kustomize-controller then runs with the gate Cozystack sets).
+E2E_BENCH_UNIT_SOURCE ?= FleetSource
+# The platform: oldest (kube-apiserver v1.33.5 and the controllers Cozystack
+# ships, as the suite's Cozystack mode) or newest (v1.36.3 and current Flux).
+E2E_BENCH_PLATFORM ?= oldest
+ifeq ($(E2E_BENCH_PLATFORM),newest)
+E2E_BENCH_BINS = $(KUBE_APISERVER_BIN) $(KUSTOMIZE_CONTROLLER_BIN) $(SOURCE_WATCHER_BIN)
+else
+E2E_BENCH_BINS = $(KUBE_APISERVER_OLDEST_BIN) $(COZY_KUSTOMIZE_CONTROLLER_BIN) $(COZY_SOURCE_WATCHER_BIN)
+endif
 
 .PHONY: e2e-bench
-e2e-bench: build $(ETCD_BIN) $(KUBE_APISERVER_BIN) $(KUSTOMIZE_CONTROLLER_BIN) $(SOURCE_WATCHER_BIN) ## Measure the GitOps side at E2E_BENCH_TENANTS tenants (default: 100 1000): root to all Ready, writes per reconcile
+e2e-bench: build $(ETCD_BIN) $(E2E_BENCH_BINS) ## Measure the GitOps side at E2E_BENCH_TENANTS tenants (default: 100 1000) on E2E_BENCH_PLATFORM (oldest, newest): root to all Ready, writes per reconcile
 	$(GO) build -o $(BIN)/fleetgen ./internal/testkit/fleetgen/cmd/fleetgen
 	cd e2e/cluster && $(GO) vet ./...
-	cd e2e/cluster && $(E2E_ENV) E2E_BENCH=1 E2E_FLEETGEN=$(BIN)/fleetgen E2E_BENCH_TENANTS='$(E2E_BENCH_TENANTS)' \
+	cd e2e/cluster && $(E2E_ENV) E2E_BENCH=1 E2E_FLEETGEN=$(BIN)/fleetgen E2E_BENCH_TENANTS='$(E2E_BENCH_TENANTS)' E2E_BENCH_UNIT_SOURCE='$(E2E_BENCH_UNIT_SOURCE)' E2E_BENCH_PLATFORM='$(E2E_BENCH_PLATFORM)' \
 	$(GO) test -count=1 -v $(E2E_TESTFLAGS) -timeout $(E2E_BENCH_TIMEOUT) -run '^TestFleetCost$$' .
