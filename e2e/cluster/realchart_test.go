@@ -389,7 +389,7 @@ func jsonAny(v any) any {
 // the tenant namespace, each installing into the cluster through its admin
 // kubeconfig, <cluster>-cilium among them; with every addon on (the
 // fleet's operator values), their names are the chart's templates' and the
-// function's reserved ones (pkg/fleet.ClusterAddonReleases).
+// function's reserved ones (pkg/model.ClusterAddonReleases).
 func (e *env) checkRealAddons(t *testing.T, cozy string) {
 	hrs, err := e.admin.List(e.ctx, helmV2, "HelmRelease", realTenant, "")
 	if err != nil {
@@ -425,7 +425,7 @@ func (e *env) checkRealAddons(t *testing.T, cozy string) {
 	}
 	reserved := reservedAddonReleases(t)
 	if d := cmp.Diff(reserved, live); d != "" {
-		t.Errorf("addon release names: the function's reserved ones (pkg/fleet.ClusterAddonReleases, -) against the real chart's (+):\n%s", d)
+		t.Errorf("addon release names: the function's reserved ones (pkg/model.ClusterAddonReleases, -) against the real chart's (+):\n%s", d)
 	}
 }
 
@@ -462,7 +462,7 @@ func chartAddonNames(t *testing.T, dir string) []string {
 }
 
 // reservedAddonReleases reads the function's list of the chart's addon
-// releases, pkg/fleet.ClusterAddonReleases, from its source (the suite is a
+// releases, pkg/model.ClusterAddonReleases, from its source (the suite is a
 // module of its own and does not import the function's packages).
 func reservedAddonReleases(t *testing.T) []string {
 	t.Helper()

@@ -17,7 +17,7 @@ const (
 	// of the ComputePlane, named like the tenant's namespace (the default).
 	NamespacesShared = "Shared"
 	// NamespacesPerApp gives every routed app a namespace of its own
-	// (fleet.AppNamespace says how it is named).
+	// (model.AppNamespace says how it is named).
 	NamespacesPerApp = "PerApp"
 )
 

@@ -8,7 +8,7 @@
 // (fn), a YAML stream or a fleet folder (packages output and units).
 //
 // Every run holds its objects one way, for fleets of any size: each object
-// is read by the fleet as soon as its file is decoded (fleet.Reader),
+// is read by the fleet as soon as its file is decoded (model.Reader),
 // which decodes tenants, knob objects and apps, encodes an app's values as
 // they will read in its release and drops the node trees it no longer
 // needs; render.Outputs then puts the releases off until a writer encodes

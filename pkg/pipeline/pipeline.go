@@ -4,8 +4,8 @@ import (
 	"fmt"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
-	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
 	"github.com/computeplane-dev/computeplane-fn/pkg/input"
+	"github.com/computeplane-dev/computeplane-fn/pkg/model"
 	"github.com/computeplane-dev/computeplane-fn/pkg/order"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
@@ -47,12 +47,12 @@ type Result struct {
 	Config *api.Config
 	// Fleet is the checked fleet the objects were rendered from, for
 	// reports (the pull-request summary).
-	Fleet *fleet.Fleet
+	Fleet *model.Fleet
 	// Objects are the generated objects, the kept inputs and the objects
 	// that pass through, in order.Compare order.
 	Objects []render.Object
 	// Warnings are what a person should know without the run being
-	// refused (fleet.Fleet.Warnings).
+	// refused (model.Fleet.Warnings).
 	Warnings api.Problems
 }
 
@@ -68,7 +68,7 @@ func Run(opts Options) (*Result, api.Problems) {
 	return r, nil
 }
 
-func read(opts Options) (*api.Config, []*fleet.Input, api.Problems) {
+func read(opts Options) (*api.Config, []*model.Input, api.Problems) {
 	budget := opts.Budget
 	if budget == nil {
 		budget = new(input.Budget)
@@ -89,7 +89,7 @@ func run(opts Options) (*Result, api.Problems) {
 	if len(problems) > 0 {
 		return nil, problems
 	}
-	f, problems := fleet.Build(cfg, objects)
+	f, problems := model.Build(cfg, objects)
 	if len(problems) > 0 {
 		return nil, problems
 	}
@@ -156,12 +156,12 @@ func readConfig(budget *input.Budget, opts Options) (*api.Config, api.Problems) 
 
 // readInputs reads the items, the config's spec.inputs and the command
 // line's inputs, in that order, all charged to one budget, each object
-// read by the fleet (fleet.Reader) as soon as it is decoded.
-func readInputs(budget *input.Budget, cfg *api.Config, opts Options) ([]*fleet.Input, api.Problems) {
+// read by the fleet (model.Reader) as soon as it is decoded.
+func readInputs(budget *input.Budget, cfg *api.Config, opts Options) ([]*model.Input, api.Problems) {
 	var problems api.Problems
-	reader := fleet.Reader{Config: cfg, EncodeValues: yamltext.EncodeValues}
+	reader := model.Reader{Config: cfg, EncodeValues: yamltext.EncodeValues}
 	readInput := reader.Read
-	inputs := make([]*fleet.Input, 0, len(opts.Items))
+	inputs := make([]*model.Input, 0, len(opts.Items))
 	for _, item := range opts.Items {
 		objs, ps := budget.Unwrap(item.Node, item.Origin)
 		if len(ps) == 0 {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/computeplane-dev/computeplane-fn/internal/testkit/fleetgen"
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
-	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
+	"github.com/computeplane-dev/computeplane-fn/pkg/model"
 	"github.com/computeplane-dev/computeplane-fn/pkg/order"
 	"github.com/computeplane-dev/computeplane-fn/pkg/output"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
@@ -58,7 +58,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func readFleet(b *testing.B, dir string) (*api.Config, []*fleet.Input) {
+func readFleet(b *testing.B, dir string) (*api.Config, []*model.Input) {
 	b.Helper()
 	cfg, objs, problems := read(Options{Dir: dir, ConfigFile: filepath.Join(dir, fleetgen.ConfigFile)})
 	if len(problems) > 0 {
@@ -87,12 +87,12 @@ func BenchmarkRead(b *testing.B) {
 	}
 }
 
-// BenchmarkIndex builds and checks the fleet (fleet.Build).
+// BenchmarkIndex builds and checks the fleet (model.Build).
 func BenchmarkIndex(b *testing.B) {
 	cfg, objs := readFleet(b, benchFleet(b))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, problems := fleet.Build(cfg, objs); len(problems) > 0 {
+		if _, problems := model.Build(cfg, objs); len(problems) > 0 {
 			b.Fatal(problems)
 		}
 	}
@@ -103,7 +103,7 @@ func BenchmarkIndex(b *testing.B) {
 // planned here: the writer renders them (BenchmarkSerialize).
 func BenchmarkRender(b *testing.B) {
 	cfg, objs := readFleet(b, benchFleet(b))
-	f, problems := fleet.Build(cfg, objs)
+	f, problems := model.Build(cfg, objs)
 	if len(problems) > 0 {
 		b.Fatal(problems)
 	}
@@ -123,7 +123,7 @@ func BenchmarkRender(b *testing.B) {
 // rendering the releases put off until they are written.
 func BenchmarkSerialize(b *testing.B) {
 	cfg, objs := readFleet(b, benchFleet(b))
-	f, problems := fleet.Build(cfg, objs)
+	f, problems := model.Build(cfg, objs)
 	if len(problems) > 0 {
 		b.Fatal(problems)
 	}

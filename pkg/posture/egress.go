@@ -7,7 +7,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
+	"github.com/computeplane-dev/computeplane-fn/pkg/model"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
@@ -178,10 +178,10 @@ func bareKey(key string) string {
 // names have no hyphen, so the namespace alone says the lineage. The root
 // tenant has none.
 func Ancestors(ns string) []string {
-	if ns == fleet.RootNamespace || !IsTenantNamespace(ns) {
+	if ns == model.RootNamespace || !IsTenantNamespace(ns) {
 		return nil
 	}
-	out := []string{fleet.RootNamespace}
+	out := []string{model.RootNamespace}
 	rest := strings.TrimPrefix(ns, "tenant-")
 	for i, c := range rest {
 		if c == '-' {

@@ -11,7 +11,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
-	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
+	"github.com/computeplane-dev/computeplane-fn/pkg/model"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
@@ -266,7 +266,7 @@ func withholdsCredentials(doc *yaml.Node, release string) bool {
 		}
 		for _, p := range patches.Content {
 			target := yamlnode.Get(p, "target")
-			if scalar(yamlnode.Get(target, "kind")) == "Role" && scalar(yamlnode.Get(target, "name")) == fleet.DashboardRole(release) &&
+			if scalar(yamlnode.Get(target, "kind")) == "Role" && scalar(yamlnode.Get(target, "name")) == model.DashboardRole(release) &&
 				scalar(yamlnode.Get(p, "patch")) == want {
 				return true
 			}

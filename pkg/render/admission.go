@@ -5,13 +5,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/clustervalues"
-	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
+	"github.com/computeplane-dev/computeplane-fn/pkg/model"
 	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
 
 // RenderAdmission builds the ConfigMap computeplane-admission of a tenant's
 // ComputePlane: the AdmissionConfiguration its API server loads.
-func RenderAdmission(a *clustervalues.Admission, t *fleet.Tenant) (Object, error) {
+func RenderAdmission(a *clustervalues.Admission, t *model.Tenant) (Object, error) {
 	cm := corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: hardeningMeta(wire.AdmissionConfigMapName, t),
@@ -27,7 +27,7 @@ func RenderAdmission(a *clustervalues.Admission, t *fleet.Tenant) (Object, error
 // hardeningMeta is the metadata of an object that hardens a tenant's
 // cluster. It is kept with the cluster it protects: when a ComputePlane
 // leaves Git, Flux keeps the live cluster, and so this too.
-func hardeningMeta(name string, t *fleet.Tenant) metav1.ObjectMeta {
+func hardeningMeta(name string, t *model.Tenant) metav1.ObjectMeta {
 	return metav1.ObjectMeta{
 		Name:        name,
 		Namespace:   t.Namespace,

@@ -6,7 +6,7 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/internal/testkit/crdtest"
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/clustervalues"
-	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
+	"github.com/computeplane-dev/computeplane-fn/pkg/model"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
@@ -19,7 +19,7 @@ func TestAdmissionConfigMap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tenant := &fleet.Tenant{Name: "acme", Namespace: "tenant-acme", ComputePlane: true}
+	tenant := &model.Tenant{Name: "acme", Namespace: "tenant-acme", ComputePlane: true}
 	o, err := render.RenderAdmission(a, tenant)
 	if err != nil {
 		t.Fatal(err)

@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
-	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
+	"github.com/computeplane-dev/computeplane-fn/pkg/model"
 	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
@@ -48,7 +48,7 @@ var podSecurityModes = []string{"enforce", "audit", "warn"}
 // ComputePlane: the objects that Flux applies inside the ComputePlane
 // through the cluster's admin kubeconfig before any routed app installs.
 // They are, for the tenant namespace and every namespace its routed apps
-// install into (fleet.AppNamespace): the Namespace with Pod Security
+// install into (model.AppNamespace): the Namespace with Pod Security
 // labels at the cluster's level, the apps' ServiceAccounts (in the tenant
 // namespace, where helm-controller looks for them), a RoleBinding of each
 // to the admin ClusterRole in its app's namespace, the NetworkPolicy
@@ -58,7 +58,7 @@ var podSecurityModes = []string{"enforce", "audit", "warn"}
 // name. Each mode delivers the same objects: the fleet folder as files
 // (RenderBaseline), the stream as a release's values
 // (RenderBaselineRelease).
-func BaselineObjects(f *fleet.Fleet, t *fleet.Tenant) ([]Object, error) {
+func BaselineObjects(f *model.Fleet, t *model.Tenant) ([]Object, error) {
 	level := f.Config.Cluster.PodSecurity
 	if f.Config.Delivery == api.Platform {
 		// The module's cluster enforces no level by default; the routed
@@ -100,9 +100,9 @@ func BaselineObjects(f *fleet.Fleet, t *fleet.Tenant) ([]Object, error) {
 			grants[account] = g
 		}
 	}
-	if !f.Config.Routing.PerApp() && !slices.Contains(places[t.Namespace].accounts, fleet.SharedAppsAccount) {
+	if !f.Config.Routing.PerApp() && !slices.Contains(places[t.Namespace].accounts, model.SharedAppsAccount) {
 		// The shared account exists before the first app does.
-		places[t.Namespace].accounts = append(places[t.Namespace].accounts, fleet.SharedAppsAccount)
+		places[t.Namespace].accounts = append(places[t.Namespace].accounts, model.SharedAppsAccount)
 	}
 	var accounts []string
 	for ns, p := range places {
@@ -153,7 +153,7 @@ func BaselineObjects(f *fleet.Fleet, t *fleet.Tenant) ([]Object, error) {
 			if err := add(&rbacv1.RoleBinding{
 				TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
 				ObjectMeta: inClusterMeta(account, ns),
-				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: fleet.NamespaceAdminRole},
+				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: model.NamespaceAdminRole},
 				Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: account, Namespace: t.Namespace}},
 			}, "rbac.authorization.k8s.io/v1", "RoleBinding", ns, account); err != nil {
 				return nil, err
@@ -216,8 +216,8 @@ func BaselineObjects(f *fleet.Fleet, t *fleet.Tenant) ([]Object, error) {
 // namespaces and binding the admin role takes anyway. On the management
 // cluster it is applied by the tenant's unit, as the fleet. With
 // spec.fleet.shards > 1 it carries the tenant's shard label
-// (fleet.KustomizationShard), like every other Kustomization of the tenant.
-func RenderBaseline(f *fleet.Fleet, t *fleet.Tenant) (Object, error) {
+// (model.KustomizationShard), like every other Kustomization of the tenant.
+func RenderBaseline(f *model.Fleet, t *model.Tenant) (Object, error) {
 	fc := f.Config.Fleet
 	objs, err := BaselineObjects(f, t)
 	if err != nil {
@@ -225,9 +225,9 @@ func RenderBaseline(f *fleet.Fleet, t *fleet.Tenant) (Object, error) {
 	}
 	release := f.ClusterRelease()
 	labels := managedLabels(nil)
-	if s := fleet.KustomizationShard(fc.Shards, t.Namespace); s > 0 {
+	if s := model.KustomizationShard(fc.Shards, t.Namespace); s > 0 {
 		// The tenant's shard, the one of its units (package units).
-		labels[wire.ShardingLabel] = fleet.ShardValue(s)
+		labels[wire.ShardingLabel] = model.ShardValue(s)
 	}
 	ks := kustomizev1.Kustomization{
 		TypeMeta: metav1.TypeMeta{APIVersion: kustomizev1.GroupVersion.String(), Kind: kustomizev1.KustomizationKind},
@@ -242,14 +242,14 @@ func RenderBaseline(f *fleet.Fleet, t *fleet.Tenant) (Object, error) {
 			SourceRef: kustomizev1.CrossNamespaceSourceReference{
 				Kind: fc.SourceRef.Kind, Name: fc.SourceRef.Name, Namespace: fc.SourceRef.Namespace,
 			},
-			Path:  fc.FluxPath(fleet.BaselinePath(t.Namespace)),
+			Path:  fc.FluxPath(model.BaselinePath(t.Namespace)),
 			Prune: true,
 			// Deleting the Kustomization (the tenant or its ComputePlane
 			// leaves Git) leaves the namespaces and what runs in them: the
 			// cluster itself is never pruned either.
 			DeletionPolicy: kustomizev1.DeletionPolicyOrphan,
 			KubeConfig: &meta.KubeConfigReference{
-				SecretRef: &meta.SecretKeyReference{Name: fleet.KubeconfigSecret(release), Key: fleet.KubeconfigKey},
+				SecretRef: &meta.SecretKeyReference{Name: model.KubeconfigSecret(release), Key: model.KubeconfigKey},
 			},
 		},
 	}

@@ -10,8 +10,8 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
-	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
 	"github.com/computeplane-dev/computeplane-fn/pkg/input"
+	"github.com/computeplane-dev/computeplane-fn/pkg/model"
 	"github.com/computeplane-dev/computeplane-fn/pkg/pipeline"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
@@ -171,7 +171,7 @@ func TestBaselinePerApp(t *testing.T) {
       clusterRole: computeplane-crds
       rules: [{apiGroups: [apiextensions.k8s.io], resources: [customresourcedefinitions], verbs: ["*"]}]
 `)
-	long := fleet.PerAppNamespace("tenant-acme", "nb-"+longName)
+	long := model.PerAppNamespace("tenant-acme", "nb-"+longName)
 	if len(long) != 63 || !strings.HasPrefix(long, "tenant-acme-nb-loooo") {
 		t.Fatalf("per-app namespace of a long release: %q (%d characters), want 63 starting with tenant-acme-nb-", long, len(long))
 	}

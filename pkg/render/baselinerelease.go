@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
+	"github.com/computeplane-dev/computeplane-fn/pkg/model"
 	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
 
@@ -44,7 +44,7 @@ const (
 // RenderBaselineSource builds the OCIRepository computeplane-baseline that
 // every baseline release reads the chart from: once per fleet, a platform
 // object in spec.baseline.namespace, the chart's layer only.
-func RenderBaselineSource(f *fleet.Fleet) ([]Object, error) {
+func RenderBaselineSource(f *model.Fleet) ([]Object, error) {
 	b := f.Config.Baseline
 	repo := sourcev1.OCIRepository{
 		TypeMeta:   metav1.TypeMeta{APIVersion: sourcev1.GroupVersion.String(), Kind: sourcev1.OCIRepositoryKind},
@@ -70,7 +70,7 @@ func RenderBaselineSource(f *fleet.Fleet) ([]Object, error) {
 // Kustomization it names no service account (inside a fresh cluster there
 // is none to impersonate), and it waits for the cluster and its CNI addon,
 // as routed releases do; routed releases wait for it (their dependsOn).
-func RenderBaselineRelease(f *fleet.Fleet, t *fleet.Tenant) (Object, error) {
+func RenderBaselineRelease(f *model.Fleet, t *model.Tenant) (Object, error) {
 	objs, err := BaselineObjects(f, t)
 	if err != nil {
 		return Object{}, err
@@ -93,12 +93,12 @@ func RenderBaselineRelease(f *fleet.Fleet, t *fleet.Tenant) (Object, error) {
 			},
 			Interval: metav1.Duration{Duration: baselineReleaseInterval},
 			KubeConfig: &meta.KubeConfigReference{
-				SecretRef: &meta.SecretKeyReference{Name: fleet.KubeconfigSecret(cluster), Key: fleet.KubeconfigKey},
+				SecretRef: &meta.SecretKeyReference{Name: model.KubeconfigSecret(cluster), Key: model.KubeconfigKey},
 			},
 			ReleaseName:      wire.BaselineRelease,
 			TargetNamespace:  baselineNamespace,
 			StorageNamespace: baselineNamespace,
-			DependsOn:        []helmv2.DependencyReference{{Name: cluster}, {Name: fleet.ReadyAddonRelease(cluster)}},
+			DependsOn:        []helmv2.DependencyReference{{Name: cluster}, {Name: model.ReadyAddonRelease(cluster)}},
 			MaxHistory:       intPtr(5),
 			Install:          &helmv2.Install{Remediation: &helmv2.InstallRemediation{Retries: -1}},
 			Upgrade:          &helmv2.Upgrade{Remediation: &helmv2.UpgradeRemediation{Retries: -1}},

@@ -5,7 +5,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
+	"github.com/computeplane-dev/computeplane-fn/pkg/model"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamltext"
 )
@@ -48,12 +48,12 @@ func (b textBody) Node() (*yaml.Node, error) {
 
 // releaseBody is the release of an app, rendered only when it is written:
 // the shared parts of its definition's releases, its own metadata, and the
-// text of its values (fleet.App.Values) spliced in (yamltext.AppendRelease).
+// text of its values (model.App.Values) spliced in (yamltext.AppendRelease).
 // Rendering it then can fail on nothing the user wrote: the check stage
 // (package fleet) refused every app whose values could not be encoded.
 type releaseBody struct {
 	releases *releases
-	app      *fleet.App
+	app      *model.App
 }
 
 func (b releaseBody) AppendYAML(buf []byte) ([]byte, error) {

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
-	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
+	"github.com/computeplane-dev/computeplane-fn/pkg/model"
 	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
@@ -24,7 +24,7 @@ const (
 // RenderClusterRelease builds the HelmRelease of a tenant's ComputePlane cluster
 // (delivery: Direct): the apps/kubernetes chart from the re-sourced
 // ExternalArtifact, under the fixed release name that routed apps depend on.
-func RenderClusterRelease(f *fleet.Fleet, t *fleet.Tenant) (Object, error) {
+func RenderClusterRelease(f *model.Fleet, t *model.Tenant) (Object, error) {
 	values := f.Cluster.Values(t.Knobs)
 	release := wire.DirectClusterRelease
 	labels := map[string]string{wire.ComputePlaneLabel: "true"}
@@ -60,7 +60,7 @@ func RenderClusterRelease(f *fleet.Fleet, t *fleet.Tenant) (Object, error) {
 			ValuesFrom: []helmv2.ValuesReference{{Kind: "Secret", Name: wire.ValuesSecret}},
 			// helm-controller impersonates the tenant's installer for the
 			// whole install, hooks included (RenderInstaller).
-			ServiceAccountName: fleet.InstallerAccount,
+			ServiceAccountName: model.InstallerAccount,
 			PostRenderers:      clusterPostRenderers(release, t.Namespace),
 		},
 	}
@@ -97,7 +97,7 @@ func clusterPostRenderers(release, namespace string) []helmv2.PostRenderer {
 	}
 	return []helmv2.PostRenderer{{Kustomize: &helmv2.Kustomize{Patches: []kustomize.Patch{
 		{
-			Target: &kustomize.Selector{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "Role", Name: fleet.DashboardRole(release)},
+			Target: &kustomize.Selector{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "Role", Name: model.DashboardRole(release)},
 			Patch:  DashboardCredentialPatch(release),
 		},
 		{
@@ -128,17 +128,17 @@ func DashboardCredentialPatch(release string) string {
   value: [%s]
 - op: remove
   path: /rules/1
-`, fleet.KubeconfigSecret(release))
+`, model.KubeconfigSecret(release))
 }
 
 // tenantObject wraps an object generated for a tenant's ComputePlane: its
 // cluster or the cluster's hardening (Object.Cluster).
-func tenantObject(t *fleet.Tenant, n *yaml.Node, apiVersion, kind, name string) Object {
+func tenantObject(t *model.Tenant, n *yaml.Node, apiVersion, kind, name string) Object {
 	o := Object{Body: NodeBody(n), APIVersion: apiVersion, Kind: kind, Namespace: t.Namespace, Name: name, Generated: true, Tenant: t.Namespace, Cluster: true}
 	if t.Object != nil {
 		o.From, o.Origin = t.Object.Ref, t.Object.Origin
 	} else {
-		o.From = api.ObjectRef{APIVersion: api.AppsAPIVersion, Kind: api.TenantKind, Namespace: fleet.RootNamespace, Name: "root"}
+		o.From = api.ObjectRef{APIVersion: api.AppsAPIVersion, Kind: api.TenantKind, Namespace: model.RootNamespace, Name: "root"}
 	}
 	return o
 }

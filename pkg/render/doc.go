@@ -22,7 +22,7 @@
 // An Object holds its content as a Body: a node tree, text encoded already,
 // or a release still to render. The
 // releases of apps, whose values were encoded while the inputs were read
-// (fleet.App.Values), are rendered only when a writer reaches them
+// (model.App.Values), are rendered only when a writer reaches them
 // (Object.AppendYAML), over a spec rendered once per definition and routing;
 // a tenant's cluster objects are held as text. docs/performance.md tells
 // why.

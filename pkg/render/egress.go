@@ -7,7 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
-	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
+	"github.com/computeplane-dev/computeplane-fn/pkg/model"
 	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
 
@@ -216,7 +216,7 @@ const (
 // default-deny egress and so cut them off from everything, DNS and the
 // internet included: enableDefaultDeny is off, leaving the allow side to the
 // tenant baseline.
-func RenderEgress(f *fleet.Fleet, t *fleet.Tenant) (Object, error) {
+func RenderEgress(f *model.Fleet, t *model.Tenant) (Object, error) {
 	release := f.ClusterRelease()
 	rules := []ciliumEgressDeny{
 		{ToEntities: []string{EntityKubeAPIServer}},
@@ -288,7 +288,7 @@ func portRange(from, to int32, protocol string) ciliumPortProtocol {
 // ownNamespaceSelectors selects every pod of the tenant's namespace but the
 // exceptions: the cluster's control plane (denied on its other ports by a
 // rule of its own) and VMs, and the exposed apps.
-func ownNamespaceSelectors(t *fleet.Tenant, release string) []metav1.LabelSelector {
+func ownNamespaceSelectors(t *model.Tenant, release string) []metav1.LabelSelector {
 	notCluster := []metav1.LabelSelectorRequirement{
 		{Key: ControlPlaneLabel, Operator: metav1.LabelSelectorOpNotIn, Values: []string{release}},
 		{Key: ClusterNameLabel, Operator: metav1.LabelSelectorOpNotIn, Values: []string{release}},
@@ -327,7 +327,7 @@ func ownNamespaceSelectors(t *fleet.Tenant, release string) []metav1.LabelSelect
 // management cluster. A routed app runs inside the ComputePlane itself, so
 // the annotation means nothing there and is ignored. Apps of other tenants,
 // descendants included, are never exposed to this tenant's ComputePlane.
-func ExposedApps(t *fleet.Tenant) map[string][]string {
+func ExposedApps(t *model.Tenant) map[string][]string {
 	out := map[string][]string{}
 	for _, app := range t.Apps {
 		if app.Reachable && app.Placement != api.PlacementComputePlane {
@@ -344,7 +344,7 @@ func ExposedApps(t *fleet.Tenant) map[string][]string {
 // descendantSelectors selects every pod of every descendant tenant: by the
 // namespaces the inputs know, and by the namespace label Cozystack stamps on
 // descendants, which also covers tenants created outside these inputs.
-func descendantSelectors(t *fleet.Tenant) []metav1.LabelSelector {
+func descendantSelectors(t *model.Tenant) []metav1.LabelSelector {
 	var out []metav1.LabelSelector
 	if desc := t.Descendants(); len(desc) > 0 {
 		out = append(out, metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
@@ -359,7 +359,7 @@ func descendantSelectors(t *fleet.Tenant) []metav1.LabelSelector {
 
 // ancestorEtcdSelectors selects the etcd pods of every ancestor tenant, by
 // both labels etcd pods carry.
-func ancestorEtcdSelectors(t *fleet.Tenant) []metav1.LabelSelector {
+func ancestorEtcdSelectors(t *model.Tenant) []metav1.LabelSelector {
 	ancestors := t.Ancestors()
 	if len(ancestors) == 0 {
 		return nil
@@ -378,7 +378,7 @@ func ancestorEtcdSelectors(t *fleet.Tenant) []metav1.LabelSelector {
 
 // ancestorIngressSelectors selects the ingress pods of every ancestor
 // tenant, one selector per ancestor namespace, sorted by namespace.
-func ancestorIngressSelectors(t *fleet.Tenant) []metav1.LabelSelector {
+func ancestorIngressSelectors(t *model.Tenant) []metav1.LabelSelector {
 	var namespaces []string
 	for _, a := range t.Ancestors() {
 		namespaces = append(namespaces, a.Namespace)

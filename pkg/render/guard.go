@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
-	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
+	"github.com/computeplane-dev/computeplane-fn/pkg/model"
 	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
 
@@ -127,8 +127,8 @@ oldObject.spec.kubeConfig : null`
 (variables.newKubeConfig != null || variables.oldKubeConfig != null)`
 
 	// celIsCredential: the Secret named n is one of the cluster's
-	// credentials (fleet.ClusterCredentials), or a worker's machine
-	// configuration (<release>-<machine><suffix>, fleet.MachineCredentialSuffixes).
+	// credentials (model.ClusterCredentials), or a worker's machine
+	// configuration (<release>-<machine><suffix>, model.MachineCredentialSuffixes).
 	celIsCredential = `(n in variables.credentials ||
     (n.startsWith(variables.clusterRelease + '-') &&
       variables.machineCredentialSuffixes.exists(s, n.endsWith(s))))`
@@ -475,13 +475,13 @@ func guardVariables(v guardValues) ([]admissionv1.Variable, error) {
 		{"computePlaneKinds", sortedUnique(v.ComputePlaneKinds)},
 		{"computePlaneCharts", chartLiterals(v.ComputePlaneCharts)},
 		{"clusterRelease", v.ClusterRelease},
-		{"kubeconfigSecret", fleet.KubeconfigSecret(v.ClusterRelease)},
-		{"kubeconfigKey", fleet.KubeconfigKey},
-		{"credentials", sortedUnique(fleet.ClusterCredentials(v.ClusterRelease))},
-		{"machineCredentialSuffixes", sortedUnique(fleet.MachineCredentialSuffixes)},
-		{"chartAccounts", sortedUnique(fleet.ChartServiceAccounts(v.ClusterRelease))},
+		{"kubeconfigSecret", model.KubeconfigSecret(v.ClusterRelease)},
+		{"kubeconfigKey", model.KubeconfigKey},
+		{"credentials", sortedUnique(model.ClusterCredentials(v.ClusterRelease))},
+		{"machineCredentialSuffixes", sortedUnique(model.MachineCredentialSuffixes)},
+		{"chartAccounts", sortedUnique(model.ChartServiceAccounts(v.ClusterRelease))},
 		{"directDelivery", v.DirectDelivery},
-		{"installerAccount", fleet.InstallerAccount},
+		{"installerAccount", model.InstallerAccount},
 		{"fleetNamespace", v.FleetNamespace},
 		{"fleetAccount", v.FleetAccount},
 		{"accountRoles", []string{FleetAccountRole, InstallerRole}},
@@ -731,7 +731,7 @@ func guardRules() []admissionv1.NamedRuleWithOperations {
 //     system:serviceaccount:cozy-cluster-api:capk-manager (create, update
 //     keeping the label, delete), and any change to a VM of another
 //     cluster.
-func RenderGuard(f *fleet.Fleet) ([]Object, error) {
+func RenderGuard(f *model.Fleet) ([]Object, error) {
 	g := f.Config.Guard
 	var kinds []string
 	var charts []api.ChartRef

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
-	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
+	"github.com/computeplane-dev/computeplane-fn/pkg/model"
 	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
 
@@ -90,7 +90,7 @@ func fleetRules(c *api.Config, bindClusterRoles, bindRoles []string) []rbacv1.Po
 // (fleetRules) and the ClusterRoleBinding of the two. Platform objects,
 // rendered in every mode: the bootstrap applies them before the root
 // Kustomization (docs/flux-wiring.md).
-func RenderFleetAccount(f *fleet.Fleet, installerNamespaces []string) ([]Object, error) {
+func RenderFleetAccount(f *model.Fleet, installerNamespaces []string) ([]Object, error) {
 	ns, name := f.Config.FleetAccount()
 	var bindClusterRoles, bindRoles []string
 	if len(installerNamespaces) > 0 {
@@ -123,7 +123,7 @@ func RenderFleetAccount(f *fleet.Fleet, installerNamespaces []string) ([]Object,
 }
 
 // platformObjects wraps typed objects as platform objects of the fleet.
-func platformObjects(f *fleet.Fleet, objs ...any) ([]Object, error) {
+func platformObjects(f *model.Fleet, objs ...any) ([]Object, error) {
 	out := make([]Object, 0, len(objs))
 	for _, obj := range objs {
 		n, err := TypedNode(obj)
@@ -242,7 +242,7 @@ func installerKubeSystemRules(release, namespace string) []rbacv1.PolicyRule {
 // RenderInstallerRole builds the ClusterRole computeplane-installer
 // (installerRules), a platform object rendered once under delivery: Direct
 // and bound in each tenant namespace with a cluster.
-func RenderInstallerRole(f *fleet.Fleet) ([]Object, error) {
+func RenderInstallerRole(f *model.Fleet) ([]Object, error) {
 	role := rbacv1.ClusterRole{
 		TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRole"},
 		ObjectMeta: metav1.ObjectMeta{Name: InstallerRole, Labels: managedLabels(nil)},
@@ -267,16 +267,16 @@ func keptAnnotations() map[string]string {
 // the cluster, in the namespace's base unit); and, as platform objects, the
 // ClusterRole, ClusterRoleBinding, Role and RoleBinding (in kube-system)
 // computeplane-installer-<namespace> of its rights outside the namespace.
-func RenderInstaller(f *fleet.Fleet, t *fleet.Tenant) ([]Object, error) {
+func RenderInstaller(f *model.Fleet, t *model.Tenant) ([]Object, error) {
 	release, ns, scoped := wire.DirectClusterRelease, t.Namespace, InstallerScopedName(t.Namespace)
-	subject := []rbacv1.Subject{{Kind: "ServiceAccount", Name: fleet.InstallerAccount, Namespace: ns}}
+	subject := []rbacv1.Subject{{Kind: "ServiceAccount", Name: model.InstallerAccount, Namespace: ns}}
 	sa := corev1.ServiceAccount{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
-		ObjectMeta: metav1.ObjectMeta{Name: fleet.InstallerAccount, Namespace: ns, Labels: managedLabels(nil), Annotations: keptAnnotations()},
+		ObjectMeta: metav1.ObjectMeta{Name: model.InstallerAccount, Namespace: ns, Labels: managedLabels(nil), Annotations: keptAnnotations()},
 	}
 	binding := rbacv1.RoleBinding{
 		TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "RoleBinding"},
-		ObjectMeta: metav1.ObjectMeta{Name: fleet.InstallerAccount, Namespace: ns, Labels: managedLabels(nil), Annotations: keptAnnotations()},
+		ObjectMeta: metav1.ObjectMeta{Name: model.InstallerAccount, Namespace: ns, Labels: managedLabels(nil), Annotations: keptAnnotations()},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: InstallerRole},
 		Subjects:   subject,
 	}
@@ -287,7 +287,7 @@ func RenderInstaller(f *fleet.Fleet, t *fleet.Tenant) ([]Object, error) {
 			return nil, err
 		}
 		apiVersion, kind := typeOf(obj)
-		out = append(out, tenantObject(t, n, apiVersion, kind, fleet.InstallerAccount))
+		out = append(out, tenantObject(t, n, apiVersion, kind, model.InstallerAccount))
 	}
 	clusterRole := rbacv1.ClusterRole{
 		TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRole"},

@@ -13,7 +13,7 @@ import (
 	rbacvalidation "k8s.io/component-helpers/auth/rbac/validation"
 	"sigs.k8s.io/yaml"
 
-	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
+	"github.com/computeplane-dev/computeplane-fn/pkg/model"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 )
 
@@ -258,7 +258,7 @@ func TestFleetEscalatesOnlyItsRoles(t *testing.T) {
 }
 
 // TestChartAccounts: the ServiceAccounts the guard keeps out of VMs
-// (fleet.ChartServiceAccounts) are exactly those apps/kubernetes creates,
+// (model.ChartServiceAccounts) are exactly those apps/kubernetes creates,
 // read from the chart's templates.
 func TestChartAccounts(t *testing.T) {
 	objs, _ := readChart(t)
@@ -275,7 +275,7 @@ func TestChartAccounts(t *testing.T) {
 		got = append(got, "computeplane-"+name)
 	}
 	slices.Sort(got)
-	if diff := cmp.Diff(fleet.ChartServiceAccounts("computeplane"), slices.Compact(got)); diff != "" {
-		t.Errorf("the chart's ServiceAccounts (-fleet.ChartServiceAccounts +chart):\n%s", diff)
+	if diff := cmp.Diff(model.ChartServiceAccounts("computeplane"), slices.Compact(got)); diff != "" {
+		t.Errorf("the chart's ServiceAccounts (-model.ChartServiceAccounts +chart):\n%s", diff)
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
-	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
+	"github.com/computeplane-dev/computeplane-fn/pkg/model"
 	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
@@ -28,14 +28,14 @@ const (
 // RenderRelease builds the HelmRelease of one app, field for field what
 // cozystack-api makes from it; with placement ComputePlane it is routed onto
 // the tenant's cluster through the cluster's admin kubeconfig.
-func RenderRelease(f *fleet.Fleet, app *fleet.App) Object {
+func RenderRelease(f *model.Fleet, app *model.App) Object {
 	return newReleases(f).render(app)
 }
 
 // releaseLabels are the labels of an app's release: the definition's, the
 // app's own (prefixed), and the lineage labels that make cozystack-api list
 // the release as the app, or, routed, the ones that keep it from doing so.
-func releaseLabels(f *fleet.Fleet, app *fleet.App) map[string]string {
+func releaseLabels(f *model.Fleet, app *model.App) map[string]string {
 	def := app.Definition
 	labels := make(map[string]string, len(def.Labels)+len(app.Labels)+4)
 	for k, v := range def.Labels {
@@ -60,7 +60,7 @@ func releaseLabels(f *fleet.Fleet, app *fleet.App) map[string]string {
 
 // releaseAnnotations are the app's own annotations, prefixed; nil when it
 // has none.
-func releaseAnnotations(app *fleet.App) map[string]string {
+func releaseAnnotations(app *model.App) map[string]string {
 	if len(app.Annotations) == 0 {
 		return nil
 	}
@@ -77,7 +77,7 @@ func releaseAnnotations(app *fleet.App) map[string]string {
 // itself is in its metadata and values, so the spec is rendered once per
 // definition and routing and shared by every app of that kind (see
 // releases).
-func releaseSpec(f *fleet.Fleet, def *api.Definition, routed, values bool) helmv2.HelmReleaseSpec {
+func releaseSpec(f *model.Fleet, def *api.Definition, routed, values bool) helmv2.HelmReleaseSpec {
 	maxHistory := releaseMaxHistory
 	spec := helmv2.HelmReleaseSpec{
 		ChartRef: &helmv2.CrossNamespaceSourceReference{
@@ -118,14 +118,14 @@ func releaseSpec(f *fleet.Fleet, def *api.Definition, routed, values bool) helmv
 	if routed {
 		cluster := f.ClusterRelease()
 		spec.KubeConfig = &meta.KubeConfigReference{
-			SecretRef: &meta.SecretKeyReference{Name: fleet.KubeconfigSecret(cluster), Key: fleet.KubeconfigKey},
+			SecretRef: &meta.SecretKeyReference{Name: model.KubeconfigSecret(cluster), Key: model.KubeconfigKey},
 		}
 		// helm-controller creates only a target namespace, and a fresh
 		// cluster has no tenant namespace; with a target namespace it names
 		// the Helm release <targetNamespace>-<name> unless releaseName says
 		// otherwise. The target namespace is the one the in-cluster baseline
-		// creates for the app (fleet.AppNamespace), and helm-controller
-		// installs as the app's account there (fleet.AppAccount), which it
+		// creates for the app (model.AppNamespace), and helm-controller
+		// installs as the app's account there (model.AppAccount), which it
 		// impersonates inside the cluster: the account may not create
 		// namespaces, so install.createNamespace stays off. All three are
 		// the app's own and set per app (routedPlaceholder keeps their
@@ -144,7 +144,7 @@ func releaseSpec(f *fleet.Fleet, def *api.Definition, routed, values bool) helmv
 		// Ready only then; helm-controller re-checks a dependency on a
 		// fixed interval (--requeue-dependency), whereas an install that
 		// fails on the missing kubeconfig Secret backs off exponentially.
-		spec.DependsOn = []helmv2.DependencyReference{{Name: cluster}, {Name: fleet.ReadyAddonRelease(cluster)}}
+		spec.DependsOn = []helmv2.DependencyReference{{Name: cluster}, {Name: model.ReadyAddonRelease(cluster)}}
 		if f.Config.Fleet == nil {
 			// The stream's baseline is a release (RenderBaselineRelease);
 			// the fleet folder's is a Kustomization, which the routed
@@ -170,7 +170,7 @@ const routedPlaceholder = "placeholder"
 // release then gets its own metadata and values. Safe for concurrent use:
 // writers render releases on all cores.
 type releases struct {
-	f         *fleet.Fleet
+	f         *model.Fleet
 	mu        sync.Mutex
 	templates map[templateKey]*yaml.Node
 }
@@ -180,7 +180,7 @@ type templateKey struct {
 	routed, values bool
 }
 
-func newReleases(f *fleet.Fleet) *releases {
+func newReleases(f *model.Fleet) *releases {
 	return &releases{f: f, templates: map[templateKey]*yaml.Node{}}
 }
 
@@ -205,7 +205,7 @@ func (r *releases) template(key templateKey) (*yaml.Node, error) {
 
 // render plans the release of an app: it is rendered only when it is
 // written (releaseBody).
-func (r *releases) render(app *fleet.App) Object {
+func (r *releases) render(app *model.App) Object {
 	o := releaseObject(app)
 	o.Body = releaseBody{releases: r, app: app}
 	return o
@@ -215,7 +215,7 @@ func (r *releases) render(app *fleet.App) Object {
 // (none when nil): the template of its definition and routing, its own
 // metadata, and, routed, its own target namespace and release name. The
 // release shares the template's nodes.
-func (r *releases) node(app *fleet.App, values *yaml.Node) (*yaml.Node, error) {
+func (r *releases) node(app *model.App, values *yaml.Node) (*yaml.Node, error) {
 	routed := app.Placement == api.PlacementComputePlane
 	t, err := r.template(templateKey{app.Definition, routed, values != nil})
 	if err != nil {
@@ -248,7 +248,7 @@ func (r *releases) node(app *fleet.App, values *yaml.Node) (*yaml.Node, error) {
 }
 
 // releaseObject is the identity of an app's HelmRelease, without its node.
-func releaseObject(app *fleet.App) Object {
+func releaseObject(app *model.App) Object {
 	tenant := ""
 	if app.Tenant != nil {
 		tenant = app.Tenant.Namespace

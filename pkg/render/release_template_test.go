@@ -12,8 +12,8 @@ import (
 
 	"github.com/computeplane-dev/computeplane-fn/internal/testkit/fleetgen"
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
-	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
 	"github.com/computeplane-dev/computeplane-fn/pkg/input"
+	"github.com/computeplane-dev/computeplane-fn/pkg/model"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamltext"
@@ -31,7 +31,7 @@ func encode(t *testing.T, n *yaml.Node) string {
 // reference renders an app's release in one piece, the whole HelmRelease
 // through toNode, as RenderRelease did before it shared the spec of a
 // definition's releases.
-func reference(t *testing.T, f *fleet.Fleet, app *fleet.App) *yaml.Node {
+func reference(t *testing.T, f *model.Fleet, app *model.App) *yaml.Node {
 	t.Helper()
 	routed := app.Placement == api.PlacementComputePlane
 	hr := helmv2.HelmRelease{
@@ -85,7 +85,7 @@ func TestRenderReleaseMatchesReference(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f, problems := fleet.Build(cfg, fleet.Reader{Config: cfg, EncodeValues: yamltext.EncodeValues}.ReadAll(objs))
+		f, problems := model.Build(cfg, model.Reader{Config: cfg, EncodeValues: yamltext.EncodeValues}.ReadAll(objs))
 		if len(problems) > 0 {
 			t.Fatal(problems)
 		}

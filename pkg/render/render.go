@@ -3,7 +3,7 @@ package render
 import (
 	"github.com/computeplane-dev/computeplane-fn/internal/parallel"
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
-	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
+	"github.com/computeplane-dev/computeplane-fn/pkg/model"
 )
 
 // Outputs renders every generated object of a checked fleet, unordered:
@@ -16,7 +16,7 @@ import (
 // shared parts when a writer reaches them (see Body), and the objects of
 // each tenant's cluster are held as text from the moment they are
 // rendered, so that fleets of any size fit.
-func Outputs(f *fleet.Fleet) ([]Object, error) {
+func Outputs(f *model.Fleet) ([]Object, error) {
 	out := make([]Object, 0, len(f.Apps)+len(f.Tenants)+1)
 	add := func(objs []Object, err error) error {
 		out = append(out, objs...)
@@ -54,7 +54,7 @@ func Outputs(f *fleet.Fleet) ([]Object, error) {
 				return nil, err
 			}
 		}
-		var tenants []*fleet.Tenant
+		var tenants []*model.Tenant
 		for _, t := range f.SortedTenants() {
 			if t.ComputePlane {
 				tenants = append(tenants, t)
@@ -115,7 +115,7 @@ func heldAsText(objs []Object, err error) ([]Object, error) {
 // from this function under delivery: Platform, where the platform's module
 // provisions the cluster: the egress policy of its VMs and the in-cluster
 // baseline (renderBaseline).
-func RenderPlatformComputePlane(f *fleet.Fleet, t *fleet.Tenant) ([]Object, error) {
+func RenderPlatformComputePlane(f *model.Fleet, t *model.Tenant) ([]Object, error) {
 	egress, err := RenderEgress(f, t)
 	if err != nil {
 		return nil, err
@@ -132,7 +132,7 @@ func RenderPlatformComputePlane(f *fleet.Fleet, t *fleet.Tenant) ([]Object, erro
 // and the hardening around it, the Pod Security ConfigMap its API server
 // loads (not under podSecurity: privileged), the egress policy of its VMs
 // and the in-cluster baseline (renderBaseline).
-func RenderComputePlane(f *fleet.Fleet, t *fleet.Tenant) ([]Object, error) {
+func RenderComputePlane(f *model.Fleet, t *model.Tenant) ([]Object, error) {
 	cluster, err := RenderClusterRelease(f, t)
 	if err != nil {
 		return nil, err
@@ -160,7 +160,7 @@ func RenderComputePlane(f *fleet.Fleet, t *fleet.Tenant) ([]Object, error) {
 // renderBaseline builds a tenant's in-cluster baseline as its mode
 // delivers it: a Kustomization of the fleet folder's files with spec.fleet,
 // a release of the baseline chart in the stream without it.
-func renderBaseline(f *fleet.Fleet, t *fleet.Tenant) (Object, error) {
+func renderBaseline(f *model.Fleet, t *model.Tenant) (Object, error) {
 	if f.Config.Fleet != nil {
 		return RenderBaseline(f, t)
 	}
@@ -168,7 +168,7 @@ func renderBaseline(f *fleet.Fleet, t *fleet.Tenant) (Object, error) {
 }
 
 // hasComputePlane reports whether any tenant of the fleet has one.
-func hasComputePlane(f *fleet.Fleet) bool {
+func hasComputePlane(f *model.Fleet) bool {
 	for _, t := range f.Tenants {
 		if t.ComputePlane {
 			return true

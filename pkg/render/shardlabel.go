@@ -5,7 +5,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
-	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
+	"github.com/computeplane-dev/computeplane-fn/pkg/model"
 	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
 
@@ -17,7 +17,7 @@ import (
 // flux-shard-operator writes there; or to nobody (Omitted, where the
 // platform serves no MutatingAdmissionPolicy), so that the release stays on
 // the main helm-controller (docs/flux-wiring.md, "helm-controller shards").
-func shardLabelRendered(f *fleet.Fleet, value string) bool {
+func shardLabelRendered(f *model.Fleet, value string) bool {
 	return value != wire.ShardingTenants || f.Config.Releases.ShardLabel == api.ShardLabelRendered
 }
 
@@ -31,7 +31,7 @@ func shardLabelRendered(f *fleet.Fleet, value string) bool {
 // on create) and its placement controller then write the tenant's shard
 // there, and that stays. Config.Validate refuses Admission where the
 // platform does not serve the policy's kind.
-func RenderShardLabelPolicy(f *fleet.Fleet) ([]Object, error) {
+func RenderShardLabelPolicy(f *model.Fleet) ([]Object, error) {
 	if f.Config.Releases.ShardLabel != api.ShardLabelAdmission {
 		return nil, nil
 	}

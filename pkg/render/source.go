@@ -7,7 +7,7 @@ import (
 	swv1 "github.com/fluxcd/source-watcher/api/v2/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
+	"github.com/computeplane-dev/computeplane-fn/pkg/model"
 )
 
 // Names of the re-sourced apps/kubernetes chart.
@@ -23,7 +23,7 @@ const (
 // apps/kubernetes chart, with the cozy-lib library chart, as a source-only
 // ExternalArtifact, the way the Cozystack operator does for a PackageSource
 // component. The ExternalArtifact itself is written by source-watcher.
-func RenderSource(f *fleet.Fleet) (Object, error) {
+func RenderSource(f *model.Fleet) (Object, error) {
 	src := f.Config.Source
 	alias := src.Name
 	base := strings.Trim(src.Path, "/")

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
-	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
+	"github.com/computeplane-dev/computeplane-fn/pkg/model"
 	"github.com/computeplane-dev/computeplane-fn/pkg/output"
 	"github.com/computeplane-dev/computeplane-fn/pkg/posture"
 )
@@ -37,7 +37,7 @@ const (
 // Report is what a summary is made of.
 type Report struct {
 	// Fleet is the rendered fleet; nil when the run was refused.
-	Fleet *fleet.Fleet
+	Fleet *model.Fleet
 	// Problems are why the run was refused.
 	Problems api.Problems
 	// Dir is the fleet folder as the user named it; empty when the run had
@@ -109,21 +109,21 @@ func writeRefusal(b *strings.Builder, problems api.Problems, dir string) {
 
 // stats is the fleet sorted for reporting.
 type stats struct {
-	f       *fleet.Fleet
-	tenants []*fleet.Tenant
+	f       *model.Fleet
+	tenants []*model.Tenant
 	// apps per tenant namespace, sorted by kind and name.
-	routed, managed map[string][]*fleet.App
+	routed, managed map[string][]*model.App
 	// stray are apps in namespaces of no known tenant, by namespace.
-	stray                  []*fleet.App
+	stray                  []*model.App
 	planes, nRouted, nMgmt int
 	// rows are the tenants as the JSON summary states them, by namespace.
 	rows map[string]Tenant
 }
 
-func newStats(f *fleet.Fleet) *stats {
-	s := &stats{f: f, tenants: f.SortedTenants(), routed: map[string][]*fleet.App{}, managed: map[string][]*fleet.App{}}
+func newStats(f *model.Fleet) *stats {
+	s := &stats{f: f, tenants: f.SortedTenants(), routed: map[string][]*model.App{}, managed: map[string][]*model.App{}}
 	apps := slices.Clone(f.Apps)
-	slices.SortFunc(apps, func(a, b *fleet.App) int {
+	slices.SortFunc(apps, func(a, b *model.App) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Name, b.Name))
 	})
 	for _, a := range apps {
@@ -232,7 +232,7 @@ func writeDiffs(b *strings.Builder, changes output.Changes) {
 // a tenant namespace anywhere in a changed path (so that any folder layout
 // works). Folders named tenant-... of no known tenant are tenants removed
 // from the inputs.
-func touchedTenants(f *fleet.Fleet, changes output.Changes) (map[string]bool, []string) {
+func touchedTenants(f *model.Fleet, changes output.Changes) (map[string]bool, []string) {
 	touched := map[string]bool{}
 	goneSet := map[string]bool{}
 	for _, c := range changes {
@@ -260,7 +260,7 @@ func (s *stats) writeTenants(b *strings.Builder, touched map[string]bool, gone [
 		return
 	}
 	if withDir {
-		var rows []*fleet.Tenant
+		var rows []*model.Tenant
 		for _, t := range s.tenants {
 			if touched[t.Namespace] {
 				rows = append(rows, t)
@@ -280,7 +280,7 @@ func (s *stats) writeTenants(b *strings.Builder, touched map[string]bool, gone [
 
 // writeTable writes at most limit rows, tenants first, then the removed
 // ones, and counts the rest.
-func (s *stats) writeTable(b *strings.Builder, tenants []*fleet.Tenant, gone []string, limit int) {
+func (s *stats) writeTable(b *strings.Builder, tenants []*model.Tenant, gone []string, limit int) {
 	b.WriteString("| Tenant | ComputePlane | Pod Security | Routed onto its ComputePlane | On the management plane |\n|---|---|---|---|---|\n")
 	rows := 0
 	for _, t := range tenants {
@@ -332,7 +332,7 @@ func (s *stats) writeStray(b *strings.Builder) {
 		plural(len(s.stray), "app", "apps"), appList(s.stray))
 }
 
-func appList(apps []*fleet.App) string {
+func appList(apps []*model.App) string {
 	if len(apps) == 0 {
 		return "–"
 	}

@@ -4,7 +4,7 @@ import (
 	"slices"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
-	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
+	"github.com/computeplane-dev/computeplane-fn/pkg/model"
 	"github.com/computeplane-dev/computeplane-fn/pkg/posture"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 )
@@ -33,7 +33,7 @@ type Tenant struct {
 // tenant without a ComputePlane, posture.PodSecurityNone under delivery:
 // Platform; reachable lists only what a ComputePlane's VMs may reach, so it
 // is empty without one.
-func Tenants(f *fleet.Fleet) []Tenant {
+func Tenants(f *model.Fleet) []Tenant {
 	out := make([]Tenant, 0, len(f.Tenants))
 	for _, t := range f.SortedTenants() {
 		row := Tenant{Name: t.Name, Namespace: t.Namespace, ComputePlane: t.ComputePlane,

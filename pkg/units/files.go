@@ -14,7 +14,7 @@ import (
 	kusttypes "sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
+	"github.com/computeplane-dev/computeplane-fn/pkg/model"
 	"github.com/computeplane-dev/computeplane-fn/pkg/output"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
@@ -135,7 +135,7 @@ func (p *Plan) filesOfUnit(u *Unit) ([]File, error) {
 		if len(o.InCluster) == 0 {
 			continue
 		}
-		folder := fleet.BaselinePath(o.Namespace)
+		folder := model.BaselinePath(o.Namespace)
 		if u.Artifact != "" {
 			folder = path.Join(u.ArtifactFolder, wire.BaselineFolder)
 		}

@@ -2,6 +2,7 @@ package units
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"path"
@@ -10,8 +11,8 @@ import (
 	"strings"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
-	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
 	"github.com/computeplane-dev/computeplane-fn/pkg/jumphash"
+	"github.com/computeplane-dev/computeplane-fn/pkg/model"
 	"github.com/computeplane-dev/computeplane-fn/pkg/order"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
@@ -84,7 +85,7 @@ type Unit struct {
 	// Files are the objects' files, relative to Folder, in the same order.
 	Files []string
 	// Shard is the kustomize-controller shard (1..spec.fleet.shards), or 0
-	// when the fleet is not sharded: the namespace's (fleet.KustomizationShard)
+	// when the fleet is not sharded: the namespace's (model.KustomizationShard)
 	// for a namespace's units, see assignShards for the others.
 	Shard int
 	// Group is the index of the wiring group that holds the unit's
@@ -124,11 +125,13 @@ type Group struct {
 
 // NewPlan lays the objects out in units. cfg.Fleet must be set. The
 // problems say what a user can act on: a wiring group over the bound, two
-// units that would share a Kustomization name, two objects that would share
-// a file.
+// units that would share a Kustomization name, a group with more namespaces
+// than one ArtifactGenerator makes artifacts for. What only objects built
+// by hand reach (a namespace that is no DNS label, two objects in one file,
+// a unit named like a wiring group) is a bug, api.Internal.
 func NewPlan(cfg *api.Config, objs []render.Object) (*Plan, api.Problems) {
 	if cfg == nil || cfg.Fleet == nil {
-		return nil, api.Problems{{Message: "failed to lay out the fleet: the config has no spec.fleet"}}
+		return nil, api.Problems{api.Internal(errors.New("failed to lay out the fleet: the config has no spec.fleet"))}
 	}
 	fc := cfg.Fleet
 	byFolder := map[string]*unitObjects{}
@@ -137,8 +140,8 @@ func NewPlan(cfg *api.Config, objs []render.Object) (*Plan, api.Problems) {
 	for _, o := range objs {
 		folder, file, ns := placement(o)
 		if ns != "" && !api.ValidDNSLabel(ns) {
-			problems = append(problems, api.Errorf(o.From, o.Origin, "metadata.namespace",
-				"%s %s/%s is in namespace %q, which is not a valid namespace name, so it cannot have a unit", o.Kind, o.Namespace, o.Name, o.Namespace))
+			// The read stage refuses such a namespace in every input.
+			problems = append(problems, api.Internal(fmt.Errorf("%s %s/%s is in namespace %q, which is not a valid namespace name, so it cannot have a unit", o.Kind, o.Namespace, o.Name, o.Namespace)))
 			continue
 		}
 		u := byFolder[folder]
@@ -174,8 +177,9 @@ func NewPlan(cfg *api.Config, objs []render.Object) (*Plan, api.Problems) {
 		files := make(map[string]fileObject, len(u.objs))
 		for _, b := range u.objs {
 			if a, dup := files[b.file]; dup {
-				problems = append(problems, api.Errorf(b.From, b.Origin, "metadata.name",
-					"%s %s %s/%s would be written to %s/%s like %s %s %s/%s; two objects must not share a file", b.APIVersion, b.Kind, b.Namespace, b.Name, folder, b.file, a.APIVersion, a.Kind, a.Namespace, a.Name))
+				// Only the render names the objects laid out here, and no
+				// two of its kinds share a kind's name.
+				problems = append(problems, api.Internal(fmt.Errorf("%s %s %s/%s would be written to %s/%s like %s %s %s/%s; two objects must not share a file", b.APIVersion, b.Kind, b.Namespace, b.Name, folder, b.file, a.APIVersion, a.Kind, a.Namespace, a.Name)))
 				continue
 			}
 			files[b.file] = b
@@ -256,8 +260,9 @@ func NewPlan(cfg *api.Config, objs []render.Object) (*Plan, api.Problems) {
 	}
 	for _, g := range p.Groups {
 		if u := byName[g.Name]; u != nil {
-			problems = append(problems, api.Errorf(cfg.Ref, cfg.Origin, "spec.fleet",
-				"the unit in %s would be reconciled by Kustomization %s, which is the name of a wiring group", u.Folder, g.Name))
+			// A unit's name is its namespace's, and Cozystack's tenant
+			// namespaces start with "tenant-".
+			problems = append(problems, api.Internal(fmt.Errorf("the unit in %s would be reconciled by Kustomization %s, which is the name of a wiring group", u.Folder, g.Name)))
 		}
 		if len(g.Units) > fc.MaxObjectsPerUnit {
 			how := "raise spec.fleet.wiringGroups to at least %d, in a commit of its own"
@@ -491,7 +496,7 @@ const ByNamespaceGroupPrefix = "ns-"
 
 // ShardValue is the value of the sharding label for shard s (1-based), as
 // the shard controllers select it: sharding.fluxcd.io/key in (shard1).
-func ShardValue(s int) string { return fleet.ShardValue(s) }
+func ShardValue(s int) string { return model.ShardValue(s) }
 
 // assignNames shortens names over the label-value limit and refuses two
 // units with one name.

@@ -3,7 +3,7 @@ package units
 import (
 	"strings"
 
-	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
+	"github.com/computeplane-dev/computeplane-fn/pkg/model"
 )
 
 // assignShards places every Kustomization of the fleet folder on a
@@ -13,7 +13,7 @@ import (
 //   - a namespace's units and parts, its routed units and the tenant's
 //     in-cluster baseline (a Kustomization object inside the namespace's
 //     unit, labelled by package render) go to the namespace's shard,
-//     fleet.KustomizationShard: a hash of the namespace, so that adding or
+//     model.KustomizationShard: a hash of the namespace, so that adding or
 //     removing a tenant moves no other tenant;
 //   - the fleet's own Kustomizations (the account's unit, the platform
 //     unit's parts and the wiring groups), which belong to no tenant, even
@@ -42,7 +42,7 @@ func (p *Plan) assignShards() {
 			own = append(own, &u.Shard)
 			continue
 		}
-		u.Shard = fleet.KustomizationShard(n, u.Namespace)
+		u.Shard = model.KustomizationShard(n, u.Namespace)
 		load[u.Shard] += 1 + kustomizationsIn(u)
 	}
 	for _, g := range p.Groups {

@@ -9,7 +9,7 @@ const (
 
 // Release names of the ComputePlane cluster, per delivery. The admin
 // kubeconfig Secret, which every routed release reads, is derived from it in
-// one place: fleet.KubeconfigSecret.
+// one place: model.KubeconfigSecret.
 const (
 	DirectClusterRelease   = "computeplane"
 	PlatformClusterRelease = "computeplane-cluster"

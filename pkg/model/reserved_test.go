@@ -1,4 +1,4 @@
-package fleet_test
+package model_test
 
 import (
 	"os"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
+	"github.com/computeplane-dev/computeplane-fn/pkg/model"
 )
 
 // chartTemplates is the apps/kubernetes chart the tables of this package are
@@ -52,9 +52,9 @@ func TestClusterAddonReleasesMatchChart(t *testing.T) {
 		}
 	}
 	slices.Sort(got)
-	want := slices.Sorted(slices.Values(fleet.ClusterAddonReleases))
+	want := slices.Sorted(slices.Values(model.ClusterAddonReleases))
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("fleet.ClusterAddonReleases against the chart's addon HelmReleases (-table +chart):\n%s", diff)
+		t.Errorf("model.ClusterAddonReleases against the chart's addon HelmReleases (-table +chart):\n%s", diff)
 	}
 }
 
@@ -67,7 +67,7 @@ func TestReservedReleasesCoverChart(t *testing.T) {
 	for f, text := range readTemplates(t, "*/*.yaml") {
 		for _, m := range name.FindAllStringSubmatch(text, -1) {
 			seen++
-			if why := fleet.ReservedRelease("computeplane", "computeplane-"+m[1]); why == "" {
+			if why := model.ReservedRelease("computeplane", "computeplane-"+m[1]); why == "" {
 				t.Errorf("%s: the chart names an object computeplane-%s, which no table reserves", f, m[1])
 			}
 		}
@@ -75,7 +75,7 @@ func TestReservedReleasesCoverChart(t *testing.T) {
 	for f, text := range readTemplates(t, "*.yaml") {
 		for _, m := range name.FindAllStringSubmatch(text, -1) {
 			seen++
-			if why := fleet.ReservedRelease("computeplane", "computeplane-"+m[1]); why == "" {
+			if why := model.ReservedRelease("computeplane", "computeplane-"+m[1]); why == "" {
 				t.Errorf("%s: the chart names an object computeplane-%s, which no table reserves", f, m[1])
 			}
 		}
@@ -91,7 +91,7 @@ func TestReservedReleasesCoverChart(t *testing.T) {
 func TestClusterCredentialsCoverChart(t *testing.T) {
 	secretName := regexp.MustCompile(`(?m)secretName: "?\{\{ \$?\.Release\.Name \}\}-([a-z0-9-]+)"?\s*$`)
 	secretObject := regexp.MustCompile(`(?m)^kind: Secret\s*\nmetadata:\s*\n(?:  .*\n)*?  name: \{\{ \.Release\.Name \}\}-([a-z0-9-]+)\s*$`)
-	creds := fleet.ClusterCredentials("computeplane")
+	creds := model.ClusterCredentials("computeplane")
 	for _, glob := range []string{"*.yaml", "*/*.yaml"} {
 		for f, text := range readTemplates(t, glob) {
 			for _, re := range []*regexp.Regexp{secretName, secretObject} {
@@ -100,7 +100,7 @@ func TestClusterCredentialsCoverChart(t *testing.T) {
 						continue
 					}
 					if !slices.Contains(creds, "computeplane-"+m[1]) {
-						t.Errorf("%s: Secret computeplane-%s is not in fleet.ClusterCredentials", f, m[1])
+						t.Errorf("%s: Secret computeplane-%s is not in model.ClusterCredentials", f, m[1])
 					}
 				}
 			}
@@ -129,7 +129,7 @@ func TestReservedRelease(t *testing.T) {
 		{"computeplane-cluster", "computeplane-cluster-admin-kubeconfig", true},
 		{"computeplane-cluster", "computeplane-csi", false},
 	} {
-		if got := fleet.ReservedRelease(c.cluster, c.name) != ""; got != c.reserved {
+		if got := model.ReservedRelease(c.cluster, c.name) != ""; got != c.reserved {
 			t.Errorf("ReservedRelease(%q, %q) reserved = %v, want %v", c.cluster, c.name, got, c.reserved)
 		}
 	}
@@ -154,19 +154,19 @@ func TestIsClusterCredential(t *testing.T) {
 		{"computeplane-cluster", "computeplane-cluster-ca", true},
 		{"computeplane-cluster", "computeplane-ca", false},
 	} {
-		if got := fleet.IsClusterCredential(c.release, c.name); got != c.want {
+		if got := model.IsClusterCredential(c.release, c.name); got != c.want {
 			t.Errorf("IsClusterCredential(%q, %q) = %v, want %v", c.release, c.name, got, c.want)
 		}
 	}
-	for _, r := range fleet.ClusterReleases {
-		for _, name := range fleet.ClusterCredentials(r) {
-			if !fleet.IsClusterCredential(r, name) {
+	for _, r := range model.ClusterReleases {
+		for _, name := range model.ClusterCredentials(r) {
+			if !model.IsClusterCredential(r, name) {
 				t.Errorf("IsClusterCredential(%q, %q) = false for a name of ClusterCredentials", r, name)
 			}
 		}
 	}
 	for _, want := range []string{"computeplane-admin-kubeconfig", "computeplane-kubeconfig", "computeplane-ca"} {
-		if !slices.Contains(fleet.ClusterCredentials("computeplane"), want) {
+		if !slices.Contains(model.ClusterCredentials("computeplane"), want) {
 			t.Errorf("ClusterCredentials lacks %s", want)
 		}
 	}

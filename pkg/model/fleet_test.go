@@ -1,4 +1,4 @@
-package fleet_test
+package model_test
 
 import (
 	"strings"
@@ -7,8 +7,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
-	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
 	"github.com/computeplane-dev/computeplane-fn/pkg/input"
+	"github.com/computeplane-dev/computeplane-fn/pkg/model"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamltext"
 )
 
@@ -20,7 +20,7 @@ func TestTenantNamespace(t *testing.T) {
 		{"tenant-root", "root", "tenant-root"},
 		{"tenant-foo", "root", "tenant-foo-root"},
 	} {
-		if got := fleet.TenantNamespace(tc.parent, tc.name); got != tc.want {
+		if got := model.TenantNamespace(tc.parent, tc.name); got != tc.want {
 			t.Errorf("TenantNamespace(%q, %q) = %q, want %q", tc.parent, tc.name, got, tc.want)
 		}
 	}
@@ -57,14 +57,14 @@ metadata: {name: c, namespace: tenant-a-b}
 spec: {computeplane: true}
 `
 
-func build(t *testing.T, delivery api.Delivery, extra string) (*fleet.Fleet, api.Problems) {
+func build(t *testing.T, delivery api.Delivery, extra string) (*model.Fleet, api.Problems) {
 	t.Helper()
 	objs, err := input.Decode([]byte(defs+"---\n"+extra), "in.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := &api.Config{Delivery: delivery}
-	return fleet.Build(cfg, fleet.Reader{Config: cfg, EncodeValues: yamltext.EncodeValues}.ReadAll(objs))
+	return model.Build(cfg, model.Reader{Config: cfg, EncodeValues: yamltext.EncodeValues}.ReadAll(objs))
 }
 
 func TestTree(t *testing.T) {

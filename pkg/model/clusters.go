@@ -1,4 +1,4 @@
-package fleet
+package model
 
 import (
 	"github.com/computeplane-dev/computeplane-fn/internal/parallel"

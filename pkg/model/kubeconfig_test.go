@@ -1,12 +1,12 @@
-package fleet_test
+package model_test
 
 import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/computeplane-dev/computeplane-fn/pkg/fleet"
 	"github.com/computeplane-dev/computeplane-fn/pkg/input"
+	"github.com/computeplane-dev/computeplane-fn/pkg/model"
 )
 
 func TestCheckKubeconfigReferences(t *testing.T) {
@@ -50,7 +50,7 @@ func TestCheckKubeconfigReferences(t *testing.T) {
 			t.Fatal(err)
 		}
 		var got []string
-		for _, p := range fleet.CheckKubeconfigReferences(objs[0]) {
+		for _, p := range model.CheckKubeconfigReferences(objs[0]) {
 			if p.File != "other.yaml" || p.Object.Kind == "" {
 				t.Errorf("%s: problem without file or object: %+v", c.name, p)
 			}

@@ -1,4 +1,4 @@
-// Package fleet is the check stage: it turns the decoded inputs into one
+// Package model is the check stage: it turns the decoded inputs into one
 // checked model of the fleet: the ApplicationDefinitions indexed by kind,
 // the tenant tree with Cozystack's namespaces, each tenant's ComputePlane
 // and knobs, and every app with its definition, tenant and placement.
@@ -19,4 +19,4 @@
 // The model never reads the values it carries: an app's values are the
 // text their release holds (App.Values), encoded by the function the
 // pipeline gives the Reader.
-package fleet
+package model
