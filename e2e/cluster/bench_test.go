@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -117,6 +116,11 @@ type fleetCost struct {
 	tenants, objects, kustomizations int
 	// unitSource is spec.fleet.unitSource (E2E_BENCH_UNIT_SOURCE).
 	unitSource string
+	// shards is spec.fleet.shards (E2E_BENCH_SHARDS), and selected the
+	// Kustomizations each kustomize-controller's selector takes, in the
+	// order of kustomizeControllers.
+	shards   int
+	selected []int
 	// changes are the one-tenant commits after the forced reconciles.
 	changes []tenantChange
 	// render is the wall time of computeplane-fn --output-dir.
@@ -128,6 +132,7 @@ type fleetCost struct {
 	readyCPU             cpuTimes
 	reconciles           []reconcileCost
 	readyAt50, readyAt90 time.Duration
+	readyWork            kustomizeWork
 	// readyRetries are the reconciles kustomize-controller put off for a
 	// dependency not Ready yet (requeued after --requeue-dependency).
 	readyRetries int
@@ -157,6 +162,7 @@ type reconcileCost struct {
 	// retries are reconciles put off for a dependency not Ready (one
 	// that is itself reconciling reports Ready Unknown meanwhile).
 	retries int
+	work    kustomizeWork
 	// changed are the applied objects whose resourceVersion (for
 	// Kustomizations: generation or labels) moved.
 	changed []string
@@ -171,28 +177,18 @@ func measureFleetCost(t *testing.T, b bins, gen string, tenants int) fleetCost {
 	etcd := harness.StartEtcd(t, b.etcd, t.TempDir())
 	e := startEnv(t, ctx, b, etcd, benchMode(t, tenants), "")
 
-	// Cozystack's kustomize-controller (fluxcd.yaml at 3c780acd):
-	// --concurrent=5, --log-level=info; the suite's short requeue and
-	// retry delays stay. Its TMPDIR on tmpfs unless E2E_BENCH_TMPFS=0: it
-	// extracts the whole fleet artifact for every reconcile, and a file
-	// costs this machine's disk about 0.8 ms of system time (GNU tar
-	// extracts the 100-tenant folder in 7 s there, in 0.1 s on tmpfs).
+	// Cozystack's kustomize-controller (fluxcd.yaml at 3c780acd), and
+	// with E2E_BENCH_SHARDS > 1 one shard controller per shard.
 	sw := harness.StartSourceWatcher(t, e.mgmt, e.dir, b.sourceWatcher, e.mode.sourceWatcher, e.mode.namespace)
-	opts := e.kustomizeControllerOptions("kustomize-controller", "!sharding.fluxcd.io/key")
-	opts.Args = append(opts.Args, "--concurrent=5", "--log-level=info")
-	// spec.fleet.unitSource: ExternalArtifact needs the gate Cozystack
-	// sets (cozystackFlags sets it only for the oldest platform's mode).
 	cost.unitSource = envOr("E2E_BENCH_UNIT_SOURCE", "FleetSource")
 	byArtifact := cost.unitSource == "ExternalArtifact"
-	if byArtifact && !slices.Contains(opts.Args, "--feature-gates=ExternalArtifact=true") {
-		opts.Args = append(opts.Args, "--feature-gates=ExternalArtifact=true")
+	shards, err := strconv.Atoi(envOr("E2E_BENCH_SHARDS", "1"))
+	if err != nil || shards < 1 || shards > 100 {
+		t.Fatalf("E2E_BENCH_SHARDS: %q is not a number of shards from 1 to 100 (spec.fleet.shards)", os.Getenv("E2E_BENCH_SHARDS"))
 	}
-	if envOr("E2E_BENCH_TMPFS", "1") != "0" {
-		opts.TempDir = tmpfsDir(t)
-	}
-	kc := harness.StartController(t, e.mgmt, e.dir, opts)
-	t.Logf("kustomize-controller's TMPDIR: %s", opts.TempDir)
-	e.procs = append(e.procs, sw, kc)
+	cost.shards = shards
+	kc := e.startBenchKustomizeControllers(t, shards, byArtifact)
+	e.procs = append(append(e.procs, sw), kc...)
 	e.ensurePlatform(t)
 
 	// The fleet: generated, with the wiring of the fleet folder.
@@ -207,6 +203,9 @@ func measureFleetCost(t *testing.T, b bins, gen string, tenants int) fleetCost {
 			"interval":   "10m",
 			"unitSource": cost.unitSource,
 		}
+		if shards > 1 {
+			spec["fleet"].(map[string]any)["shards"] = shards
+		}
 	})
 	f := &fleetRepo{e: e, work: work, repo: filepath.Join(t.TempDir(), "repo")}
 	start := time.Now()
@@ -217,6 +216,8 @@ func measureFleetCost(t *testing.T, b bins, gen string, tenants int) fleetCost {
 	cost.kustomizations = len(names)
 	t.Logf("%d tenants: %d objects, %d Kustomizations (and the root), rendered and published in %s",
 		tenants, cost.objects, len(names)-1, cost.render.Round(time.Millisecond))
+	cost.selected = kc.selected(t, f)
+	t.Logf("Kustomizations each kustomize-controller selects: %s", shareList(kc.shards(), intsToFloats(cost.selected), "%g"))
 
 	// The namespaces the fleet's objects live in (Cozystack's tenants
 	// make them), and one ComputePlane stand-in behind every baseline's
@@ -236,6 +237,7 @@ func measureFleetCost(t *testing.T, b bins, gen string, tenants int) fleetCost {
 	e.bootstrapFleet(t, f.all())
 	root := e.fleetRoot()
 	cpu0 := e.cpuTimes(t, kc, sw)
+	work0 := e.kustomizeWork(t, kc)
 	retries0 := dependencyRetries(kc)
 	start = time.Now()
 	e.applyAll(t, e.admin, []*unstructured.Unstructured{root}, false)
@@ -261,8 +263,9 @@ func measureFleetCost(t *testing.T, b bins, gen string, tenants int) fleetCost {
 	cost.readyAt50, cost.readyAt90 = at50, at90
 	cost.readyCPU = e.cpuTimes(t, kc, sw).sub(cpu0)
 	cost.readyRetries = dependencyRetries(kc) - retries0
-	t.Logf("every Kustomization Ready at %s %s after the root (50%% at %s, 90%% at %s); CPU: %s; %d dependency retries",
-		f.revision, cost.ready.Round(time.Second), at50.Round(time.Second), at90.Round(time.Second), cost.readyCPU, cost.readyRetries)
+	cost.readyWork = e.kustomizeWork(t, kc).sub(work0)
+	t.Logf("every Kustomization Ready at %s %s after the root (50%% at %s, 90%% at %s); CPU: %s; %d dependency retries; reconciles: %s",
+		f.revision, cost.ready.Round(time.Second), at50.Round(time.Second), at90.Round(time.Second), cost.readyCPU, cost.readyRetries, cost.readyWork)
 	e.checkApplied(t, f)
 
 	// Settled: nothing is pending. Then every Kustomization reconciles
@@ -276,8 +279,8 @@ func measureFleetCost(t *testing.T, b bins, gen string, tenants int) fleetCost {
 	for i := 1; i <= reconciles; i++ {
 		rc := e.measureForcedReconcile(t, f, cp, kc, sw, names)
 		cost.reconciles = append(cost.reconciles, rc)
-		t.Logf("forced reconcile %d of %d Kustomizations: all handled in %s (CPU %s), %d dependency retries\n  management cluster, writes:\n    %s\n  ComputePlane stand-in, writes:\n    %s",
-			i, len(names), rc.wall.Round(time.Millisecond), rc.cpu, rc.retries,
+		t.Logf("forced reconcile %d of %d Kustomizations: all handled in %s (CPU %s), %d dependency retries; reconciles: %s\n  management cluster, writes:\n    %s\n  ComputePlane stand-in, writes:\n    %s",
+			i, len(names), rc.wall.Round(time.Millisecond), rc.cpu, rc.retries, rc.work,
 			strings.ReplaceAll(rc.writes.String(), "\n", "\n    "), strings.ReplaceAll(rc.cpWrites.String(), "\n", "\n    "))
 		if rc.applied != 0 || rc.cpApplied != 0 || len(rc.changed) > 0 {
 			t.Errorf("forced reconcile %d of the settled fleet wrote to the applied objects: %g requests on the management cluster, %g on the ComputePlane, %d objects changed:\n  %s",
@@ -307,6 +310,10 @@ type tenantChange struct {
 	// source's current revision, cpu the components' CPU until then.
 	settled time.Duration
 	cpu     cpuTimes
+	work    kustomizeWork
+	// selected are the Kustomizations each kustomize-controller selects
+	// in the fleet of the commit.
+	selected []int
 	// reconciled are the Kustomizations that applied a new revision
 	// meanwhile (or came or went), namespace/name.
 	reconciled []string
@@ -318,7 +325,7 @@ type tenantChange struct {
 // measureTenantChanges adds a tenant to the settled fleet (a copy of one
 // without a ComputePlane, and one of its apps), then removes it, each in a
 // commit of its own, and measures each (tenantChange).
-func (e *env) measureTenantChanges(t *testing.T, f *fleetRepo, kc, sw *harness.Process) []tenantChange {
+func (e *env) measureTenantChanges(t *testing.T, f *fleetRepo, kc kustomizeControllers, sw *harness.Process) []tenantChange {
 	t.Helper()
 	tenantsFile := filepath.Join(f.work, "tenants.yaml")
 	original, err := os.ReadFile(tenantsFile)
@@ -398,7 +405,7 @@ func addBenchTenant(t *testing.T, work string, tenants []byte) string {
 // measureTenantChange renders and publishes the work folder as it is now,
 // in which tenant namespace ns was added (add) or removed, and measures
 // what the fleet did for it (tenantChange).
-func (e *env) measureTenantChange(t *testing.T, f *fleetRepo, kc, sw *harness.Process, what, ns string, add bool) tenantChange {
+func (e *env) measureTenantChange(t *testing.T, f *fleetRepo, kc kustomizeControllers, sw *harness.Process, what, ns string, add bool) tenantChange {
 	t.Helper()
 	var before []string // the tenant's objects and Kustomizations before
 	for key, o := range f.objs {
@@ -411,9 +418,10 @@ func (e *env) measureTenantChange(t *testing.T, f *fleetRepo, kc, sw *harness.Pr
 	eaBefore := e.artifactRevisions(t)
 	revs0 := e.appliedRevisions(t)
 	cpu0 := e.cpuTimes(t, kc, sw)
+	work0 := e.kustomizeWork(t, kc)
 	start := time.Now()
 	f.upload(t)
-	c := tenantChange{what: what}
+	c := tenantChange{what: what, selected: kc.selected(t, f)}
 	timeout := tenantsTimeout(len(f.objs)/10, 5*time.Minute, time.Second)
 	err := harness.Poll(e.ctx, timeout, time.Second, func() (bool, string) {
 		if add {
@@ -466,6 +474,7 @@ func (e *env) measureTenantChange(t *testing.T, f *fleetRepo, kc, sw *harness.Pr
 	}
 	c.settled = time.Since(start)
 	c.cpu = e.cpuTimes(t, kc, sw).sub(cpu0)
+	c.work = e.kustomizeWork(t, kc).sub(work0)
 	// Did work for it: applied a revision it had not applied before (a new
 	// Kustomization too, or one that went).
 	revs1 := e.appliedRevisions(t)
@@ -492,8 +501,8 @@ func (e *env) measureTenantChange(t *testing.T, f *fleetRepo, kc, sw *harness.Pr
 		}
 	}
 	sort.Strings(c.artifacts)
-	t.Logf("%s: applied in %s, every Kustomization applied its source's revision in %s; CPU %s; %d applied a new revision:\n  %s\n%d ExternalArtifacts changed: %v",
-		what, c.applied.Round(100*time.Millisecond), c.settled.Round(100*time.Millisecond), c.cpu, len(c.reconciled),
+	t.Logf("%s: applied in %s, every Kustomization applied its source's revision in %s; CPU %s; reconciles: %s; %d applied a new revision:\n  %s\n%d ExternalArtifacts changed: %v",
+		what, c.applied.Round(100*time.Millisecond), c.settled.Round(100*time.Millisecond), c.cpu, c.work, len(c.reconciled),
 		strings.Join(first(c.reconciled, 30), "\n  "), len(c.artifacts), first(c.artifacts, 30))
 	return c
 }
@@ -569,11 +578,15 @@ func (e *env) artifactRevisions(t *testing.T) map[string]string {
 	return out
 }
 
-// dependencyRetries counts the reconciles kustomize-controller has put off
-// so far for a dependency that was not Ready, from its log (the message of
-// v1.9's KustomizationReconciler).
-func dependencyRetries(kc *harness.Process) int {
-	return len(kc.Grep("Dependencies do not meet ready condition"))
+// dependencyRetries counts the reconciles the kustomize-controllers have
+// put off so far for a dependency that was not Ready, from their logs (the
+// message of v1.9's KustomizationReconciler).
+func dependencyRetries(kc kustomizeControllers) int {
+	n := 0
+	for _, p := range kc {
+		n += len(p.Grep("Dependencies do not meet ready condition"))
+	}
+	return n
 }
 
 // tenantsTimeout bounds a wait that grows with the fleet.
@@ -638,15 +651,22 @@ func (e *env) sharedComputePlane(t *testing.T, f *fleetRepo) *harness.APIServer 
 	return cp
 }
 
-// cpuTimes reads the CPU times of kustomize-controller, the management
-// API server and etcd.
-func (e *env) cpuTimes(t *testing.T, kc, sw *harness.Process) cpuTimes {
+// cpuTimes reads the CPU times of the kustomize-controllers (summed), the
+// management API server, etcd and source-watcher.
+func (e *env) cpuTimes(t *testing.T, kc kustomizeControllers, sw *harness.Process) cpuTimes {
 	t.Helper()
 	var c cpuTimes
+	for _, p := range kc {
+		d, err := p.CPUTime()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.kustomizeController += d
+	}
 	for _, p := range []struct {
 		proc *harness.Process
 		into *time.Duration
-	}{{kc, &c.kustomizeController}, {e.mgmt.Proc, &c.apiserver}, {e.etcd.Proc, &c.etcd}, {sw, &c.sourceWatcher}} {
+	}{{e.mgmt.Proc, &c.apiserver}, {e.etcd.Proc, &c.etcd}, {sw, &c.sourceWatcher}} {
 		d, err := p.proc.CPUTime()
 		if err != nil {
 			t.Fatal(err)
@@ -774,7 +794,7 @@ func (e *env) appliedResources(t *testing.T, f *fleetRepo) map[[2]string]bool {
 // (reconcile.fluxcd.io/requestedAt, as `flux reconcile` does), waits until
 // each has handled it and is Ready, and sorts the write requests both API
 // servers counted meanwhile.
-func (e *env) measureForcedReconcile(t *testing.T, f *fleetRepo, cp *harness.APIServer, kc, sw *harness.Process, names []string) reconcileCost {
+func (e *env) measureForcedReconcile(t *testing.T, f *fleetRepo, cp *harness.APIServer, kc kustomizeControllers, sw *harness.Process, names []string) reconcileCost {
 	t.Helper()
 	resources := e.appliedResources(t, f)
 	before := e.liveObjects(t, f)
@@ -787,6 +807,7 @@ func (e *env) measureForcedReconcile(t *testing.T, f *fleetRepo, cp *harness.API
 		t.Fatal(err)
 	}
 	cpu0 := e.cpuTimes(t, kc, sw)
+	work0 := e.kustomizeWork(t, kc)
 	retries0 := dependencyRetries(kc)
 	start := time.Now()
 	token := start.UTC().Format(time.RFC3339Nano)
@@ -805,6 +826,7 @@ func (e *env) measureForcedReconcile(t *testing.T, f *fleetRepo, cp *harness.API
 	rc := reconcileCost{wall: time.Since(start)}
 	rc.cpu = e.cpuTimes(t, kc, sw).sub(cpu0)
 	rc.retries = dependencyRetries(kc) - retries0
+	rc.work = e.kustomizeWork(t, kc).sub(work0)
 	// Events and the last status patches come right after a reconcile.
 	time.Sleep(5 * time.Second)
 	mgmt1, err := e.mgmt.RequestCounts(e.ctx)
@@ -872,7 +894,7 @@ func costTables(results []fleetCost) string {
 	b.WriteString("| tenants | unitSource | objects | Kustomizations | render + publish | root → all Ready (50%, 90%) | CPU meanwhile: kustomize-controller, kube-apiserver, etcd, source-watcher | dependency retries |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|\n")
 	for _, c := range results {
-		fmt.Fprintf(&b, "| %d | %s | %d | %d | %s | %s (%s, %s) | %s, %s, %s, %s | %d |\n", c.tenants, c.unitSource, c.objects, c.kustomizations,
+		fmt.Fprintf(&b, "| %d | %s | %d | %d | %s | %s (%s, %s) | %s, %s, %s, %s | %d |\n", c.tenants, c.layout(), c.objects, c.kustomizations,
 			c.render.Round(100*time.Millisecond), c.ready.Round(time.Second), c.readyAt50.Round(time.Second), c.readyAt90.Round(time.Second),
 			c.readyCPU.kustomizeController.Round(time.Second), c.readyCPU.apiserver.Round(time.Second), c.readyCPU.etcd.Round(time.Second),
 			c.readyCPU.sourceWatcher.Round(time.Second), c.readyRetries)
@@ -881,7 +903,7 @@ func costTables(results []fleetCost) string {
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, c := range results {
 		for i, r := range c.reconciles {
-			fmt.Fprintf(&b, "| %d | %s | %d | %s | %s (%s), %s, %s, %s | %d | %g (%g) | %g (%.1f) | %g | %g | %g | **%g** (%g) | %d |\n", c.tenants, c.unitSource, i+1,
+			fmt.Fprintf(&b, "| %d | %s | %d | %s | %s (%s), %s, %s, %s | %d | %g (%g) | %g (%.1f) | %g | %g | %g | **%g** (%g) | %d |\n", c.tenants, c.layout(), i+1,
 				r.wall.Round(100*time.Millisecond), r.cpu.kustomizeController.Round(100*time.Millisecond),
 				(r.cpu.kustomizeController / time.Duration(c.kustomizations)).Round(time.Millisecond), r.cpu.apiserver.Round(100*time.Millisecond),
 				r.cpu.etcd.Round(100*time.Millisecond), r.cpu.sourceWatcher.Round(100*time.Millisecond), r.retries, r.dryRuns, r.cpDryRuns, r.status, r.status/float64(c.kustomizations),
@@ -892,11 +914,12 @@ func costTables(results []fleetCost) string {
 	b.WriteString("|---|---|---|---|---|---|---|---|\n")
 	for _, c := range results {
 		for _, ch := range c.changes {
-			fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %d | %d | %s, %s, %s, %s |\n", c.tenants, c.unitSource, ch.what,
+			fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %d | %d | %s, %s, %s, %s |\n", c.tenants, c.layout(), ch.what,
 				ch.applied.Round(100*time.Millisecond), ch.settled.Round(100*time.Millisecond), len(ch.reconciled), len(ch.artifacts),
 				ch.cpu.kustomizeController.Round(100*time.Millisecond), ch.cpu.apiserver.Round(100*time.Millisecond),
 				ch.cpu.etcd.Round(100*time.Millisecond), ch.cpu.sourceWatcher.Round(100*time.Millisecond))
 		}
 	}
+	b.WriteString(shardTable(results))
 	return b.String()
 }

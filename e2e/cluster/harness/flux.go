@@ -93,8 +93,9 @@ func StartController(t testing.TB, s *APIServer, dir string, o ControllerOptions
 func startController(t testing.TB, s *APIServer, dir string, o ControllerOptions, health string) *Process {
 	t.Helper()
 	kubeconfig := s.KubeconfigFile(t, o.Identity)
+	metrics := LoopbackAddr(t)
 	args := append([]string{
-		"--metrics-addr=" + LoopbackAddr(t),
+		"--metrics-addr=" + metrics,
 		"--health-addr=" + health,
 		"--enable-leader-election=false",
 		"--log-level=debug",
@@ -108,7 +109,9 @@ func startController(t testing.TB, s *APIServer, dir string, o ControllerOptions
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
 		t.Fatalf("failed to create %s: %v", tmp, err)
 	}
-	return Start(t, dir, o.Name, o.Bin, args, "KUBECONFIG="+kubeconfig, "RUNTIME_NAMESPACE="+o.Namespace, "TMPDIR="+tmp)
+	p := Start(t, dir, o.Name, o.Bin, args, "KUBECONFIG="+kubeconfig, "RUNTIME_NAMESPACE="+o.Namespace, "TMPDIR="+tmp)
+	p.MetricsAddr = metrics
+	return p
 }
 
 // startRetrying starts a controller (start returns it and its health

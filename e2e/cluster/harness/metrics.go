@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
 	"sort"
 	"strings"
 
@@ -138,4 +139,41 @@ func (c RequestCounts) String() string {
 	}
 	sort.Strings(lines)
 	return strings.Join(lines, "\n")
+}
+
+// ReconcileTotal scrapes the controller's own /metrics and returns
+// controller-runtime's controller_runtime_reconcile_total for the named
+// controller (kustomize-controller's is "kustomization"), summed over its
+// results: every call of the reconciler so far, requeues for a dependency
+// and errors included.
+func (p *Process) ReconcileTotal(ctx context.Context, controller string) (float64, error) {
+	if p.MetricsAddr == "" {
+		return 0, fmt.Errorf("%s serves no metrics the suite knows of", p.Name)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.MetricsAddr+"/metrics", nil)
+	if err != nil {
+		return 0, fmt.Errorf("failed to scrape the metrics of %s: %w", p.Name, err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("failed to scrape the metrics of %s: %w", p.Name, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("failed to scrape the metrics of %s: %s", p.Name, resp.Status)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return 0, fmt.Errorf("failed to parse the metrics of %s: %w", p.Name, err)
+	}
+	total := 0.0
+	for _, m := range families["controller_runtime_reconcile_total"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "controller" && l.GetValue() == controller {
+				total += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return total, nil
 }

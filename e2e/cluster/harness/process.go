@@ -16,9 +16,13 @@ import (
 type Process struct {
 	Name string
 	Log  string
-	cmd  *exec.Cmd
-	done chan struct{}
-	err  error
+	// MetricsAddr is where a Flux controller serves its Prometheus
+	// metrics (host:port, StartController's --metrics-addr); "" for the
+	// other components.
+	MetricsAddr string
+	cmd         *exec.Cmd
+	done        chan struct{}
+	err         error
 }
 
 // Start runs bin with args, its output in dir/<name>.log, and stops it by
