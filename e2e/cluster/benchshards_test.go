@@ -107,7 +107,10 @@ type controllerWork struct {
 	// own controller_runtime_reconcile_total{controller="kustomization"}:
 	// every reconcile, those put off for a dependency included.
 	reconciles float64
-	cpu        time.Duration
+	// retries are the reconciles it put off for a dependency not Ready
+	// (dependencyRetries).
+	retries int
+	cpu     time.Duration
 }
 
 // kustomizeWork reads each controller's reconcile counter and CPU time so
@@ -124,7 +127,7 @@ func (e *env) kustomizeWork(t *testing.T, kc kustomizeControllers) kustomizeWork
 		if err != nil {
 			t.Fatal(err)
 		}
-		out[i] = controllerWork{shard: shard(p), reconciles: n, cpu: cpu}
+		out[i] = controllerWork{shard: shard(p), reconciles: n, retries: dependencyRetries(kustomizeControllers{p}), cpu: cpu}
 	}
 	return out
 }
@@ -132,7 +135,7 @@ func (e *env) kustomizeWork(t *testing.T, kc kustomizeControllers) kustomizeWork
 func (w kustomizeWork) sub(o kustomizeWork) kustomizeWork {
 	out := make(kustomizeWork, len(w))
 	for i := range w {
-		out[i] = controllerWork{shard: w[i].shard, reconciles: w[i].reconciles - o[i].reconciles, cpu: w[i].cpu - o[i].cpu}
+		out[i] = controllerWork{shard: w[i].shard, reconciles: w[i].reconciles - o[i].reconciles, retries: w[i].retries - o[i].retries, cpu: w[i].cpu - o[i].cpu}
 	}
 	return out
 }
@@ -141,6 +144,14 @@ func (w kustomizeWork) reconciles() []float64 {
 	out := make([]float64, len(w))
 	for i, c := range w {
 		out[i] = c.reconciles
+	}
+	return out
+}
+
+func (w kustomizeWork) retries() []float64 {
+	out := make([]float64, len(w))
+	for i, c := range w {
+		out[i] = float64(c.retries)
 	}
 	return out
 }
@@ -161,10 +172,11 @@ func (w kustomizeWork) shards() []string {
 	return out
 }
 
-// String is the reconciles and CPU of each controller, the shard
-// controllers' with their shares.
+// String is the reconciles, dependency retries and CPU of each
+// controller, the shard controllers' with their shares.
 func (w kustomizeWork) String() string {
-	return fmt.Sprintf("%s; CPU %s", shareList(w.shards(), w.reconciles(), "%g"), shareList(w.shards(), w.cpu(), "%.1f s"))
+	return fmt.Sprintf("%s; of which put off for a dependency: %s; CPU %s", shareList(w.shards(), w.reconciles(), "%g"),
+		shareList(w.shards(), w.retries(), "%g"), shareList(w.shards(), w.cpu(), "%.1f s"))
 }
 
 // shareList formats one value per controller, "main 1, shard1 104 (48%),
@@ -204,14 +216,16 @@ func (c fleetCost) layout() string {
 
 // shardTable is the Markdown table of each kustomize-controller's part of
 // every span costTables reports: the Kustomizations its selector takes in
-// the fleet as rendered, the reconciles it did and its CPU.
+// the fleet as rendered, the reconciles it did (and of those, the ones it
+// put off for a dependency) and its CPU.
 func shardTable(results []fleetCost) string {
 	var b strings.Builder
-	b.WriteString("\n| tenants | unitSource | span | Kustomizations each kustomize-controller selects | reconciles by each (share of the shard controllers') | kustomize-controller CPU, each |\n")
-	b.WriteString("|---|---|---|---|---|---|\n")
+	b.WriteString("\n| tenants | unitSource | span | Kustomizations each kustomize-controller selects | reconciles by each (share of the shard controllers') | of which put off for a dependency | kustomize-controller CPU, each |\n")
+	b.WriteString("|---|---|---|---|---|---|---|\n")
 	row := func(c fleetCost, span string, selected []int, w kustomizeWork) {
-		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s |\n", c.tenants, c.layout(), span,
-			shareList(w.shards(), intsToFloats(selected), "%g"), shareList(w.shards(), w.reconciles(), "%g"), shareList(w.shards(), w.cpu(), "%.1f s"))
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s |\n", c.tenants, c.layout(), span,
+			shareList(w.shards(), intsToFloats(selected), "%g"), shareList(w.shards(), w.reconciles(), "%g"),
+			shareList(w.shards(), w.retries(), "%g"), shareList(w.shards(), w.cpu(), "%.1f s"))
 	}
 	for _, c := range results {
 		row(c, "root → all Ready", c.selected, c.readyWork)
