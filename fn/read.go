@@ -3,6 +3,7 @@ package fn
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -35,15 +36,18 @@ type resourceList struct {
 }
 
 // readResourceList reads the ResourceList and checks it before kyaml's
-// reader sees it. That reader reads whatever it is given, unbounded, and
-// fails only later, in messages that name nothing (`wrong node kind`), on
-// items that are no objects; it drops the metadata of an item whose
-// annotations are no map; and it unwraps the list only when the stream is that one document.
-// So the bytes and the YAML are read as package input reads a file
-// (Budget.ReadStream: bounded, checked, charged to the budget), kyaml gets
-// the lines of the one document alone, and what is checked here is what
-// makes the document a ResourceList kyaml reads as one: its kind and
-// apiVersion, items that are objects, a function config that is a map.
+// reader sees it. It stays because framework.Execute has no hook between
+// parsing and processing, and its reader reads whatever it is given,
+// unbounded; fails, in messages that name nothing (`wrong node kind`), on
+// items that are no objects and metadata that is no map; drops the
+// metadata of an item whose annotations are no map; and unwraps the list
+// only when the stream is that one document. So the bytes and the YAML are
+// read as package input reads a file (Budget.ReadStream: bounded, checked,
+// charged to the budget), kyaml gets the lines of the one document alone,
+// and only what makes that document a ResourceList kyaml reads whole is
+// checked here: its kind and apiVersion, items that are objects, and a
+// function config that is a map. The items are checked as objects by
+// package input, in the pipeline.
 func readResourceList(r io.Reader, budget *input.Budget) (resourceList, api.Problems) {
 	list := resourceList{apiVersion: kio.ResourceListAPIVersion, kind: kio.ResourceListKind}
 	root, doc, problems := budget.ReadStream(r, stdinFile, kio.ResourceListKind)
@@ -129,24 +133,19 @@ func describeNode(n *yaml.Node) string {
 // processor runs): they must be maps, written out rather than aliases.
 func checkMetadata(n *yaml.Node) api.Problems {
 	o := api.NewObject(n, api.Origin{})
-	var problems api.Problems
-	check := func(v *yaml.Node, field string) bool {
+	v, at := n, ""
+	for _, key := range []string{"metadata", "annotations"} {
+		v, at = field(v, key), strings.TrimPrefix(at+"."+key, ".")
 		switch {
 		case v == nil || (v.Kind == yaml.ScalarNode && v.ShortTag() == yamlnode.TagNull):
-			return false
+			return nil
 		case v.Kind == yaml.AliasNode:
-			problems = append(problems, api.Errorf(o.Ref(), o.Origin, field, "must be written out, not a YAML alias (*%s): tools that read it do not follow aliases", v.Value))
+			return api.Problems{api.Errorf(o.Ref(), o.Origin, at, "must be written out, not a YAML alias (*%s): tools that read it do not follow aliases", v.Value)}
 		case v.Kind != yaml.MappingNode:
-			problems = append(problems, api.Errorf(o.Ref(), o.Origin, field, "must be a map, not %s", yamlnode.Describe(v)))
-		default:
-			return true
+			return api.Problems{api.Errorf(o.Ref(), o.Origin, at, "must be a map, not %s", yamlnode.Describe(v))}
 		}
-		return false
 	}
-	if md := field(n, "metadata"); check(md, "metadata") {
-		check(field(md, "annotations"), "metadata.annotations")
-	}
-	return problems
+	return nil
 }
 
 // field returns the value of key in mapping m as written, aliases not
