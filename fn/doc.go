@@ -13,7 +13,9 @@
 // spec.inputs).
 //
 // Execute is the KRM entry point of the binary: framework.Execute, behind
-// a check of the bytes and the shape of the ResourceList before kyaml reads
-// it (read.go; see docs/limits.md for why). A panic in the processor
-// becomes a refusal that says it is a bug.
+// a check of stdin before kyaml reads it. Package input reads the bytes and
+// the YAML as it reads a file (input.Budget.ReadStream); read.go checks
+// only the shape of the ResourceList (see there why it must; and
+// docs/limits.md). A panic in the processor becomes a refusal that says it
+// is a bug.
 package fn

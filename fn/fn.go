@@ -159,19 +159,12 @@ func (p Processor) run(rl *framework.ResourceList) ([]*yaml.RNode, api.Problems)
 }
 
 // originOf reads where an item came from: the path and index annotations
-// that kpt and kustomize set.
+// that kpt and kustomize set. framework.Execute has copied the legacy
+// spellings (config.kubernetes.io/path, /index) to these before Process.
 func originOf(n *yaml.RNode) api.Origin {
-	ann := n.GetAnnotations(kioutil.PathAnnotation, kioutil.LegacyPathAnnotation, kioutil.IndexAnnotation, kioutil.LegacyIndexAnnotation)
-	o := api.Origin{File: ann[kioutil.PathAnnotation]}
-	if o.File == "" {
-		o.File = ann[kioutil.LegacyPathAnnotation]
-	}
-	idx := ann[kioutil.IndexAnnotation]
-	if idx == "" {
-		idx = ann[kioutil.LegacyIndexAnnotation]
-	}
-	o.Index, _ = strconv.Atoi(idx)
-	return o
+	ann := n.GetAnnotations(kioutil.PathAnnotation, kioutil.IndexAnnotation)
+	index, _ := strconv.Atoi(ann[kioutil.IndexAnnotation])
+	return api.Origin{File: ann[kioutil.PathAnnotation], Index: index}
 }
 
 // results turns problems into KRM results: the message, the object as

@@ -1,13 +1,9 @@
 package fn
 
 import (
-	"bufio"
-	"bytes"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"unicode/utf8"
+	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -40,56 +36,30 @@ type resourceList struct {
 }
 
 // readResourceList reads the ResourceList and checks it before kyaml's
-// reader sees it. That reader reads whatever it is given, unbounded, and
-// fails only later, in messages that name nothing (`wrong node kind`), on
-// items that are no objects; and it unwraps the list only when the stream
-// is that one document. So the bytes are bounded and checked here (size,
-// binary data, the estimated nodes of package input), the shape is checked
-// with every item's index, and kyaml gets the lines of the one document
-// alone, without the comments and empty documents around it.
+// reader sees it. It stays because framework.Execute has no hook between
+// parsing and processing, and its reader reads whatever it is given,
+// unbounded; fails, in messages that name nothing (`wrong node kind`), on
+// items that are no objects and metadata that is no map; drops the
+// metadata of an item whose annotations are no map; and unwraps the list
+// only when the stream is that one document. So the bytes and the YAML are
+// read as package input reads a file (Budget.ReadStream: bounded, checked,
+// charged to the budget), kyaml gets the lines of the one document alone,
+// and only what makes that document a ResourceList kyaml reads whole is
+// checked here: its kind and apiVersion, items that are objects, and a
+// function config that is a map. The items are checked as objects by
+// package input, in the pipeline.
 func readResourceList(r io.Reader, budget *input.Budget) (resourceList, api.Problems) {
 	list := resourceList{apiVersion: kio.ResourceListAPIVersion, kind: kio.ResourceListKind}
-	fail := func(format string, args ...any) (resourceList, api.Problems) {
-		return list, api.Problems{{File: stdinFile, Message: fmt.Sprintf(format, args...)}}
-	}
-	data, err := readBytes(r)
-	if err != nil {
-		return fail("%v", err)
-	}
-	if ps := budget.ChargeBytes(data, stdinFile); len(ps) > 0 {
-		return list, ps
-	}
-	var root *yaml.Node
-	start, end := 0, len(data)
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	for index := 0; ; index++ {
-		var doc yaml.Node
-		err := dec.Decode(&doc)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return fail("invalid YAML: %v", err)
-		}
-		if root != nil && end == len(data) {
-			end = lineStart(data, doc.Line)
-		}
-		if len(doc.Content) == 0 || yamlnode.IsNull(doc.Content[0]) {
-			continue
-		}
-		if root != nil {
-			return fail("expected one ResourceList, found a second YAML document (document %d)", index+1)
-		}
-		root, start = doc.Content[0], lineStart(data, doc.Line)
-	}
-	if root == nil {
-		return fail("no ResourceList: the input is empty; a KRM function reads a %s %s on stdin (run it with a config file to render standalone)", kio.ResourceListAPIVersion, kio.ResourceListKind)
-	}
-	if root.Kind != yaml.MappingNode {
-		return fail("expected a %s object (a YAML map), found %s", kio.ResourceListKind, yamlnode.Describe(root))
+	root, doc, problems := budget.ReadStream(r, stdinFile, kio.ResourceListKind)
+	switch {
+	case len(problems) > 0:
+		return list, problems
+	case root == nil:
+		return list, api.Problems{{File: stdinFile, Message: fmt.Sprintf("no ResourceList: the input is empty; a KRM function reads a %s %s on stdin (run it with a config file to render standalone)", kio.ResourceListAPIVersion, kio.ResourceListKind)}}
+	case root.Kind != yaml.MappingNode:
+		return list, api.Problems{{File: stdinFile, Message: fmt.Sprintf("expected a %s object (a YAML map), found %s", kio.ResourceListKind, yamlnode.Describe(root))}}
 	}
 	ref := api.ObjectRef{Kind: kio.ResourceListKind}
-	var problems api.Problems
 	problem := func(field, format string, args ...any) {
 		problems = append(problems, api.Errorf(ref, api.Origin{File: stdinFile}, field, format, args...))
 	}
@@ -140,54 +110,8 @@ func readResourceList(r io.Reader, budget *input.Budget) (resourceList, api.Prob
 			problems = append(problems, checkMetadata(fc)...)
 		}
 	}
-	list.doc = data[start:end]
+	list.doc = doc
 	return list, problems
-}
-
-// readBytes reads at most input.MaxInputBytes of UTF-8 text.
-func readBytes(r io.Reader) ([]byte, error) {
-	// A file on stdin (`< fleet.yaml`) says how large it is: a huge one is
-	// refused without reading it.
-	if f, ok := r.(interface{ Stat() (os.FileInfo, error) }); ok {
-		if info, err := f.Stat(); err == nil && info.Mode().IsRegular() && info.Size() > input.MaxInputBytes {
-			return nil, fmt.Errorf("the ResourceList is %d MiB, larger than the %d MiB one run reads", info.Size()>>20, input.MaxInputBytes>>20)
-		}
-	}
-	// Binary data shows in its first bytes: refuse it before reading on.
-	br := bufio.NewReaderSize(r, 64<<10)
-	if head, _ := br.Peek(64 << 10); len(head) > 0 {
-		if len(head) == 64<<10 {
-			// The last character may be cut off.
-			for i := 0; i < utf8.UTFMax && len(head) > 0 && !utf8.RuneStart(head[len(head)-1]); i++ {
-				head = head[:len(head)-1]
-			}
-			head = head[:max(0, len(head)-1)]
-		}
-		if err := input.CheckBytes(head); err != nil {
-			return nil, err
-		}
-	}
-	data, err := io.ReadAll(io.LimitReader(br, input.MaxInputBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("failed to read the ResourceList: %w", err)
-	}
-	if len(data) > input.MaxInputBytes {
-		return nil, fmt.Errorf("the ResourceList is larger than %d MiB, the most one run reads", input.MaxInputBytes>>20)
-	}
-	return data, input.CheckBytes(data)
-}
-
-// lineStart returns the offset of line (1-based) in data.
-func lineStart(data []byte, line int) int {
-	at := 0
-	for ; line > 1; line-- {
-		i := bytes.IndexByte(data[at:], '\n')
-		if i < 0 {
-			return len(data)
-		}
-		at += i + 1
-	}
-	return at
 }
 
 func scalarField(n *yaml.Node) string {
@@ -209,24 +133,19 @@ func describeNode(n *yaml.Node) string {
 // processor runs): they must be maps, written out rather than aliases.
 func checkMetadata(n *yaml.Node) api.Problems {
 	o := api.NewObject(n, api.Origin{})
-	var problems api.Problems
-	check := func(v *yaml.Node, field string) bool {
+	v, at := n, ""
+	for _, key := range []string{"metadata", "annotations"} {
+		v, at = field(v, key), strings.TrimPrefix(at+"."+key, ".")
 		switch {
 		case v == nil || (v.Kind == yaml.ScalarNode && v.ShortTag() == yamlnode.TagNull):
-			return false
+			return nil
 		case v.Kind == yaml.AliasNode:
-			problems = append(problems, api.Errorf(o.Ref(), o.Origin, field, "must be written out, not a YAML alias (*%s): tools that read it do not follow aliases", v.Value))
+			return api.Problems{api.Errorf(o.Ref(), o.Origin, at, "must be written out, not a YAML alias (*%s): tools that read it do not follow aliases", v.Value)}
 		case v.Kind != yaml.MappingNode:
-			problems = append(problems, api.Errorf(o.Ref(), o.Origin, field, "must be a map, not %s", yamlnode.Describe(v)))
-		default:
-			return true
+			return api.Problems{api.Errorf(o.Ref(), o.Origin, at, "must be a map, not %s", yamlnode.Describe(v))}
 		}
-		return false
 	}
-	if md := field(n, "metadata"); check(md, "metadata") {
-		check(field(md, "annotations"), "metadata.annotations")
-	}
-	return problems
+	return nil
 }
 
 // field returns the value of key in mapping m as written, aliases not
