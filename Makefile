@@ -19,8 +19,15 @@ build: ## Build bin/computeplane-fn (stamped with the version and commit, see Re
 $(KUSTOMIZE):
 	GOBIN=$(BIN) $(GO) install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
 
+# kpt runs the kpt example (examples/kpt) for real. It is not installed here:
+# it comes from the system (the Debian package google-cloud-cli-kpt) or from
+# KPT; the examples' tests fail, saying so, without it.
+KPT ?= kpt
+
 .PHONY: tools
-tools: $(KUSTOMIZE) ## Install the tools the tests use (kustomize) into bin/
+tools: $(KUSTOMIZE) ## Install the tools the tests use (kustomize) into bin/, and show which kpt they run
+	@if command -v $(KPT) >/dev/null; then echo "kpt: $$(command -v $(KPT)), version $$($(KPT) version)"; \
+	else echo "kpt: not found ($(KPT)); the kpt tests of examples/ will fail: install kpt (Debian: google-cloud-cli-kpt) or set KPT"; fi
 
 .PHONY: demo
 demo: build ## Render the bundled example fleet (examples/quickstart) to stdout

@@ -17,9 +17,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"sigs.k8s.io/kustomize/kyaml/kio"
-	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/computeplane-dev/computeplane-fn/internal/testkit/testfs"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamltext/readback"
@@ -312,14 +310,58 @@ func agree(t *testing.T, what, output string) {
 	}
 }
 
-// TestExamplesKpt renders a copy of the kpt package the way
-// `kpt fn render --allow-exec` does, compares the package with expected/,
-// and renders it again: the second run must change nothing.
+// kpt returns the kpt binary: $KPT (a path, or a name looked up on PATH),
+// else kpt on PATH. The kpt tests never skip: without kpt they fail and say
+// what to install.
+func kpt(t *testing.T) string {
+	t.Helper()
+	name := os.Getenv("KPT")
+	if name == "" {
+		name = "kpt"
+	}
+	path, err := exec.LookPath(name)
+	if err != nil {
+		t.Fatalf("kpt not found (%v): install kpt (tested with 1.0.0-beta.56; on Debian and Ubuntu the package google-cloud-cli-kpt of the Google Cloud CLI's apt repository), or set KPT to its path", err)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
+}
+
+// runKpt runs kpt in dir the way examples/kpt/README.md does: with bin/
+// first on PATH, where a Kptfile's `exec: computeplane-fn` and
+// `--exec computeplane-fn` find the binary just built, and with HOME in a
+// temporary folder, so that kpt writes nothing outside the test.
+func runKpt(t *testing.T, dir string, args ...string) result {
+	t.Helper()
+	env := []string{
+		"HOME=" + t.TempDir(),
+		"PATH=" + filepath.Dir(binary) + string(os.PathListSeparator) + os.Getenv("PATH"),
+	}
+	return run(t, dir, env, kpt(t), args...)
+}
+
+// copyPackage copies kpt/package to a temporary folder and returns the
+// folder that holds the copy, named fleet/ as in the docs, and the copy.
+func copyPackage(t *testing.T) (work, pkg string) {
+	t.Helper()
+	work = t.TempDir()
+	pkg = filepath.Join(work, "fleet")
+	testfs.CopyTree(t, filepath.Join("kpt", "package"), pkg)
+	return work, pkg
+}
+
+// TestExamplesKpt runs the README's `kpt fn render --allow-exec` with the
+// real kpt on a copy of the kpt package, compares the package with
+// expected/, and renders it again: the second run must change nothing.
 func TestExamplesKpt(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "package")
-	testfs.CopyTree(t, filepath.Join("kpt", "package"), dir)
-	kptRender(t, dir)
-	got := readTree(t, dir)
+	work, pkg := copyPackage(t)
+	if r := runKpt(t, work, "fn", "render", "--allow-exec", "fleet"); r.code != 0 {
+		t.Fatalf("kpt fn render --allow-exec fleet: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	got := readTree(t, pkg)
 	if *update {
 		writeTree(t, filepath.Join("kpt", "expected"), got)
 	}
@@ -332,82 +374,140 @@ func TestExamplesKpt(t *testing.T) {
 			agree(t, name, content)
 		}
 	}
-	kptRender(t, dir)
-	if diff := cmp.Diff(got, readTree(t, dir)); diff != "" {
+	if r := runKpt(t, work, "fn", "render", "--allow-exec", "fleet"); r.code != 0 {
+		t.Fatalf("kpt fn render --allow-exec fleet, again: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if diff := cmp.Diff(got, readTree(t, pkg)); diff != "" {
 		t.Errorf("rendering the package twice changes it (-first +second):\n%s", diff)
 	}
 }
 
-// kptRender emulates `kpt fn render --allow-exec` on a package whose
-// Kptfile pipeline runs exec mutators: kpt cannot be installed with this
-// project's Go toolchain, so the test does what kpt does, with the same kyaml
-// package reader and writer kpt uses. It reads every KRM file of the package
-// (the Kptfile included) with path and index annotations, sends them to each
-// mutator as a ResourceList whose functionConfig is the item at configPath,
-// and writes the returned items back by their path annotation, deleting the
-// files that no item comes from any more.
-func kptRender(t *testing.T, pkg string) {
-	t.Helper()
-	kf, err := yaml.ReadFile(filepath.Join(pkg, "Kptfile"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pipeline struct {
-		Pipeline struct {
-			Mutators []struct {
-				Exec       string `yaml:"exec"`
-				ConfigPath string `yaml:"configPath"`
-			} `yaml:"mutators"`
-		} `yaml:"pipeline"`
-	}
-	if err := kf.Document().Decode(&pipeline); err != nil {
-		t.Fatal(err)
-	}
-	rw := &kio.LocalPackageReadWriter{
-		PackagePath:       pkg,
-		MatchFilesGlob:    append([]string{"Kptfile"}, kio.MatchAll...),
-		PreserveSeqIndent: true,
-		WrapBareSeqNode:   true,
-	}
-	items, err := rw.Read()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range pipeline.Pipeline.Mutators {
-		var cfg *yaml.RNode
-		for _, item := range items {
-			if p, _, _ := kioutil.GetFileAnnotations(item); p == m.ConfigPath {
-				cfg = item
+// TestExamplesKptEval runs `kpt fn eval` with the exec runtime on a copy of
+// the kpt package, in the two ways docs/function.md gives: a
+// ComputePlaneGenerator file (--fn-config) and key=value arguments, which
+// kpt turns into a ConfigMap functionConfig. With the package's own config
+// both give the package after render, expected/; the docs' key=value line
+// gives what a ComputePlaneGenerator with the same fields gives; a
+// misspelt key is refused, naming it, and the package is left as it was.
+func TestExamplesKptEval(t *testing.T) {
+	want := readTree(t, filepath.Join("kpt", "expected"))
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		// docs/running.md; --exec given as a path.
+		{"fn-config", []string{"--exec", binary, "--fn-config", filepath.Join("fleet", "fn-config.yaml")}},
+		// README.md; --exec given as a name on PATH.
+		{"key=value", []string{"--exec", "computeplane-fn", "--", "keepInputs=true"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			work, pkg := copyPackage(t)
+			args := append([]string{"fn", "eval", "fleet"}, tc.args...)
+			for range 2 {
+				if r := runKpt(t, work, args...); r.code != 0 {
+					t.Fatalf("kpt %s: exit %d\n%s%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+				}
+				if diff := cmp.Diff(want, readTree(t, pkg)); diff != "" {
+					t.Fatalf("kpt %s: the package differs from kpt/expected (-want +got):\n%s", strings.Join(args, " "), diff)
+				}
 			}
+		})
+	}
+
+	t.Run("key=value as a ComputePlaneGenerator", func(t *testing.T) {
+		work, pkg := copyPackage(t)
+		results := filepath.Join(work, "results")
+		r := runKpt(t, work, "fn", "eval", "fleet", "--exec", "computeplane-fn", "--results-dir", results, "--", "keepInputs=true", "delivery=Platform", "guard.enabled=false")
+		if r.code != 0 {
+			t.Fatalf("kpt fn eval -- key=value: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 		}
-		if cfg == nil {
-			t.Fatalf("configPath %s: no such item in the package", m.ConfigPath)
+		// delivery: Platform runs without Pod Security: the function warns
+		// at the tenant, and kpt keeps the warning among its results.
+		if !hasResult(kptResults(t, results), "warning", "Tenant", "") {
+			t.Errorf("kpt fn eval -- delivery=Platform: no warning at a Tenant in kpt's results\n%s", r.stderr)
 		}
-		var in bytes.Buffer
-		w := kio.ByteWriter{Writer: &in, KeepReaderAnnotations: true, WrappingAPIVersion: kio.ResourceListAPIVersion, WrappingKind: kio.ResourceListKind, FunctionConfig: cfg}
-		if err := w.Write(items); err != nil {
-			t.Fatal(err)
+		fromArgs := readTree(t, pkg)
+		if _, ok := fromArgs["_cluster/validatingadmissionpolicy-computeplane-guard.yaml"]; ok {
+			t.Errorf("guard.enabled=false: the guard's policy was rendered")
 		}
-		// The Kptfile names the function as kpt finds it, on PATH: here
-		// that is the binary just built.
-		cmd := exec.Command(m.Exec)
-		if m.Exec == "computeplane-fn" {
-			cmd = exec.Command(binary)
+
+		work, pkg = copyPackage(t)
+		config := filepath.Join(work, "platform.yaml")
+		writeFile(t, config, `apiVersion: fn.computeplane.dev/v1alpha1
+kind: ComputePlaneGenerator
+metadata:
+  name: fleet
+spec:
+  keepInputs: true
+  delivery: Platform
+  guard:
+    enabled: false
+`)
+		if r := runKpt(t, work, "fn", "eval", "fleet", "--exec", "computeplane-fn", "--fn-config", config); r.code != 0 {
+			t.Fatalf("kpt fn eval --fn-config platform.yaml: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 		}
-		cmd.Stdin = &in
-		var out, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &stderr
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("%s: %v\n%s", m.Exec, err, stderr.String())
+		if diff := cmp.Diff(readTree(t, pkg), fromArgs); diff != "" {
+			t.Errorf("key=value and the same ComputePlaneGenerator render differently (-fn-config +key=value):\n%s", diff)
 		}
-		items, err = (&kio.ByteReader{Reader: &out, OmitReaderAnnotations: true}).Read()
-		if err != nil {
-			t.Fatalf("%s: the output is not a ResourceList: %v", m.Exec, err)
+	})
+
+	t.Run("a misspelt key", func(t *testing.T) {
+		work, pkg := copyPackage(t)
+		results := filepath.Join(work, "results")
+		r := runKpt(t, work, "fn", "eval", "fleet", "--exec", "computeplane-fn", "--results-dir", results, "--", "keepInputs=true", "delivry=Platform")
+		if r.code == 0 || !hasResult(kptResults(t, results), "error", "ConfigMap", "data.delivry") {
+			t.Errorf("kpt fn eval -- delivry=Platform: exit %d, want a refusal at data.delivry of the ConfigMap\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		if diff := cmp.Diff(readTree(t, filepath.Join("kpt", "package")), readTree(t, pkg)); diff != "" {
+			t.Errorf("a refused run changed the package (-before +after):\n%s", diff)
+		}
+	})
+}
+
+// kptResult is one result of a function as kpt keeps it in the
+// results.yaml of --results-dir (a kpt.dev/v1 FunctionResultList).
+type kptResult struct {
+	Severity    string `json:"severity"`
+	ResourceRef struct {
+		Kind string `json:"kind"`
+	} `json:"resourceRef"`
+	Field struct {
+		Path string `json:"path"`
+	} `json:"field"`
+}
+
+// kptResults reads the results of every function kpt ran from the
+// results.yaml it wrote into dir.
+func kptResults(t *testing.T, dir string) []kptResult {
+	t.Helper()
+	var list struct {
+		Kind  string `json:"kind"`
+		Items []struct {
+			Results []kptResult `json:"results"`
+		} `json:"items"`
+	}
+	if err := sigsyaml.Unmarshal([]byte(readFile(t, filepath.Join(dir, "results.yaml"))), &list); err != nil {
+		t.Fatalf("kpt's results.yaml: %v", err)
+	}
+	if list.Kind != "FunctionResultList" {
+		t.Fatalf("kpt's results.yaml: kind %q, want FunctionResultList", list.Kind)
+	}
+	var out []kptResult
+	for _, item := range list.Items {
+		out = append(out, item.Results...)
+	}
+	return out
+}
+
+// hasResult tells whether results hold one of the severity at an object of
+// the kind, at the field path when one is given.
+func hasResult(results []kptResult, severity, kind, field string) bool {
+	for _, r := range results {
+		if r.Severity == severity && r.ResourceRef.Kind == kind && (field == "" || r.Field.Path == field) {
+			return true
 		}
 	}
-	if err := rw.Write(items); err != nil {
-		t.Fatal(err)
-	}
+	return false
 }
 
 func readFile(t *testing.T, p string) string {

@@ -464,7 +464,9 @@ func TestFleetRepoSafetyRails(t *testing.T) {
 }
 
 // TestHelp: help asked for is printed on stdout with exit 0 (-h, --help,
-// help); help, completion and schema are never taken for a CONFIG file.
+// help), which is what `kpt fn doc --image` shows (it runs the image with
+// --help and reads stdout); help, completion and schema are never taken for
+// a CONFIG file.
 func TestHelp(t *testing.T) {
 	for _, args := range [][]string{{"-h"}, {"--help"}, {"-help"}, {"help"}} {
 		r := cli(t, args...)
