@@ -44,14 +44,14 @@ type Knobs struct {
 func DecodeKnobs(o Object) (*Knobs, Problems) {
 	d := o.decoder()
 	k := &Knobs{Ref: o.Ref(), Origin: o.Origin}
-	md := d.metadata(o, true)
-	name := d.str(yamlnode.Get(md, "name"), "metadata.name")
-	k.Namespace = d.str(yamlnode.Get(md, "namespace"), "metadata.namespace")
+	obj := readObject(o.Node, "spec")
+	md := d.metadata(obj, true)
+	name := d.str(get(md, "name"), "metadata.name")
+	k.Namespace = d.str(get(md, "namespace"), "metadata.namespace")
 	if name != "" && name != KnobsName {
 		d.fail("metadata.name", "a ComputePlane object must be named %q (one per tenant), not %q", KnobsName, name)
 	}
-	spec := yamlnode.Get(o.Node, "spec")
-	if !yamlnode.IsNull(spec) && d.mapping(spec, "spec") != nil {
+	if spec := d.mappingNode(get(obj, "spec"), "spec"); spec != nil {
 		if v, ok := d.value(spec, "spec"); ok {
 			k.Values, _ = v.(map[string]any)
 			for _, field := range nullFields(k.Values, "spec") {
