@@ -1,9 +1,6 @@
 package api
 
 import (
-	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/validate/content"
@@ -78,26 +75,4 @@ func DecodeApp(o Object) (*App, *yaml.Node, Problems) {
 		}
 	}
 	return a, values, d.problems
-}
-
-// nullFields returns the field paths of the nulls in a values tree, keys in
-// sorted order.
-func nullFields(v any, field string) []string {
-	switch v := v.(type) {
-	case nil:
-		return []string{field}
-	case map[string]any:
-		var out []string
-		for _, key := range slices.Sorted(maps.Keys(v)) {
-			out = append(out, nullFields(v[key], joinField(field, key))...)
-		}
-		return out
-	case []any:
-		var out []string
-		for i, item := range v {
-			out = append(out, nullFields(item, fmt.Sprintf("%s[%d]", field, i))...)
-		}
-		return out
-	}
-	return nil
 }

@@ -3,6 +3,8 @@ package api
 import (
 	_ "embed"
 	"fmt"
+	"maps"
+	"slices"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -60,4 +62,26 @@ func DecodeKnobs(o Object) (*Knobs, Problems) {
 		}
 	}
 	return k, d.problems
+}
+
+// nullFields returns the field paths of the nulls in a values tree, keys in
+// sorted order.
+func nullFields(v any, field string) []string {
+	switch v := v.(type) {
+	case nil:
+		return []string{field}
+	case map[string]any:
+		var out []string
+		for _, key := range slices.Sorted(maps.Keys(v)) {
+			out = append(out, nullFields(v[key], joinField(field, key))...)
+		}
+		return out
+	case []any:
+		var out []string
+		for i, item := range v {
+			out = append(out, nullFields(item, fmt.Sprintf("%s[%d]", field, i))...)
+		}
+		return out
+	}
+	return nil
 }

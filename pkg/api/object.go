@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
 
@@ -39,6 +40,10 @@ type Object struct {
 	Kind       string
 	Name       string
 	Namespace  string
+	// Generated is true when the object carries the label that marks
+	// the output of this function (wire.ManagedByLabel): output of an
+	// earlier run, which is generated anew rather than read.
+	Generated bool
 	// Nodes is how many YAML nodes the object expands to, aliases followed,
 	// as counted when it was read (package input); 0 when unknown.
 	Nodes int
@@ -58,25 +63,28 @@ func (o Object) Group() string {
 	return g
 }
 
-// NewObject reads the identity of a document. Identity fields of the wrong
-// type are left empty here and reported when the object is decoded. It
-// reads only the object's top level and its metadata's, so that it is safe
-// on a node that yamlnode.Check has not seen yet.
+// NewObject reads the identity of an object, n its mapping node. Identity
+// fields of the wrong type are left empty here and reported when the
+// object is decoded. It reads only the object's top level and its
+// metadata's, so that it is safe on a node that yamlnode.Check has not seen
+// yet.
 func NewObject(n *yaml.Node, origin Origin) Object {
-	n = yamlnode.Resolve(n)
+	n = resolve(n)
 	o := Object{Node: n, Origin: origin}
 	o.APIVersion, _ = stringOf(child(n, "apiVersion"))
 	o.Kind, _ = stringOf(child(n, "kind"))
 	md := child(n, "metadata")
 	o.Name, _ = stringOf(child(md, "name"))
 	o.Namespace, _ = stringOf(child(md, "namespace"))
+	managedBy, _ := stringOf(child(child(md, "labels"), wire.ManagedByLabel))
+	o.Generated = managedBy == wire.ManagedByValue
 	return o
 }
 
 // child returns the value of key in the mapping n, aliases followed, or nil
 // when n is no mapping or has no such key (the last one when it has two).
-// NewObject and NewObjectLabels read with it what they read of an object
-// that yamlnode.Check may not have seen yet; readObject reads the rest.
+// NewObject reads with it what it reads of an object that yamlnode.Check
+// may not have seen yet; readObject reads the rest.
 func child(n *yaml.Node, key string) *yaml.Node {
 	if n == nil || n.Kind != yaml.MappingNode {
 		return nil
@@ -531,20 +539,6 @@ func ValidDNSLabel(s string) bool { return len(validation.IsDNS1123Label(s)) == 
 // validDNSSubdomain reports whether s is a DNS-1123 subdomain (the name of
 // most objects).
 func validDNSSubdomain(s string) bool { return len(validation.IsDNS1123Subdomain(s)) == 0 }
-
-// NewObjectLabels returns the string labels of an object, ignoring values of
-// other types; used to recognise earlier output before full decoding.
-func NewObjectLabels(o Object) map[string]string {
-	labels := child(child(o.Node, "metadata"), "labels")
-	if labels == nil || labels.Kind != yaml.MappingNode {
-		return nil
-	}
-	out := make(map[string]string, len(labels.Content)/2)
-	for i := 0; i+1 < len(labels.Content); i += 2 {
-		out[labels.Content[i].Value], _ = stringOf(resolve(labels.Content[i+1]))
-	}
-	return out
-}
 
 // IsToolAnnotation reports whether an annotation key is bookkeeping of kpt,
 // kustomize or the KRM function framework (where an item was read from),
