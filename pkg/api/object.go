@@ -32,7 +32,7 @@ const (
 // from a List, with its identity read.
 type Object struct {
 	// Node is the mapping node of the object; nil once the object's reader
-	// has no more use for it (package fleet keeps the node only of the
+	// has no more use for it (package model keeps the node only of the
 	// objects that are written as they were read, and of definitions).
 	Node       *yaml.Node
 	Origin     Origin
@@ -225,9 +225,9 @@ func stringOf(v any) (string, bool) {
 	return n.Value, true
 }
 
-// decoder reads typed fields from one object's YAML and collects a Problem
-// for every field that is missing or of the wrong type, so that one run
-// reports all mistakes of an object at once.
+// decoder checks the fields of one object, as readObject reads them, and
+// collects a Problem for every field that is missing or of the wrong type,
+// so that one run reports all mistakes of an object at once.
 type decoder struct {
 	ref      ObjectRef
 	origin   Origin
