@@ -506,15 +506,16 @@ func (d *decoder) objectName(name string) {
 // would refuse it further down the line; refusing it here names the file.
 func CheckObject(o Object) Problems {
 	d := o.decoder()
-	obj := readObject(o.Node, "spec")
+	// Only the fields checked are read: what passes through may be large
+	// (the data of a ConfigMap), and is written as it was read.
 	for _, f := range []string{"apiVersion", "kind"} {
-		if v := get(obj, f); v == nil {
+		if v := readValue(child(o.Node, f)); v == nil {
 			d.fail(f, "is required: every input must be a Kubernetes object")
 		} else if d.str(v, f) == "" {
 			d.fail(f, "must not be empty")
 		}
 	}
-	if md := d.mapping(get(obj, "metadata"), "metadata"); md != nil {
+	if md := d.mapping(readValue(child(o.Node, "metadata")), "metadata"); md != nil {
 		d.objectName(d.str(get(md, "name"), "metadata.name"))
 		d.commonMetadata(md)
 	}
