@@ -1,9 +1,6 @@
 package api
 
 import (
-	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/validate/content"
@@ -11,7 +8,6 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
-	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
 
 // App is an app object of a kind some ApplicationDefinition declares.
@@ -36,10 +32,11 @@ type App struct {
 func DecodeApp(o Object) (*App, *yaml.Node, Problems) {
 	d := o.decoder()
 	a := &App{Ref: o.Ref(), Origin: o.Origin, Kind: o.Kind}
-	d.keys(o.Node, "", ObjectFields...)
-	md := d.metadata(o, true)
-	a.Name = d.str(yamlnode.Get(md, "name"), "metadata.name")
-	a.Namespace = d.str(yamlnode.Get(md, "namespace"), "metadata.namespace")
+	obj := readObject(o.Node, "spec")
+	d.keys(obj, "", ObjectFields...)
+	md := d.metadata(obj, true)
+	a.Name = d.str(get(md, "name"), "metadata.name")
+	a.Namespace = d.str(get(md, "namespace"), "metadata.namespace")
 	if a.Name != "" && len(validation.IsDNS1035Label(a.Name)) > 0 {
 		d.fail("metadata.name", "%q must be a DNS-1035 label: lowercase letters, digits and dashes, starting with a letter", clip(a.Name))
 	}
@@ -69,39 +66,13 @@ func DecodeApp(o Object) (*App, *yaml.Node, Problems) {
 			d.fail(joinField("metadata.annotations", ReachableAnnotation), "must be \"true\" or \"false\", not %q", v)
 		}
 	}
-	var values *yaml.Node
-	if spec := yamlnode.Get(o.Node, "spec"); !yamlnode.IsNull(spec) {
-		values = d.mapping(spec, "spec")
-		if values != nil {
-			for i := 0; i+1 < len(values.Content); i += 2 {
-				k := yamlnode.Resolve(values.Content[i])
-				if k != nil && strings.HasPrefix(k.Value, "_") {
-					d.fail(joinField("spec", k.Value), "values key %q is reserved: Cozystack keeps top-level keys starting with '_' for itself", k.Value)
-				}
+	values := d.mappingNode(get(obj, "spec"), "spec")
+	if values != nil {
+		for i := 0; i+1 < len(values.Content); i += 2 {
+			if k := resolve(values.Content[i]); strings.HasPrefix(k.Value, "_") {
+				d.fail(joinField("spec", k.Value), "values key %q is reserved: Cozystack keeps top-level keys starting with '_' for itself", k.Value)
 			}
 		}
 	}
 	return a, values, d.problems
-}
-
-// nullFields returns the field paths of the nulls in a values tree, keys in
-// sorted order.
-func nullFields(v any, field string) []string {
-	switch v := v.(type) {
-	case nil:
-		return []string{field}
-	case map[string]any:
-		var out []string
-		for _, key := range slices.Sorted(maps.Keys(v)) {
-			out = append(out, nullFields(v[key], joinField(field, key))...)
-		}
-		return out
-	case []any:
-		var out []string
-		for i, item := range v {
-			out = append(out, nullFields(item, fmt.Sprintf("%s[%d]", field, i))...)
-		}
-		return out
-	}
-	return nil
 }

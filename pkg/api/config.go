@@ -2,8 +2,6 @@ package api
 
 import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
-
-	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
 
 // The function config's group, version and kind.
@@ -165,9 +163,10 @@ func DecodeConfig(o Object) (*Config, Problems) {
 		d.fail("", "%v", err)
 		return nil, d.problems
 	}
-	d.keys(o.Node, "", root.Order...)
-	d.mapping(yamlnode.Get(o.Node, "metadata"), "metadata")
-	return decodeSpec(o, d, d.mapping(yamlnode.Get(o.Node, "spec"), "spec"))
+	obj := readObject(o.Node, "spec")
+	d.keys(obj, "", root.Order...)
+	d.mapping(get(obj, "metadata"), "metadata")
+	return decodeSpec(o, d, d.mappingNode(get(obj, "spec"), "spec"))
 }
 
 // decodeSpec decodes spec, the spec of the config o (nil when absent),

@@ -64,8 +64,12 @@ func (d *decoder) decodeSpecInto(spec *yaml.Node, c *Config) map[string]bool {
 	slices.SortStableFunc(violations, func(a, b knobs.Violation) int {
 		return cmp.Compare(boolRank(a.Keyword != "type"), boolRank(b.Keyword != "type"))
 	})
+	var asWritten any // spec read as the decoders read objects, to name what a violation found
+	if len(violations) > 0 {
+		asWritten = readValue(spec)
+	}
 	for _, v := range violations {
-		at := locate(spec, specSchema, v.Field)
+		at := locate(asWritten, specSchema, v.Field)
 		problem := func(format string, args ...any) Problem { return Errorf(d.ref, d.origin, at.field, format, args...) }
 		switch v.Keyword {
 		case "properties":
@@ -78,7 +82,7 @@ func (d *decoder) decodeSpecInto(spec *yaml.Node, c *Config) map[string]bool {
 				continue
 			}
 			mistypedAt[at.field] = true
-			mistyped = append(mistyped, problem("must be %s, not %s", holds(at.schema, at.schemaPath), yamlnode.Describe(at.node)))
+			mistyped = append(mistyped, problem("must be %s, not %s", holds(at.schema, at.schemaPath), describe(at.value)))
 		case "required":
 			invalid = append(invalid, problem("%s", requiredMessage(at.schemaPath)))
 			continue // nothing to leave out
@@ -138,8 +142,9 @@ type location struct {
 	// schema is the field's schema and parent the object schema it is a
 	// field of; nil where the schema declares nothing.
 	schema, parent *SchemaNode
-	// node is the field's value in the YAML; nil when absent.
-	node *yaml.Node
+	// value is the field's value as readValue reads it; nil when absent
+	// or null.
+	value any
 	// keys lead to the value in the tree decoded: field names (string),
 	// list indices (int) and the keys of maps whose keys are free
 	// ([freeKey]).
@@ -153,8 +158,8 @@ type freeKey string
 // locate finds the field path of a [knobs.Violation], which starts with
 // [knobs.Root], below spec and its schema s. Map keys may hold dots, so a
 // key is matched against the keys the YAML holds, the longest first.
-func locate(spec *yaml.Node, s *SchemaNode, path string) location {
-	at := location{field: "spec", schema: s, node: spec}
+func locate(spec any, s *SchemaNode, path string) location {
+	at := location{field: "spec", schema: s, value: spec}
 	rest, _ := strings.CutPrefix(path, knobs.Root)
 	for rest != "" {
 		if strings.HasPrefix(rest, "[") {
@@ -171,16 +176,15 @@ func locate(spec *yaml.Node, s *SchemaNode, path string) location {
 			if at.schema != nil {
 				at.schema = at.schema.Items
 			}
-			n := yamlnode.Resolve(at.node)
-			if n != nil && n.Kind == yaml.SequenceNode && i < len(n.Content) {
-				at.node = yamlnode.Resolve(n.Content[i])
+			if items, _ := at.value.([]any); i < len(items) {
+				at.value = items[i]
 			} else {
-				at.node = nil
+				at.value = nil
 			}
 			continue
 		}
 		rest = strings.TrimPrefix(rest, ".")
-		key := nextKey(at.node, rest)
+		key := nextKey(at.value, rest)
 		rest = rest[len(key):]
 		at.parent = at.schema
 		switch {
@@ -193,7 +197,7 @@ func locate(spec *yaml.Node, s *SchemaNode, path string) location {
 			at.schemaPath += ".*"
 			at.schema = at.schema.Values
 			at.keys = append(at.keys, freeKey(key))
-			at.node = yamlnode.Get(at.node, key)
+			at.value = get(at.value, key)
 			continue
 		default:
 			at.field = joinField(at.field, key)
@@ -201,7 +205,7 @@ func locate(spec *yaml.Node, s *SchemaNode, path string) location {
 			at.schema = nil
 		}
 		at.keys = append(at.keys, key)
-		at.node = yamlnode.Get(at.node, key)
+		at.value = get(at.value, key)
 	}
 	return at
 }
@@ -209,17 +213,15 @@ func locate(spec *yaml.Node, s *SchemaNode, path string) location {
 // nextKey returns the key of the mapping n that path starts with, followed
 // by its end, a '.' or a '[': the longest such key; or, when n holds none
 // (a required field that is absent), path up to its first '.' or '['.
-func nextKey(n *yaml.Node, path string) string {
+func nextKey(v any, path string) string {
 	best := ""
-	if n = yamlnode.Resolve(n); n != nil && n.Kind == yaml.MappingNode {
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k := yamlnode.Resolve(n.Content[i])
-			if k == nil || k.Kind != yaml.ScalarNode || len(k.Value) <= len(best) {
-				continue
-			}
-			if rest, ok := strings.CutPrefix(path, k.Value); ok && (rest == "" || rest[0] == '.' || rest[0] == '[') {
-				best = k.Value
-			}
+	m, _ := v.(fields)
+	for _, f := range m {
+		if len(f.key) <= len(best) {
+			continue
+		}
+		if rest, ok := strings.CutPrefix(path, f.key); ok && (rest == "" || rest[0] == '.' || rest[0] == '[') {
+			best = f.key
 		}
 	}
 	if best != "" {
@@ -437,7 +439,7 @@ func requiredMessage(schemaPath string) string {
 // the config's schema does not use.
 func outsideMessage(v knobs.Violation, at location) string {
 	s, value := at.schema, ""
-	if n := yamlnode.Resolve(at.node); n != nil && n.Kind == yaml.ScalarNode {
+	if n, ok := at.value.(*yaml.Node); ok && n.Kind == yaml.ScalarNode {
 		value = n.Value
 	}
 	if s == nil {

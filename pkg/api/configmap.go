@@ -30,40 +30,42 @@ func isConfigMap(o Object) bool {
 // those need a ComputePlaneGenerator. It returns the data keys too, so that
 // the decoder's problems can name them.
 func configMapSpec(o Object, d *decoder) (*yaml.Node, []string) {
-	d.keys(o.Node, "", "apiVersion", "kind", "metadata", "data")
-	d.mapping(yamlnode.Get(o.Node, "metadata"), "metadata")
+	obj := readObject(o.Node, "")
+	d.keys(obj, "", "apiVersion", "kind", "metadata", "data")
+	d.mapping(get(obj, "metadata"), "metadata")
 	root, err := ParseConfigSchema()
 	if err != nil {
 		d.fail("", "%v", err)
 		return nil, nil
 	}
 	spec := &yaml.Node{Kind: yaml.MappingNode}
-	data := d.mapping(yamlnode.Get(o.Node, "data"), "data")
+	data := d.mapping(get(obj, "data"), "data")
 	if data == nil {
 		return spec, nil
 	}
 	var keys []string
-	d.fields(data, "data", func(key, path string, v *yaml.Node) {
+	for _, f := range data {
+		key, path := f.key, joinField("data", f.key)
 		keys = append(keys, key)
-		value := d.str(v, path)
+		value := d.str(f.value, path)
 		field := root.Lookup("spec." + key)
 		switch {
 		case key == "" || field == nil:
 			d.fail(path, "unknown field spec.%s of %s; a ConfigMap functionConfig (kpt fn eval -- key=value) sets the scalar fields of the spec by their path, such as delivery=Platform or guard.enabled=false (%s)",
 				Printable(key), ConfigKind, strings.Join(scalarFields(root.Lookup("spec"), ""), ", "))
-			return
+			continue
 		case field.Type == "object" || field.Type == "array":
 			d.fail(path, "spec.%s is a %s; a ConfigMap functionConfig (kpt fn eval -- key=value) sets scalar fields only: give a %s %s (--fn-config) for it",
 				key, map[string]string{"object": "map", "array": "list"}[field.Type], ConfigAPIVersion, ConfigKind)
-			return
+			continue
 		}
 		scalar, ok := typedScalar(field.Type, value)
 		if !ok {
 			d.fail(path, "must be %s for spec.%s, not %q", map[string]string{"boolean": "true or false", "integer": "a whole number"}[field.Type], key, Printable(value))
-			return
+			continue
 		}
 		setNodePath(spec, strings.Split(key, "."), scalar)
-	})
+	}
 	return spec, keys
 }
 

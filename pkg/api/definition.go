@@ -3,10 +3,6 @@ package api
 import (
 	"strings"
 	"time"
-
-	"sigs.k8s.io/kustomize/kyaml/yaml"
-
-	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
 
 // Annotations read from ApplicationDefinitions and app objects.
@@ -89,64 +85,65 @@ var DefinitionFields = map[string][]string{
 func DecodeDefinition(o Object) (*Definition, Problems) {
 	d := o.decoder()
 	def := &Definition{Ref: o.Ref(), Origin: o.Origin, InstallTimeout: DefaultReleaseTimeout, UpgradeTimeout: DefaultReleaseTimeout}
-	d.keys(o.Node, "", ObjectFields...)
-	md := d.metadata(o, false)
-	if name := d.str(yamlnode.Get(md, "name"), "metadata.name"); name != "" && !validDNSSubdomain(name) {
+	obj := readObject(o.Node, "")
+	d.keys(obj, "", ObjectFields...)
+	md := d.metadata(obj, false)
+	if name := d.str(get(md, "name"), "metadata.name"); name != "" && !validDNSSubdomain(name) {
 		d.fail("metadata.name", "%q is not a valid ApplicationDefinition name (a DNS subdomain: lowercase letters, digits, dashes and dots)", clip(name))
 	}
-	spec := d.mapping(yamlnode.Get(o.Node, "spec"), "spec")
+	spec := d.mapping(get(obj, "spec"), "spec")
 	if spec == nil {
-		if yamlnode.IsNull(yamlnode.Get(o.Node, "spec")) {
+		if get(obj, "spec") == nil {
 			d.fail("spec", "is required")
 		}
 		return nil, d.problems
 	}
 	d.keys(spec, "spec", DefinitionFields["spec"]...)
-	app := d.mapping(yamlnode.Get(spec, "application"), "spec.application")
+	app := d.mapping(get(spec, "application"), "spec.application")
 	if app == nil {
 		d.fail("spec.application", "is required")
 	}
 	d.keys(app, "spec.application", DefinitionFields["spec.application"]...)
-	def.Kind = d.requiredStr(yamlnode.Get(app, "kind"), "spec.application.kind")
+	def.Kind = d.requiredStr(get(app, "kind"), "spec.application.kind")
 	if def.Kind != "" && (!kindRE.MatchString(def.Kind) || len(def.Kind) > 63) {
 		d.fail("spec.application.kind", "%q is not a valid kind: CamelCase letters and digits, starting with a capital letter", clip(def.Kind))
 		def.Kind = ""
 	}
-	def.Plural = d.str(yamlnode.Get(app, "plural"), "spec.application.plural")
-	def.Singular = d.str(yamlnode.Get(app, "singular"), "spec.application.singular")
-	d.str(yamlnode.Get(app, "openAPISchema"), "spec.application.openAPISchema")
+	def.Plural = d.str(get(app, "plural"), "spec.application.plural")
+	def.Singular = d.str(get(app, "singular"), "spec.application.singular")
+	d.str(get(app, "openAPISchema"), "spec.application.openAPISchema")
 
-	rel := d.mapping(yamlnode.Get(spec, "release"), "spec.release")
+	rel := d.mapping(get(spec, "release"), "spec.release")
 	if rel == nil {
 		d.fail("spec.release", "is required: without it the definition says nothing about how its apps are released")
 	} else {
 		d.keys(rel, "spec.release", DefinitionFields["spec.release"]...)
-		pn := yamlnode.Get(rel, "prefix")
-		if pn == nil {
+		pn, ok := lookup(rel, "prefix")
+		if !ok {
 			d.fail("spec.release.prefix", "is required (use \"\" for no prefix)")
 		}
 		def.Prefix = d.str(pn, "spec.release.prefix")
 		if def.Prefix != "" && !releasePrefixRE.MatchString(def.Prefix) {
 			d.fail("spec.release.prefix", "%q may hold only lowercase letters, digits and dashes", def.Prefix)
 		}
-		def.Labels = d.stringMap(yamlnode.Get(rel, "labels"), "spec.release.labels")
+		def.Labels = d.stringMap(get(rel, "labels"), "spec.release.labels")
 		for k, v := range def.Labels {
 			d.labelKey(joinField("spec.release.labels", k), k)
 			d.labelValue(joinField("spec.release.labels", k), v)
 		}
-		cr := d.mapping(yamlnode.Get(rel, "chartRef"), "spec.release.chartRef")
+		cr := d.mapping(get(rel, "chartRef"), "spec.release.chartRef")
 		d.keys(cr, "spec.release.chartRef", DefinitionFields["spec.release.chartRef"]...)
 		if cr == nil {
 			d.fail("spec.release.chartRef", "is required")
 		} else {
 			def.ChartRef = ChartRef{
-				Kind:      d.requiredStr(yamlnode.Get(cr, "kind"), "spec.release.chartRef.kind"),
-				Name:      d.requiredStr(yamlnode.Get(cr, "name"), "spec.release.chartRef.name"),
-				Namespace: d.str(yamlnode.Get(cr, "namespace"), "spec.release.chartRef.namespace"),
+				Kind:      d.requiredStr(get(cr, "kind"), "spec.release.chartRef.kind"),
+				Name:      d.requiredStr(get(cr, "name"), "spec.release.chartRef.name"),
+				Namespace: d.str(get(cr, "namespace"), "spec.release.chartRef.namespace"),
 			}
 		}
-		def.HealthCheckExprs = d.healthChecks(yamlnode.Get(rel, "healthCheckExprs"), "spec.release.healthCheckExprs")
-		def.WaitStrategy = d.str(yamlnode.Get(rel, "waitStrategy"), "spec.release.waitStrategy")
+		def.HealthCheckExprs = d.healthChecks(get(rel, "healthCheckExprs"), "spec.release.healthCheckExprs")
+		def.WaitStrategy = d.str(get(rel, "waitStrategy"), "spec.release.waitStrategy")
 		if ws := def.WaitStrategy; ws != "" && ws != "poller" && ws != "legacy" {
 			d.fail("spec.release.waitStrategy", "must be poller or legacy, not %q", ws)
 		}
@@ -175,7 +172,7 @@ func DecodeDefinition(o Object) (*Definition, Problems) {
 
 	// Placement: spec.placement (not yet in the installed CRD) or the
 	// annotation; both set and different is a mistake.
-	fromSpec := Placement(d.str(yamlnode.Get(spec, "placement"), "spec.placement"))
+	fromSpec := Placement(d.str(get(spec, "placement"), "spec.placement"))
 	fromAnn := Placement(ann[PlacementAnnotation])
 	for field, p := range map[string]Placement{"spec.placement": fromSpec, joinField("metadata.annotations", PlacementAnnotation): fromAnn} {
 		if p != "" && p != PlacementManagementPlane && p != PlacementComputePlane {
@@ -208,12 +205,13 @@ func (d *decoder) timeout(v, field string) (time.Duration, bool) {
 	return t, true
 }
 
-func (d *decoder) healthChecks(n *yaml.Node, field string) []HealthCheck {
-	if n = d.sequence(n, field); n == nil {
+func (d *decoder) healthChecks(v any, field string) []HealthCheck {
+	items := d.sequence(v, field)
+	if items == nil {
 		return nil
 	}
 	var out []HealthCheck
-	for i, item := range n.Content {
+	for i, item := range items {
 		f := field + "[" + itoa(i) + "]"
 		m := d.mapping(item, f)
 		if m == nil {
@@ -221,11 +219,11 @@ func (d *decoder) healthChecks(n *yaml.Node, field string) []HealthCheck {
 		}
 		d.keys(m, f, "apiVersion", "kind", "current", "inProgress", "failed")
 		out = append(out, HealthCheck{
-			APIVersion: d.requiredStr(yamlnode.Get(m, "apiVersion"), f+".apiVersion"),
-			Kind:       d.requiredStr(yamlnode.Get(m, "kind"), f+".kind"),
-			Current:    d.requiredStr(yamlnode.Get(m, "current"), f+".current"),
-			InProgress: d.str(yamlnode.Get(m, "inProgress"), f+".inProgress"),
-			Failed:     d.str(yamlnode.Get(m, "failed"), f+".failed"),
+			APIVersion: d.requiredStr(get(m, "apiVersion"), f+".apiVersion"),
+			Kind:       d.requiredStr(get(m, "kind"), f+".kind"),
+			Current:    d.requiredStr(get(m, "current"), f+".current"),
+			InProgress: d.str(get(m, "inProgress"), f+".inProgress"),
+			Failed:     d.str(get(m, "failed"), f+".failed"),
 		})
 	}
 	return out

@@ -9,9 +9,10 @@
 // against its JSON Schema (computeplanegenerator.schema.json) with the API
 // server's packages, through package knobs, then decoded into its Go type
 // with sigs.k8s.io/json, defaulted and checked across fields; the inputs,
-// which are Kubernetes objects of other projects, are read field by field
-// from their YAML nodes, one file a kind (object.go for what every object
-// shares, definition.go, tenant.go, app.go, knobs.go).
+// which are Kubernetes objects of other projects, are each read once from
+// their YAML node into Go values (readObject, in object.go, which holds what
+// every object shares) and checked in plain Go, one file a kind
+// (definition.go, tenant.go, app.go, knobs.go).
 // Nothing here knows about KRM ResourceLists; package fn turns Problems into
 // KRM results.
 package api

@@ -3,6 +3,8 @@ package api
 import (
 	_ "embed"
 	"fmt"
+	"maps"
+	"slices"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -44,14 +46,14 @@ type Knobs struct {
 func DecodeKnobs(o Object) (*Knobs, Problems) {
 	d := o.decoder()
 	k := &Knobs{Ref: o.Ref(), Origin: o.Origin}
-	md := d.metadata(o, true)
-	name := d.str(yamlnode.Get(md, "name"), "metadata.name")
-	k.Namespace = d.str(yamlnode.Get(md, "namespace"), "metadata.namespace")
+	obj := readObject(o.Node, "spec")
+	md := d.metadata(obj, true)
+	name := d.str(get(md, "name"), "metadata.name")
+	k.Namespace = d.str(get(md, "namespace"), "metadata.namespace")
 	if name != "" && name != KnobsName {
 		d.fail("metadata.name", "a ComputePlane object must be named %q (one per tenant), not %q", KnobsName, name)
 	}
-	spec := yamlnode.Get(o.Node, "spec")
-	if !yamlnode.IsNull(spec) && d.mapping(spec, "spec") != nil {
+	if spec := d.mappingNode(get(obj, "spec"), "spec"); spec != nil {
 		if v, ok := d.value(spec, "spec"); ok {
 			k.Values, _ = v.(map[string]any)
 			for _, field := range nullFields(k.Values, "spec") {
@@ -60,4 +62,26 @@ func DecodeKnobs(o Object) (*Knobs, Problems) {
 		}
 	}
 	return k, d.problems
+}
+
+// nullFields returns the field paths of the nulls in a values tree, keys in
+// sorted order.
+func nullFields(v any, field string) []string {
+	switch v := v.(type) {
+	case nil:
+		return []string{field}
+	case map[string]any:
+		var out []string
+		for _, key := range slices.Sorted(maps.Keys(v)) {
+			out = append(out, nullFields(v[key], joinField(field, key))...)
+		}
+		return out
+	case []any:
+		var out []string
+		for i, item := range v {
+			out = append(out, nullFields(item, fmt.Sprintf("%s[%d]", field, i))...)
+		}
+		return out
+	}
+	return nil
 }

@@ -1,9 +1,5 @@
 package api
 
-import (
-	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
-)
-
 // Tenant is one entry of the tenant list.
 type Tenant struct {
 	Ref    ObjectRef
@@ -25,15 +21,16 @@ var TenantSpecFields = []string{"computeplane", "etcd", "gateway", "host", "ingr
 func DecodeTenant(o Object) (*Tenant, Problems) {
 	d := o.decoder()
 	t := &Tenant{Ref: o.Ref(), Origin: o.Origin}
-	d.keys(o.Node, "", ObjectFields...)
-	md := d.metadata(o, true)
-	t.Name = d.str(yamlnode.Get(md, "name"), "metadata.name")
-	t.Parent = d.str(yamlnode.Get(md, "namespace"), "metadata.namespace")
+	obj := readObject(o.Node, "")
+	d.keys(obj, "", ObjectFields...)
+	md := d.metadata(obj, true)
+	t.Name = d.str(get(md, "name"), "metadata.name")
+	t.Parent = d.str(get(md, "namespace"), "metadata.namespace")
 	if t.Name != "" && !tenantNameRE.MatchString(t.Name) {
 		d.fail("metadata.name", "tenant name %q must start with a lowercase letter and hold only lowercase letters and digits (^[a-z][a-z0-9]*$); dashes are not allowed", clip(t.Name))
 	}
-	spec := d.mapping(yamlnode.Get(o.Node, "spec"), "spec")
+	spec := d.mapping(get(obj, "spec"), "spec")
 	d.keys(spec, "spec", TenantSpecFields...)
-	t.ComputePlane = d.boolean(yamlnode.Get(spec, "computeplane"), "spec.computeplane", false)
+	t.ComputePlane = d.boolean(get(spec, "computeplane"), "spec.computeplane", false)
 	return t, d.problems
 }

@@ -302,7 +302,7 @@ func (b *Budget) Unwrap(n *yaml.Node, origin api.Origin) ([]api.Object, api.Prob
 	}
 	o := api.NewObject(n, origin)
 	if o.APIVersion != "v1" || o.Kind != "List" {
-		obj, ps := b.Object(n, origin)
+		obj, ps := b.object(o)
 		if len(ps) > 0 {
 			return nil, ps
 		}
@@ -390,7 +390,12 @@ var metadataFields = []string{"name", "namespace", "labels", "annotations"}
 // identity and metadata, and charges it to the budget. An object larger
 // than MaxObjectNodes exhausts the budget.
 func (b *Budget) Object(n *yaml.Node, origin api.Origin) (api.Object, api.Problems) {
-	o := api.NewObject(n, origin)
+	return b.object(api.NewObject(n, origin))
+}
+
+// object is Object for an object whose identity is read already.
+func (b *Budget) object(o api.Object) (api.Object, api.Problems) {
+	n, origin := o.Node, o.Origin
 	nodes, err := yamlnode.Check(n, MaxObjectNodes)
 	if err != nil {
 		var p api.Problem

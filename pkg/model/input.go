@@ -6,7 +6,6 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
-	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
 
@@ -147,7 +146,7 @@ func classify(o api.Object) Role {
 		return DefinitionInput
 	case o.APIVersion == api.ConfigAPIVersion && o.Kind == api.ConfigKind:
 		return ConfigInput
-	case isGenerated(o):
+	case o.Generated:
 		return EarlierOutput
 	case o.Group() != api.AppsGroup:
 		return Passthrough
@@ -159,9 +158,4 @@ func classify(o api.Object) Role {
 		return KnobsInput
 	}
 	return AppInput
-}
-
-func isGenerated(o api.Object) bool {
-	labels := api.NewObjectLabels(o)
-	return labels[wire.ManagedByLabel] == wire.ManagedByValue
 }
