@@ -65,9 +65,11 @@ const FleetUnitsArtifactName = PlatformUnitName
 // platformReadyExpr is the readyExpr of a unit's dependsOn entry on the
 // platform unit (or the account's, without one) when units read artifacts:
 // ready when kustomize-controller's own check would say so (the Ready
-// condition true at the observed generation), and also while the platform
-// unit reconciles a new artifact after it had applied one (Ready unknown
-// for Progressing, a revision applied before). What a unit needs of the
+// condition true at the observed generation), and also, once the platform
+// unit has applied a revision, while it reconciles again (Ready unknown,
+// Progressing) or waits for its own dependencies to do so (Ready false,
+// DependencyNotReady: the account's unit, or the next of its parts, which
+// at 1,000 tenants are five). What a unit needs of the
 // platform, the guard and the ArtifactGenerator in force and the account's
 // grants, is then in place: a reconcile never removes it, and a new
 // generation of the platform's Kustomization still waits. Without the
@@ -80,7 +82,8 @@ const FleetUnitsArtifactName = PlatformUnitName
 // Kustomization over without the fields that are empty.
 const platformReadyExpr = `has(dep.status.observedGeneration) && dep.status.observedGeneration == dep.metadata.generation && ` +
 	`has(dep.status.conditions) && dep.status.conditions.exists(c, c.type == 'Ready' && (c.status == 'True' || ` +
-	`(c.status == 'Unknown' && c.reason == 'Progressing' && has(dep.status.lastAppliedRevision))))`
+	`(has(dep.status.lastAppliedRevision) && ((c.status == 'Unknown' && c.reason == 'Progressing') || ` +
+	`(c.status == 'False' && c.reason == 'DependencyNotReady')))))`
 
 // MaxArtifactsPerGenerator is source-watcher's bound on the artifacts of one
 // ArtifactGenerator (spec.artifacts, maxItems in its CRD).

@@ -46,7 +46,9 @@ func TestPlatformReadyExpr(t *testing.T) {
 		{"a new generation, reconciling", platform(3, 2, rev, ready("Unknown", "Progressing")), false},
 		{"failed", platform(2, 2, rev, ready("False", "ReconciliationFailed")), false},
 		{"health check failed", platform(2, 2, rev, ready("False", "HealthCheckFailed")), false},
-		{"waiting for its own dependency", platform(2, 2, rev, ready("False", "DependencyNotReady")), false},
+		{"waiting for its own dependency after an apply", platform(2, 2, rev, ready("False", "DependencyNotReady")), true},
+		{"waiting for its own dependency, never applied", platform(1, 1, "", ready("False", "DependencyNotReady")), false},
+		{"a new generation, waiting for its own dependency", platform(3, 2, rev, ready("False", "DependencyNotReady")), false},
 		{"unknown for another reason", platform(2, 2, rev, ready("Unknown", "SomethingElse")), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
