@@ -127,8 +127,9 @@ func (f *fleetRepo) index(t *testing.T, out string) {
 // artifactFolders maps each ExternalArtifact the fleet folder's
 // ArtifactGenerators make to the folder of the fleet folder it holds
 // (spec.fleet.unitSource: ExternalArtifact): the fleet's generator copies a
-// wiring group's folder from the fleet source (./fleet), a group's generator
-// a namespace's folder from the group's artifact.
+// wiring group's folder from the fleet source (./fleet), and the fleet's own
+// units' folders into one artifact whose root is the fleet folder's; a
+// group's generator copies a namespace's folder from the group's artifact.
 func artifactFolders(objs []*unstructured.Unstructured) map[string]string {
 	folderOf := map[string]string{}
 	for pass := 0; pass < 2; pass++ { // the fleet's generator, then the groups'
@@ -149,13 +150,19 @@ func artifactFolders(objs []*unstructured.Unstructured) map[string]string {
 			for _, a := range artifacts {
 				art := a.(map[string]any)
 				for _, c := range art["copy"].([]any) {
-					// @<alias>/<folder>/**
-					_, glob, _ := strings.Cut(c.(map[string]any)["from"].(string), "/")
+					// @<alias>/<folder>/** to @artifact/ or, for the
+					// fleet's own units, @artifact/<the folder's name>/:
+					// the artifact's root is the folder above it then.
+					cp := c.(map[string]any)
+					_, glob, _ := strings.Cut(cp["from"].(string), "/")
 					folder := strings.TrimSuffix(glob, "/**")
 					if fromArtifact {
 						folder = path.Join(folderOf[src["name"].(string)], folder)
 					} else {
 						folder = strings.TrimPrefix(folder, "fleet/")
+					}
+					if dest := strings.TrimSuffix(strings.TrimPrefix(cp["to"].(string), "@artifact/"), "/"); dest != "" {
+						folder = strings.TrimSuffix(strings.TrimSuffix(folder, dest), "/")
 					}
 					folderOf[art["name"].(string)] = folder
 				}

@@ -37,14 +37,53 @@ import (
 //
 // The namespace's units, parts, routed units and its tenant's baseline read
 // the namespace's artifact; the group's Kustomization reads the group's.
-// The fleet's own units (the account's and the platform's) and the root
-// keep reading the fleet source: kustomize-controller orders dependsOn by
-// revision only between Kustomizations of one source, and the platform
-// waits for the account's unit at the same revision (plan.go).
+// The fleet's own units (the account's and the platform's, with its parts)
+// read one artifact of their own, FleetUnitsArtifactName, which the fleet's
+// generator makes of their two folders: one artifact, because
+// kustomize-controller orders dependsOn by revision only between
+// Kustomizations of one source, and the platform waits for the account's
+// unit at the same revision (plan.go); of their own, so that a commit that
+// changes neither (a tenant without a ComputePlane added) leaves them
+// alone. Only the root reads the fleet source itself.
+//
+// Every unit waits for the platform unit. With artifacts, the wait accepts
+// a platform unit that is reconciling an artifact after it had applied one
+// (platformReadyExpr): each reconcile of the platform would otherwise put
+// off every unit that meets it, thousands of retries at 1,000 tenants.
 
 // FleetGeneratorName is the ArtifactGenerator that cuts the fleet source
-// into one ExternalArtifact per wiring group.
+// into one ExternalArtifact per wiring group, and one for the fleet's own
+// units.
 const FleetGeneratorName = NamePrefix + "wiring"
+
+// FleetUnitsArtifactName is the ExternalArtifact of the fleet's own units:
+// the account's folder and the platform unit's, below _account/ and
+// _platform/ as in the fleet folder. No namespace's artifact is named so:
+// theirs start with a group's name (NamespaceArtifactName).
+const FleetUnitsArtifactName = PlatformUnitName
+
+// platformReadyExpr is the readyExpr of a unit's dependsOn entry on the
+// platform unit (or the account's, without one) when units read artifacts:
+// ready when kustomize-controller's own check would say so (the Ready
+// condition true at the observed generation), and also, once the platform
+// unit has applied a revision, while it reconciles again (Ready unknown,
+// Progressing) or waits for its own dependencies to do so (Ready false,
+// DependencyNotReady: the account's unit, or the next of its parts, which
+// at 1,000 tenants are five). What a unit needs of the
+// platform, the guard and the ArtifactGenerator in force and the account's
+// grants, is then in place: a reconcile never removes it, and a new
+// generation of the platform's Kustomization still waits. Without the
+// AdditiveCELDependencyCheck gate (off in Cozystack's and stock Flux), the
+// expression replaces the built-in check, which for Kustomizations of two
+// sources compares nothing more; kustomize-controller has read readyExpr
+// since v1.7, older than every supported platform (SPEC section 6).
+//
+// The fields are tested with has() first: kustomize-controller hands the
+// Kustomization over without the fields that are empty.
+const platformReadyExpr = `has(dep.status.observedGeneration) && dep.status.observedGeneration == dep.metadata.generation && ` +
+	`has(dep.status.conditions) && dep.status.conditions.exists(c, c.type == 'Ready' && (c.status == 'True' || ` +
+	`(has(dep.status.lastAppliedRevision) && ((c.status == 'Unknown' && c.reason == 'Progressing') || ` +
+	`(c.status == 'False' && c.reason == 'DependencyNotReady')))))`
 
 // MaxArtifactsPerGenerator is source-watcher's bound on the artifacts of one
 // ArtifactGenerator (spec.artifacts, maxItems in its CRD).
@@ -84,6 +123,9 @@ func (p *Plan) placeInArtifacts(cfg *api.Config) api.Problems {
 	}
 	for _, u := range p.Units {
 		if u.Namespace == "" {
+			// The account's unit and the platform's parts: their folders
+			// keep their place in the artifact of the fleet's own units.
+			u.Artifact = FleetUnitsArtifactName
 			continue
 		}
 		g := p.Groups[u.Group]
@@ -121,13 +163,23 @@ func (p *Plan) artifactSource(name string) kustomizev1.CrossNamespaceSourceRefer
 }
 
 // FleetGenerator is the ArtifactGenerator that makes one ExternalArtifact
-// per wiring group, of the group's folder, from the fleet source. Its
-// artifacts are revisioned by their content (no spec revision), so a
-// group's artifact changes, and the group's Kustomization and generator
-// work, only when something in the group changed.
+// per wiring group, of the group's folder, and one of the fleet's own units
+// (FleetUnitsArtifactName), from the fleet source. Its artifacts are
+// revisioned by their content (no spec revision), so a group's artifact
+// changes, and the group's Kustomization and generator work, only when
+// something in the group changed; the same holds for the fleet's units.
 func (p *Plan) FleetGenerator() *swv1.ArtifactGenerator {
 	fc := p.Fleet
-	outputs := make([]swv1.OutputArtifact, 0, len(p.Groups))
+	outputs := make([]swv1.OutputArtifact, 0, len(p.Groups)+1)
+	var own []swv1.CopyOperation
+	for _, folder := range []string{api.AccountUnitFolder, api.PlatformUnitFolder} {
+		if slices.ContainsFunc(p.Units, func(u *Unit) bool { return u.Artifact == FleetUnitsArtifactName && u.Folder == folder }) {
+			own = append(own, swv1.CopyOperation{From: "@" + fleetAlias + "/" + path.Join(fc.Path, folder) + "/**", To: "@artifact/" + folder + "/"})
+		}
+	}
+	if len(own) > 0 {
+		outputs = append(outputs, swv1.OutputArtifact{Name: FleetUnitsArtifactName, Copy: own})
+	}
 	for _, g := range p.Groups {
 		outputs = append(outputs, swv1.OutputArtifact{
 			Name: g.Artifact,

@@ -59,7 +59,8 @@ func artifactConfig(tune func(*api.FleetConfig)) *api.Config {
 // units must hold every rendered object once and unchanged, every
 // Kustomization and generator must validate against its CRD, a namespace's
 // artifact must hold that namespace's folder only, and only the fleet's own
-// units (and the root) may read the whole fleet source.
+// units may read the artifact of the fleet's own units, and no unit the
+// whole fleet source (only the root does).
 func TestArtifactsCarryEveryUnit(t *testing.T) {
 	const limit = 40
 	cfg := artifactConfig(func(fc *api.FleetConfig) { fc.MaxObjectsPerUnit = limit; fc.Shards = 2 })
@@ -91,7 +92,7 @@ func TestArtifactsCarryEveryUnit(t *testing.T) {
 	}
 	for unit, src := range built.sources {
 		fleetOwn := unit == units.AccountUnitName || strings.HasPrefix(unit, units.PlatformUnitName)
-		if fleetOwn != (src == "GitRepository/fleet") {
+		if fleetOwn != (src == "ExternalArtifact/"+units.FleetUnitsArtifactName) || src == "GitRepository/fleet" {
 			t.Errorf("Kustomization %s reads %s", unit, src)
 		}
 	}
@@ -119,7 +120,9 @@ func retargeted(t *testing.T, o render.Object, b *builtFleet) map[string]any {
 // change by a byte, one group's generator must gain exactly the new
 // namespace's artifact, and every other generator and every other
 // namespace's folder must stay as they were. This is what keeps
-// source-watcher from rebuilding a group's artifact with stale rules.
+// source-watcher from rebuilding a group's artifact with stale rules; and
+// since nothing in _account/ or _platform/ changes, the artifact of the
+// fleet's own units keeps its revision, so they do not reconcile either.
 func TestArtifactRulesIgnoreMembership(t *testing.T) {
 	cfg := artifactConfig(nil)
 	before, problems := units.Files(cfg, artifactFleet(40, 0))
@@ -290,17 +293,22 @@ func cutAndBuild(t *testing.T, cfg *api.Config, files []units.File) *builtFleet 
 		for _, a := range ag.Spec.Artifacts {
 			out := map[string][]byte{}
 			for _, c := range a.Copy {
+				// source-watcher's copy of a folder's contents:
+				// @alias/dir/** to @artifact/ or to @artifact/dest/.
 				glob, ok := strings.CutPrefix(c.From, "@"+src.Alias+"/")
 				dir, recursive := strings.CutSuffix(glob, "/**")
-				if !ok || !recursive || c.To != "@artifact/" {
+				dest, into := strings.CutPrefix(c.To, "@artifact/")
+				if !ok || !recursive || !into || (dest != "" && !strings.HasSuffix(dest, "/")) {
 					t.Fatalf("artifact %s: copy %s to %s is not a folder's copy", a.Name, c.From, c.To)
 				}
+				matched := false
 				for p, data := range from {
 					if rel, ok := strings.CutPrefix(p, dir+"/"); ok {
-						out[rel] = data
+						out[dest+rel] = data
+						matched = true
 					}
 				}
-				if len(out) == 0 {
+				if !matched {
 					t.Errorf("artifact %s: %s matches no file", a.Name, c.From)
 				}
 				if src.Kind == "ExternalArtifact" {

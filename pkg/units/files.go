@@ -221,7 +221,11 @@ func (p *Plan) UnitKustomization(u *Unit) *kustomizev1.Kustomization {
 	}
 	ks.Spec.Wait = u.Platform || u.Account
 	for _, d := range u.DependsOn {
-		ks.Spec.DependsOn = append(ks.Spec.DependsOn, kustomizev1.DependencyReference{Name: d})
+		dep := kustomizev1.DependencyReference{Name: d}
+		if u.Namespace != "" && u.Artifact != "" && (d == PlatformUnitName || d == AccountUnitName) {
+			dep.ReadyExpr = platformReadyExpr
+		}
+		ks.Spec.DependsOn = append(ks.Spec.DependsOn, dep)
 	}
 	if u.Baseline != "" {
 		ks.Spec.DependsOn = append(ks.Spec.DependsOn, kustomizev1.DependencyReference{Name: wire.BaselineKustomization, Namespace: u.Baseline})
