@@ -19,8 +19,9 @@ type kustomizeControllers []*harness.Process
 
 // startBenchKustomizeControllers starts the main kustomize-controller and,
 // with shards > 1, one per shard, each as Cozystack runs its own
-// (fluxcd.yaml at 3c780acd: --concurrent=5, --log-level=info, as
-// cozy-fluxcd:flux) with the suite's short requeue and retry delays, and
+// (fluxcd.yaml at 3c780acd: --concurrent=5, --log-level=info,
+// --requeue-dependency=30s, as cozy-fluxcd:flux) with the suite's short
+// retry delays, and
 // the ExternalArtifact gate Cozystack sets when the fleet reads artifacts
 // (byArtifact; cozystackFlags sets it only for the oldest platform's
 // mode). A shard controller differs from the main one in its selector
@@ -41,6 +42,16 @@ func (e *env) startBenchKustomizeControllers(t *testing.T, shards int, byArtifac
 	for i, name := range names {
 		opts := e.kustomizeControllerOptions(name, selectors[i])
 		opts.Args = append(opts.Args, "--concurrent=5", "--log-level=info")
+		// Cozystack's wait for a dependency (E2E_BENCH_REQUEUE_DEPENDENCY,
+		// 30s), not the suite's 2 s: every retry is a status write and an
+		// event, and at 1,000 tenants the suite's interval turns a wait
+		// into a storm of them.
+		requeue := "--requeue-dependency=" + envOr("E2E_BENCH_REQUEUE_DEPENDENCY", "30s")
+		for j, a := range opts.Args {
+			if strings.HasPrefix(a, "--requeue-dependency=") {
+				opts.Args[j] = requeue
+			}
+		}
 		if byArtifact && !slices.Contains(opts.Args, "--feature-gates=ExternalArtifact=true") {
 			opts.Args = append(opts.Args, "--feature-gates=ExternalArtifact=true")
 		}
