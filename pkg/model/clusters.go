@@ -3,11 +3,10 @@ package model
 import (
 	"github.com/computeplane-dev/computeplane-fn/internal/parallel"
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
-	"github.com/computeplane-dev/computeplane-fn/pkg/clustervalues"
 )
 
 // checkClusters builds the values every cluster shares under delivery:
-// Direct (clustervalues.New) and checks every tenant's knobs against them,
+// Direct (NewClusterPlan) and checks every tenant's knobs against them,
 // so that rendering a cluster cannot fail on what a user wrote. Tenants are
 // checked on all cores: the knob schema's validator is the costly part of a
 // large fleet's check.
@@ -15,7 +14,7 @@ func (f *Fleet) checkClusters() api.Problems {
 	if f.Config.Delivery != api.Direct {
 		return nil
 	}
-	plan, problems := clustervalues.New(f.Config)
+	plan, problems := NewClusterPlan(f.Config)
 	if len(problems) > 0 {
 		return problems
 	}

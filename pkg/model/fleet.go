@@ -6,9 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/computeplane-dev/computeplane-fn/internal/stablesort"
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
-	"github.com/computeplane-dev/computeplane-fn/pkg/clustervalues"
 	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
 
@@ -32,7 +30,7 @@ type Fleet struct {
 	// Cluster holds the values of every ComputePlane cluster under
 	// delivery: Direct, every tenant's knobs checked against it; nil under
 	// delivery: Platform, where the platform's module sets them.
-	Cluster *clustervalues.Plan
+	Cluster *ClusterPlan
 	// Definitions by the app kind they declare.
 	Definitions map[string]*api.Definition
 	// Tenants by namespace, including the implicit root.
@@ -169,7 +167,8 @@ func Build(cfg *api.Config, inputs []*Input) (*Fleet, api.Problems) {
 
 	// Work in one order whatever the input order, so that messages about
 	// two objects (duplicates, collisions) read the same on every run.
-	inputs = stablesort.Sorted(inputs, compareInputs)
+	inputs = slices.Clone(inputs)
+	slices.SortStableFunc(inputs, compareInputs)
 
 	// Definitions first: they say which kinds are apps.
 	byName := map[string]*api.Definition{}
@@ -258,8 +257,8 @@ func Build(cfg *api.Config, inputs []*Input) (*Fleet, api.Problems) {
 	return f, nil
 }
 
-func compareInputs(a, b **Input) int {
-	x, y := &(*a).Object, &(*b).Object
+func compareInputs(a, b *Input) int {
+	x, y := &a.Object, &b.Object
 	return cmp.Or(
 		cmp.Compare(x.APIVersion, y.APIVersion),
 		cmp.Compare(x.Kind, y.Kind),

@@ -1,10 +1,6 @@
 package model
 
-import (
-	"strconv"
-
-	"github.com/computeplane-dev/computeplane-fn/pkg/jumphash"
-)
+import "strconv"
 
 // KustomizationShard is the kustomize-controller shard, 1..shards, of a
 // Kustomization the fleet folder renders (spec.fleet.shards), or 0 when the
@@ -27,7 +23,7 @@ func KustomizationShard(shards int, key string) int {
 	if shards <= 1 {
 		return 0
 	}
-	return jumphash.Bucket("shard", key, shards) + 1
+	return Bucket("shard", key, shards) + 1
 }
 
 // ShardValue is the value of the sharding label (wire.ShardingLabel) for

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/computeplane-dev/computeplane-fn/internal/stablesort"
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 )
@@ -59,7 +58,7 @@ func Objects(generated []render.Object, others []render.Object) ([]render.Object
 		all = append(all, generated...)
 		all = append(all, others...)
 	}
-	out := stablesort.Sorted(all, compare)
+	out := sorted(all, compare)
 	var problems api.Problems
 	for i := 1; i < len(out); i++ {
 		a, b := out[i-1], out[i]

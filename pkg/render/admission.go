@@ -4,14 +4,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/computeplane-dev/computeplane-fn/pkg/clustervalues"
 	"github.com/computeplane-dev/computeplane-fn/pkg/model"
 	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
 
 // RenderAdmission builds the ConfigMap computeplane-admission of a tenant's
 // ComputePlane: the AdmissionConfiguration its API server loads.
-func RenderAdmission(a *clustervalues.Admission, t *model.Tenant) (Object, error) {
+func RenderAdmission(a *model.Admission, t *model.Tenant) (Object, error) {
 	cm := corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: hardeningMeta(wire.AdmissionConfigMapName, t),

@@ -5,7 +5,6 @@ import (
 
 	"github.com/computeplane-dev/computeplane-fn/internal/testkit/crdtest"
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
-	"github.com/computeplane-dev/computeplane-fn/pkg/clustervalues"
 	"github.com/computeplane-dev/computeplane-fn/pkg/model"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
@@ -15,7 +14,7 @@ import (
 // TestAdmissionConfigMap: the ConfigMap holds the file the API server flag
 // names, and nothing else.
 func TestAdmissionConfigMap(t *testing.T) {
-	a, err := clustervalues.NewAdmission(api.PodSecurityRestricted, api.DefaultClusterValues())
+	a, err := model.NewAdmission(api.PodSecurityRestricted, api.DefaultClusterValues())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
-	"github.com/computeplane-dev/computeplane-fn/pkg/jumphash"
 	"github.com/computeplane-dev/computeplane-fn/pkg/model"
 	"github.com/computeplane-dev/computeplane-fn/pkg/order"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
@@ -328,7 +327,7 @@ func (p *Plan) group(n int) {
 		if byNamespace && u.Namespace != "" {
 			key = u.Namespace
 		}
-		u.Group = jumphash.Bucket("group", key, n)
+		u.Group = model.Bucket("group", key, n)
 		p.Groups[u.Group].Units = append(p.Groups[u.Group].Units, u)
 	}
 }
@@ -420,7 +419,7 @@ func split(objs []fileObject, limit int) [][]fileObject {
 				idx[i] = 0
 				continue
 			}
-			b := jumphash.Bucket("part", keys[i], k)
+			b := model.Bucket("part", keys[i], k)
 			idx[i] = b
 			counts[b]++
 			over = counts[b] > limit

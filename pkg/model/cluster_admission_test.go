@@ -1,4 +1,4 @@
-package clustervalues_test
+package model_test
 
 import (
 	"os"
@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
-	"github.com/computeplane-dev/computeplane-fn/pkg/clustervalues"
+	"github.com/computeplane-dev/computeplane-fn/pkg/model"
 )
 
 func values(t *testing.T, doc string) map[string]any {
@@ -60,7 +60,7 @@ func TestPodSecurityExemptions(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := []string{}
-			for _, e := range clustervalues.PodSecurityExemptions(tt.level, values(t, tt.values)) {
+			for _, e := range model.PodSecurityExemptions(tt.level, values(t, tt.values)) {
 				got = append(got, e.Namespace)
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
@@ -83,7 +83,7 @@ func TestNeverExemptsTenantNamespaces(t *testing.T) {
   ouroboros: {enabled: true, valuesOverride: {ouroboros: {etcHosts: {enabled: true}}}}
   gatewayAPI: {enabled: true}
 `)
-	exempt := clustervalues.PodSecurityExemptions(api.PodSecurityRestricted, all)
+	exempt := model.PodSecurityExemptions(api.PodSecurityRestricted, all)
 	if len(exempt) != 9 {
 		t.Errorf("got %d exemptions with every addon on, want 9: %v", len(exempt), exempt)
 	}
@@ -95,7 +95,7 @@ func TestNeverExemptsTenantNamespaces(t *testing.T) {
 			t.Errorf("exemption %+v does not say why", e)
 		}
 	}
-	for _, a := range clustervalues.AddonNamespaces() {
+	for _, a := range model.AddonNamespaces() {
 		if !strings.HasPrefix(a.Namespace, "cozy-") && a.Namespace != "kube-system" {
 			t.Errorf("addon namespace %s is not a platform namespace", a.Namespace)
 		}
@@ -104,7 +104,7 @@ func TestNeverExemptsTenantNamespaces(t *testing.T) {
 
 // TestAdmissionConfiguration checks the document the API server reads.
 func TestAdmissionConfiguration(t *testing.T) {
-	a, err := clustervalues.NewAdmission(api.PodSecurityBaseline, api.DefaultClusterValues())
+	a, err := model.NewAdmission(api.PodSecurityBaseline, api.DefaultClusterValues())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,9 +137,9 @@ plugins:
 	}
 
 	t.Run("a change of level or exemptions changes the file, and with it the flag", func(t *testing.T) {
-		r, _ := clustervalues.NewAdmission(api.PodSecurityRestricted, api.DefaultClusterValues())
-		v, _ := clustervalues.NewAdmission(api.PodSecurityBaseline, values(t, "addons: {velero: {enabled: true}}"))
-		again, _ := clustervalues.NewAdmission(api.PodSecurityBaseline, api.DefaultClusterValues())
+		r, _ := model.NewAdmission(api.PodSecurityRestricted, api.DefaultClusterValues())
+		v, _ := model.NewAdmission(api.PodSecurityBaseline, values(t, "addons: {velero: {enabled: true}}"))
+		again, _ := model.NewAdmission(api.PodSecurityBaseline, api.DefaultClusterValues())
 		if r.FileName == a.FileName || v.FileName == a.FileName || r.Flag() == a.Flag() {
 			t.Errorf("different configurations share a file name: %s %s %s", r.FileName, v.FileName, a.FileName)
 		}
@@ -149,13 +149,13 @@ plugins:
 	})
 
 	t.Run("privileged needs nothing; the empty level is restricted", func(t *testing.T) {
-		if p, err := clustervalues.NewAdmission(api.PodSecurityPrivileged, nil); p != nil || err != nil {
+		if p, err := model.NewAdmission(api.PodSecurityPrivileged, nil); p != nil || err != nil {
 			t.Errorf("NewAdmission(privileged) = %v, %v; want nil, nil", p, err)
 		}
-		if d, _ := clustervalues.NewAdmission("", nil); d == nil || d.Level != api.PodSecurityRestricted {
+		if d, _ := model.NewAdmission("", nil); d == nil || d.Level != api.PodSecurityRestricted {
 			t.Errorf("NewAdmission(\"\") = %+v; want restricted", d)
 		}
-		if _, err := clustervalues.NewAdmission("strict", nil); err == nil {
+		if _, err := model.NewAdmission("strict", nil); err == nil {
 			t.Error("NewAdmission(strict) accepted an unknown level")
 		}
 	})
@@ -174,11 +174,11 @@ controlPlane:
     extraVolumes: [{name: oidc-ca, configMap: {name: oidc-ca}}]
     extraVolumeMounts: [{name: oidc-ca, mountPath: /etc/oidc}]
 `))
-	fixed, problems := clustervalues.FixedValues(cfg)
+	fixed, problems := model.FixedValues(cfg)
 	if len(problems) > 0 {
 		t.Fatal(problems)
 	}
-	a, _ := clustervalues.NewAdmission(api.PodSecurityRestricted, cfg.Cluster.Values)
+	a, _ := model.NewAdmission(api.PodSecurityRestricted, cfg.Cluster.Values)
 	want := values(t, `
 extraArgs:
 - --requestheader-uid-headers=X-Remote-Uid
@@ -199,7 +199,7 @@ extraVolumeMounts:
 	}
 
 	t.Run("privileged: no wiring", func(t *testing.T) {
-		fixed, problems := clustervalues.FixedValues(config(api.PodSecurityPrivileged, api.DefaultClusterValues()))
+		fixed, problems := model.FixedValues(config(api.PodSecurityPrivileged, api.DefaultClusterValues()))
 		if len(problems) > 0 {
 			t.Fatal(problems)
 		}
@@ -228,14 +228,14 @@ func TestAdmissionWiringConflicts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.values, func(t *testing.T) {
-			_, problems := clustervalues.FixedValues(config(api.PodSecurityRestricted, values(t, tt.values)))
+			_, problems := model.FixedValues(config(api.PodSecurityRestricted, values(t, tt.values)))
 			if len(problems) != 1 || problems[0].Field != tt.field || !strings.Contains(problems[0].Message, tt.msg) || problems[0].File != "config.yaml" || problems[0].Object.Kind != api.ConfigKind {
 				t.Errorf("problems = %v; want one at %s saying %q", problems, tt.field, tt.msg)
 			}
 		})
 	}
 	t.Run("privileged leaves the operator's admission flags alone", func(t *testing.T) {
-		_, problems := clustervalues.FixedValues(config(api.PodSecurityPrivileged, values(t, tests[0].values)))
+		_, problems := model.FixedValues(config(api.PodSecurityPrivileged, values(t, tests[0].values)))
 		if len(problems) > 0 {
 			t.Errorf("problems = %v", problems)
 		}
@@ -249,7 +249,7 @@ func TestSecurityDocsListEveryAddonNamespace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, a := range clustervalues.AddonNamespaces() {
+	for _, a := range model.AddonNamespaces() {
 		row := "| `" + a.Namespace + "` |"
 		if a.Needs == api.PodSecurityRestricted {
 			if a.Namespace != "cozy-monitoring" && a.Namespace != "cozy-ouroboros" && !strings.Contains(string(doc), "`"+a.Namespace+"`") {

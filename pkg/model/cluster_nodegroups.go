@@ -1,4 +1,4 @@
-package clustervalues
+package model
 
 import (
 	"fmt"
@@ -62,7 +62,7 @@ func nodeGroupProblems(values map[string]any, root string) map[string]string {
 	groups, _ := valueAt(values, "nodeGroups").(map[string]any)
 	out := map[string]string{}
 	for _, name := range slices.Sorted(maps.Keys(groups)) {
-		group := fieldPath(root, joinPath([]string{"nodeGroups", name}))
+		group := valuesPath(root, joinPath([]string{"nodeGroups", name}))
 		if errs := validation.IsDNS1123Label(name); len(errs) > 0 {
 			out[group] = fmt.Sprintf("node group name %q is not a DNS label, which the chart writes unquoted into object names and labels: at most 63 lower-case letters, digits or '-', starting and ending with a letter or digit", name)
 			continue

@@ -1,4 +1,4 @@
-package clustervalues_test
+package model_test
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/computeplane-dev/computeplane-fn/internal/testkit/crdtest"
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
-	"github.com/computeplane-dev/computeplane-fn/pkg/clustervalues"
+	"github.com/computeplane-dev/computeplane-fn/pkg/model"
 )
 
 // permissiveKnobs lets a tenant set anything, so that only the fixed paths
@@ -27,16 +27,16 @@ func knobsOf(values map[string]any) *api.Knobs {
 
 // checked is what the check stage and then the render make of knobs: their
 // problems, or else the cluster's merged values.
-func checked(p *clustervalues.Plan, k *api.Knobs) (map[string]any, api.Problems) {
+func checked(p *model.ClusterPlan, k *api.Knobs) (map[string]any, api.Problems) {
 	if problems := p.Check(k); len(problems) > 0 {
 		return nil, problems
 	}
 	return p.Values(k), nil
 }
 
-func plan(t *testing.T, cfg *api.Config) *clustervalues.Plan {
+func plan(t *testing.T, cfg *api.Config) *model.ClusterPlan {
 	t.Helper()
-	p, problems := clustervalues.New(cfg)
+	p, problems := model.NewClusterPlan(cfg)
 	if len(problems) > 0 {
 		t.Fatalf("New() = %v", problems)
 	}
@@ -267,7 +267,7 @@ func TestIngressNodeGroup(t *testing.T) {
 
 	t.Run("operator-fixed groups without the role are a config error", func(t *testing.T) {
 		cfg := config(api.PodSecurityRestricted, values(t, "addons: {ingressNginx: {enabled: true}}\nnodeGroups: {md0: "+group("[worker]", 3)+"}"))
-		_, problems := clustervalues.New(cfg)
+		_, problems := model.NewClusterPlan(cfg)
 		if len(problems) != 1 || problems[0].Field != "spec.cluster.values.nodeGroups" || problems[0].Object.Kind != api.ConfigKind {
 			t.Errorf("problems = %v; want one at spec.cluster.values.nodeGroups of the config", problems)
 		}
@@ -293,7 +293,7 @@ func TestKnobSchemaRefused(t *testing.T) {
 	} {
 		cfg := config(api.PodSecurityRestricted, api.DefaultClusterValues())
 		cfg.Cluster.Knobs = values(t, schema)
-		_, problems := clustervalues.New(cfg)
+		_, problems := model.NewClusterPlan(cfg)
 		if len(problems) != 1 || problems[0].Field != "spec.cluster.knobs" || problems[0].Object.Kind != api.ConfigKind || !strings.Contains(problems[0].Message, want) {
 			t.Errorf("%s: problems = %v; want one at spec.cluster.knobs saying %q", schema, problems, want)
 		}

@@ -1,4 +1,4 @@
-package clustervalues
+package model
 
 import (
 	"crypto/sha256"

@@ -1,10 +1,10 @@
-package jumphash_test
+package model_test
 
 import (
 	"fmt"
 	"testing"
 
-	"github.com/computeplane-dev/computeplane-fn/pkg/jumphash"
+	"github.com/computeplane-dev/computeplane-fn/pkg/model"
 )
 
 // TestBucketGrows checks the two properties the layout relies on: a key's
@@ -16,7 +16,7 @@ func TestBucketGrows(t *testing.T) {
 		moved := 0
 		for i := range keys {
 			key := fmt.Sprintf("tenant-t%05d", i)
-			a, b := jumphash.Bucket("shard", key, tc.from), jumphash.Bucket("shard", key, tc.to)
+			a, b := model.Bucket("shard", key, tc.from), model.Bucket("shard", key, tc.to)
 			if a < 0 || a >= tc.from || b < 0 || b >= tc.to {
 				t.Fatalf("%s: bucket %d of %d, %d of %d", key, a, tc.from, b, tc.to)
 			}
@@ -40,7 +40,7 @@ func TestBucketDomains(t *testing.T) {
 	same := 0
 	for i := range 10_000 {
 		key := fmt.Sprintf("tenant-t%05d", i)
-		if jumphash.Bucket("shard", key, 2) == jumphash.Bucket("group", key, 2) {
+		if model.Bucket("shard", key, 2) == model.Bucket("group", key, 2) {
 			same++
 		}
 	}

@@ -1,4 +1,4 @@
-package clustervalues
+package model
 
 import (
 	"fmt"
@@ -157,7 +157,7 @@ func operatorOnlyProblems(a *Admission, knobs *api.Knobs) api.Problems {
 	var problems api.Problems
 	for _, op := range operatorOnlyPaths {
 		for _, path := range setPaths(knobs.Values, op.Path) {
-			problems = append(problems, api.Errorf(knobs.Ref, knobs.Origin, fieldPath("spec", joinPath(path)),
+			problems = append(problems, api.Errorf(knobs.Ref, knobs.Origin, valuesPath("spec", joinPath(path)),
 				"is operator-only whatever the knob schema: it %s; remove it from this ComputePlane object (the operator sets it in spec.cluster.values)", op.Reason))
 		}
 	}
@@ -171,12 +171,12 @@ func operatorOnlyProblems(a *Admission, knobs *api.Knobs) api.Problems {
 			o.Addon, "namespace "+strings.Join(o.Exempt, " and namespace "), a.Level)
 		m, ok := v.(map[string]any)
 		if !ok {
-			problems = append(problems, api.Errorf(knobs.Ref, knobs.Origin, fieldPath("spec", joinPath([]string{"addons", o.Addon})), "%s", why))
+			problems = append(problems, api.Errorf(knobs.Ref, knobs.Origin, valuesPath("spec", joinPath([]string{"addons", o.Addon})), "%s", why))
 			continue
 		}
 		for _, key := range addonSettings {
 			if _, set := m[key]; set {
-				problems = append(problems, api.Errorf(knobs.Ref, knobs.Origin, fieldPath("spec", joinPath([]string{"addons", o.Addon, key})), "%s", why))
+				problems = append(problems, api.Errorf(knobs.Ref, knobs.Origin, valuesPath("spec", joinPath([]string{"addons", o.Addon, key})), "%s", why))
 			}
 		}
 	}

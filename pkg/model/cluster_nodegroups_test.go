@@ -1,4 +1,4 @@
-package clustervalues_test
+package model_test
 
 import (
 	"slices"
@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
-	"github.com/computeplane-dev/computeplane-fn/pkg/clustervalues"
+	"github.com/computeplane-dev/computeplane-fn/pkg/model"
 )
 
 // TestNodeRoles: every role of a node group must make
@@ -50,7 +50,7 @@ func TestNodeRoles(t *testing.T) {
 	t.Run("operator values", func(t *testing.T) {
 		fixed := api.DefaultClusterValues()
 		fixed["nodeGroups"] = map[string]any{"md0": map[string]any{"maxReplicas": 2, "roles": []any{"ingress-nginx", "bad role", 7}}}
-		_, problems := clustervalues.New(config(api.PodSecurityRestricted, fixed))
+		_, problems := model.NewClusterPlan(config(api.PodSecurityRestricted, fixed))
 		var got []string
 		for _, p := range problems {
 			got = append(got, p.Field)

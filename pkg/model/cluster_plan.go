@@ -1,4 +1,4 @@
-package clustervalues
+package model
 
 import (
 	"fmt"
@@ -11,12 +11,12 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
 
-// Plan is what every cluster of a run shares: the operator-fixed values
+// ClusterPlan is what every cluster of a run shares: the operator-fixed values
 // with the hardening wired in, the paths they fix, the compiled knob schema
 // and the Pod Security configuration. The check stage builds it once per run
 // (New) and checks every tenant's knobs against it (Check); rendering then
 // merges them (Values), which cannot fail.
-type Plan struct {
+type ClusterPlan struct {
 	fixed      map[string]any
 	fixedPaths [][]string
 	knobs      *knobs.Schema
@@ -24,11 +24,11 @@ type Plan struct {
 	admission *Admission
 }
 
-// New compiles the knob schema and the fixed values of cfg, refusing a knob
+// NewClusterPlan compiles the knob schema and the fixed values of cfg, refusing a knob
 // schema the API server would refuse, fixed values that would switch off
 // or replace the Pod Security wiring, and fixed node groups that the chart
 // cannot take.
-func New(cfg *api.Config) (*Plan, api.Problems) {
+func NewClusterPlan(cfg *api.Config) (*ClusterPlan, api.Problems) {
 	knobSchema := cfg.Cluster.Knobs
 	field := "spec.cluster.knobs"
 	if knobSchema == nil {
@@ -55,12 +55,12 @@ func New(cfg *api.Config) (*Plan, api.Problems) {
 	if msg := ingressNodesProblem(fixed); msg != "" && valueAt(fixed, "nodeGroups") != nil {
 		return nil, api.Problems{api.Errorf(cfg.Ref, cfg.Origin, "spec.cluster.values.nodeGroups", "%s", msg)}
 	}
-	return &Plan{fixed: fixed, fixedPaths: fixedLeafPaths(fixed, nil), knobs: s, admission: admission}, nil
+	return &ClusterPlan{fixed: fixed, fixedPaths: fixedLeafPaths(fixed, nil), knobs: s, admission: admission}, nil
 }
 
 // Admission returns the Pod Security configuration of the run's clusters,
 // nil under podSecurity: privileged.
-func (p *Plan) Admission() *Admission { return p.admission }
+func (p *ClusterPlan) Admission() *Admission { return p.admission }
 
 // FixedValues returns the operator-fixed values of every cluster: the
 // config's cluster.values (or the defaults) plus the wiring of the hardening
@@ -97,7 +97,7 @@ func fixedValues(cfg *api.Config) (map[string]any, *Admission, api.Problems) {
 // overridden. Node groups a tenant gives must leave the pinned ingress
 // addon a node, and the names and strings of their groups that the chart
 // writes unquoted must be names of their kinds (nodeGroupProblems).
-func (p *Plan) Check(k *api.Knobs) api.Problems {
+func (p *ClusterPlan) Check(k *api.Knobs) api.Problems {
 	if k == nil || len(k.Values) == 0 {
 		return nil
 	}
@@ -113,7 +113,7 @@ func (p *Plan) Check(k *api.Knobs) api.Problems {
 		// The platform's cozystack-values Secret sets these (_namespace.etcd
 		// names the datastore), and spec.values would win over it.
 		if strings.HasPrefix(key, "_") {
-			field := fieldPath("spec", joinPath([]string{key}))
+			field := valuesPath("spec", joinPath([]string{key}))
 			reported[field] = true
 			problems = append(problems, api.Errorf(k.Ref, k.Origin, field,
 				"values key %q is reserved: Cozystack sets top-level keys starting with '_' for the platform, and a tenant must not override them", key))
@@ -126,7 +126,7 @@ func (p *Plan) Check(k *api.Knobs) api.Problems {
 			}
 			// Report the shorter of the two paths, once: below a path the
 			// operator owns whole, every leaf is the same mistake.
-			field := fieldPath("spec", joinPath(path[:min(len(path), len(fixed))]))
+			field := valuesPath("spec", joinPath(path[:min(len(path), len(fixed))]))
 			if !reported[field] {
 				reported[field] = true
 				problems = append(problems, api.Errorf(k.Ref, k.Origin, field,
@@ -166,7 +166,7 @@ func (p *Plan) Check(k *api.Knobs) api.Problems {
 // Values returns the values of a cluster whose tenant set knobs k (nil:
 // none): the fixed values merged over a copy of the knobs. Knobs that Check
 // refuses never reach it; it cannot fail.
-func (p *Plan) Values(k *api.Knobs) map[string]any {
+func (p *ClusterPlan) Values(k *api.Knobs) map[string]any {
 	if k == nil || len(k.Values) == 0 {
 		return yamlnode.CopyValue(p.fixed)
 	}
@@ -236,7 +236,7 @@ func ingressNodesProblem(values map[string]any) string {
 		IngressRole, strings.Join(names, ", "), IngressRole)
 }
 
-func fieldPath(root, path string) string {
+func valuesPath(root, path string) string {
 	if path == "" {
 		return root
 	}

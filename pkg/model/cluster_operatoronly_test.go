@@ -1,4 +1,4 @@
-package clustervalues_test
+package model_test
 
 import (
 	"maps"
@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
-	"github.com/computeplane-dev/computeplane-fn/pkg/clustervalues"
+	"github.com/computeplane-dev/computeplane-fn/pkg/model"
 )
 
 // TestAddonsInExemptNamespacesAreOperatorOnly: under a knob schema that
@@ -134,15 +134,15 @@ addons:
 `)
 	for _, level := range []string{api.PodSecurityRestricted, api.PodSecurityBaseline} {
 		for _, fixed := range []map[string]any{api.DefaultClusterValues(), all} {
-			a, err := clustervalues.NewAdmission(level, fixed)
+			a, err := model.NewAdmission(level, fixed)
 			if err != nil {
 				t.Fatal(err)
 			}
 			got := map[string]bool{}
-			for _, o := range clustervalues.OperatorOnlyAddons(a) {
+			for _, o := range model.OperatorOnlyAddons(a) {
 				got[o.Addon] = true
 			}
-			for addon, reach := range clustervalues.AddonReach() {
+			for addon, reach := range model.AddonReach() {
 				want := slices.ContainsFunc(reach, func(ns string) bool { return slices.Contains(a.Namespaces(), ns) })
 				if got[addon] != want {
 					t.Errorf("%s, exempt %v: %s operator-only = %t, want %t (it reaches %v)", level, a.Namespaces(), addon, got[addon], want, reach)
@@ -159,7 +159,7 @@ func TestSecurityDocsListTheAddonsReach(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reach := clustervalues.AddonReach()
+	reach := model.AddonReach()
 	for _, addon := range slices.Sorted(maps.Keys(reach)) {
 		row := regexp.MustCompile("(?m)^\\| `addons\\." + addon + "` \\| ([^|]*) \\|").FindSubmatch(doc)
 		if row == nil {
@@ -191,7 +191,7 @@ func TestDocsListTheOperatorOnlyPaths(t *testing.T) {
 		got = append(got, m[1])
 	}
 	var want []string
-	for _, p := range clustervalues.OperatorOnlyPaths() {
+	for _, p := range model.OperatorOnlyPaths() {
 		want = append(want, strings.Join(p.Path, "."))
 	}
 	if !slices.Equal(got, want) {

@@ -1,4 +1,4 @@
-package stablesort_test
+package order
 
 import (
 	"cmp"
@@ -7,8 +7,6 @@ import (
 	"testing"
 
 	gocmp "github.com/google/go-cmp/cmp"
-
-	"github.com/computeplane-dev/computeplane-fn/internal/stablesort"
 )
 
 type item struct {
@@ -17,7 +15,7 @@ type item struct {
 
 func byKey(a, b *item) int { return cmp.Compare(a.key, b.key) }
 
-// TestSortedIsSortStableFunc compares Sorted with the standard library's
+// TestSortedIsSortStableFunc compares sorted with the standard library's
 // stable sort on slices with many ties, and checks that the input is left
 // as it was.
 func TestSortedIsSortStableFunc(t *testing.T) {
@@ -31,7 +29,7 @@ func TestSortedIsSortStableFunc(t *testing.T) {
 		want := slices.Clone(items)
 		slices.SortStableFunc(want, func(a, b item) int { return byKey(&a, &b) })
 
-		got := stablesort.Sorted(items, byKey)
+		got := sorted(items, byKey)
 		if diff := gocmp.Diff(want, got, gocmp.AllowUnexported(item{})); diff != "" {
 			t.Errorf("%d items: (-want +got)\n%s", n, diff)
 		}
