@@ -88,18 +88,25 @@ func envOr(name, def string) string {
 	return def
 }
 
-// benchMode is the Flux layout of the bench: Cozystack's (its controllers
-// as cozy-fluxcd:flux, the fleet's wiring in flux-system), in a management
-// cluster named after the size, on the platform E2E_BENCH_PLATFORM names:
-// "oldest" (the default: kube-apiserver v1.33.5 and the controllers
-// Cozystack ships, as the suite's Cozystack mode) or "newest"
+// benchMode is the Flux layout of the bench, E2E_BENCH_LAYOUT: Cozystack's
+// (the default: its controllers as cozy-fluxcd:flux, the fleet's wiring in
+// flux-system) or FluxInstall (stock Flux: each controller as its own
+// account in flux-system), in a management cluster named after the size,
+// on the platform E2E_BENCH_PLATFORM names: "oldest" (the default:
+// kube-apiserver v1.33.5 and the controllers Cozystack ships, which are
+// Flux v2.8's, the stock layout's oldest row too) or "newest"
 // (kube-apiserver v1.36.3 and current Flux, kustomize-controller v1.9.6).
 func benchMode(t *testing.T, tenants int) fluxMode {
+	layout := envOr("E2E_BENCH_LAYOUT", "Cozystack")
+	if layout != "Cozystack" && layout != "FluxInstall" {
+		t.Fatalf("E2E_BENCH_LAYOUT: %q is neither Cozystack nor FluxInstall", layout)
+	}
 	for _, m := range fluxModes {
-		if m.name == "Cozystack" {
+		if m.name == layout {
 			m.name = fmt.Sprintf("Bench%d", tenants)
 			switch p := envOr("E2E_BENCH_PLATFORM", "oldest"); p {
 			case "oldest":
+				m.oldest = true
 			case "newest":
 				m.oldest = false
 			default:
@@ -108,7 +115,7 @@ func benchMode(t *testing.T, tenants int) fluxMode {
 			return m
 		}
 	}
-	panic("no Cozystack layout")
+	panic("no " + layout + " layout")
 }
 
 // fleetCost is what one size of fleet cost.

@@ -495,7 +495,7 @@ func (e *env) kustomizeControllerOptions(name, selector string) harness.Controll
 // cozystackFlags are what Cozystack adds to its kustomize-controller
 // (internal/fluxinstall/manifests/fluxcd.yaml): the ExternalArtifact gate.
 func (e *env) cozystackFlags() []string {
-	if e.mode.oldest {
+	if e.mode.oldest && e.mode.kustomizeController == cozystackFluxSA {
 		return []string{"--feature-gates=ExternalArtifact=true"}
 	}
 	return nil

@@ -147,6 +147,10 @@ E2E_BENCH_TENANTS ?= 100 1000
 E2E_BENCH_TIMEOUT ?= 240m
 # spec.fleet.unitSource of the fleet: FleetSource (the default) or
 # ExternalArtifact (kustomize-controller then runs with the gate Cozystack sets).
+# The Flux layout of the bench: Cozystack (its controllers as one account in
+# cozy-fluxcd) or FluxInstall (stock Flux, each controller its own account in
+# flux-system).
+E2E_BENCH_LAYOUT ?= Cozystack
 # kustomize-controller's --requeue-dependency in the bench: Cozystack's 30s
 # (fluxcd.yaml at 3c780acd); the suite's 2s was the bench's before.
 E2E_BENCH_REQUEUE_DEPENDENCY ?= 30s
@@ -169,5 +173,5 @@ endif
 e2e-bench: build $(ETCD_BIN) $(E2E_BENCH_BINS) ## Measure the GitOps side at E2E_BENCH_TENANTS tenants (default: 100 1000) on E2E_BENCH_PLATFORM (oldest, newest): root to all Ready, writes per reconcile
 	$(GO) build -o $(BIN)/fleetgen ./internal/testkit/fleetgen/cmd/fleetgen
 	cd e2e/cluster && $(GO) vet ./...
-	cd e2e/cluster && $(E2E_ENV) E2E_BENCH=1 E2E_FLEETGEN=$(BIN)/fleetgen E2E_BENCH_TENANTS='$(E2E_BENCH_TENANTS)' E2E_BENCH_UNIT_SOURCE='$(E2E_BENCH_UNIT_SOURCE)' E2E_BENCH_REQUEUE_DEPENDENCY='$(E2E_BENCH_REQUEUE_DEPENDENCY)' E2E_BENCH_SHARDS='$(E2E_BENCH_SHARDS)' E2E_BENCH_PLATFORM='$(E2E_BENCH_PLATFORM)' \
+	cd e2e/cluster && $(E2E_ENV) E2E_BENCH=1 E2E_FLEETGEN=$(BIN)/fleetgen E2E_BENCH_TENANTS='$(E2E_BENCH_TENANTS)' E2E_BENCH_UNIT_SOURCE='$(E2E_BENCH_UNIT_SOURCE)' E2E_BENCH_REQUEUE_DEPENDENCY='$(E2E_BENCH_REQUEUE_DEPENDENCY)' E2E_BENCH_SHARDS='$(E2E_BENCH_SHARDS)' E2E_BENCH_PLATFORM='$(E2E_BENCH_PLATFORM)' E2E_BENCH_LAYOUT='$(E2E_BENCH_LAYOUT)' \
 	$(GO) test -count=1 -v $(E2E_TESTFLAGS) -timeout $(E2E_BENCH_TIMEOUT) -run '^TestFleetCost$$' .
