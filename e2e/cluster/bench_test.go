@@ -103,6 +103,7 @@ func benchMode(t *testing.T, tenants int) fluxMode {
 	}
 	for _, m := range fluxModes {
 		if m.name == layout {
+			t.Logf("layout %s: kustomize-controller as %s, in %s", layout, m.kustomizeController, m.namespace)
 			m.name = fmt.Sprintf("Bench%d", tenants)
 			switch p := envOr("E2E_BENCH_PLATFORM", "oldest"); p {
 			case "oldest":
