@@ -151,36 +151,29 @@ func (w kustomizeWork) sub(o kustomizeWork) kustomizeWork {
 	return out
 }
 
-func (w kustomizeWork) reconciles() []float64 {
-	out := make([]float64, len(w))
+// column is one figure of every controller of w, in w's order.
+func column[T any](w kustomizeWork, figure func(controllerWork) T) []T {
+	out := make([]T, len(w))
 	for i, c := range w {
-		out[i] = c.reconciles
+		out[i] = figure(c)
 	}
 	return out
+}
+
+func (w kustomizeWork) reconciles() []float64 {
+	return column(w, func(c controllerWork) float64 { return c.reconciles })
 }
 
 func (w kustomizeWork) retries() []float64 {
-	out := make([]float64, len(w))
-	for i, c := range w {
-		out[i] = float64(c.retries)
-	}
-	return out
+	return column(w, func(c controllerWork) float64 { return float64(c.retries) })
 }
 
 func (w kustomizeWork) cpu() []float64 {
-	out := make([]float64, len(w))
-	for i, c := range w {
-		out[i] = c.cpu.Seconds()
-	}
-	return out
+	return column(w, func(c controllerWork) float64 { return c.cpu.Seconds() })
 }
 
 func (w kustomizeWork) shards() []string {
-	out := make([]string, len(w))
-	for i, c := range w {
-		out[i] = c.shard
-	}
-	return out
+	return column(w, func(c controllerWork) string { return c.shard })
 }
 
 // String is the reconciles, dependency retries and CPU of each
