@@ -466,7 +466,7 @@ func chartAddonNames(t *testing.T, dir string) []string {
 // module of its own and does not import the function's packages).
 func reservedAddonReleases(t *testing.T) []string {
 	t.Helper()
-	p := filepath.Join("..", "..", "pkg", "fleet", "reserved.go")
+	p := filepath.Join("..", "..", "pkg", "model", "reserved.go")
 	f, err := parser.ParseFile(token.NewFileSet(), p, nil, 0)
 	if err != nil {
 		t.Fatal(err)
