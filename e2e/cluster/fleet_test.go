@@ -203,7 +203,20 @@ func (f *fleetRepo) waitReconciled(t *testing.T) map[string]string {
 	atRevision := func(u *unstructured.Unstructured) (bool, string) {
 		ok, seen := harness.Ready(u)
 		rev, _, _ := unstructured.NestedString(u.Object, "status", "lastAppliedRevision")
-		return ok && rev == f.revision, fmt.Sprintf("%s, lastAppliedRevision %s, want %s", seen, rev, f.revision)
+		want := f.revision
+		if kind, _, _ := unstructured.NestedString(u.Object, "spec", "sourceRef", "kind"); kind == "ExternalArtifact" {
+			// spec.fleet.unitSource: ExternalArtifact: the artifact's
+			// revision is the digest of its content; the objects' check
+			// below tells whether it holds the published revision's.
+			name, _, _ := unstructured.NestedString(u.Object, "spec", "sourceRef", "name")
+			ns, _, _ := unstructured.NestedString(u.Object, "spec", "sourceRef", "namespace")
+			ea, err := e.admin.Get(e.ctx, sourceV1, "ExternalArtifact", ns, name)
+			if err != nil || ea == nil {
+				return false, fmt.Sprintf("%s, ExternalArtifact %s/%s not there yet", seen, ns, name)
+			}
+			want, _, _ = unstructured.NestedString(ea.Object, "status", "artifact", "revision")
+		}
+		return ok && want != "" && rev == want, fmt.Sprintf("%s, lastAppliedRevision %s, want %s", seen, rev, want)
 	}
 	check := func(u *unstructured.Unstructured) (bool, string) {
 		if u == nil {
@@ -215,20 +228,27 @@ func (f *fleetRepo) waitReconciled(t *testing.T) map[string]string {
 	for _, name := range f.kustomizations() {
 		e.waitFor(t, e.admin, kustomizeV1, "Kustomization", e.mode.fleetNamespace, name, 3*time.Minute, check)
 	}
-	uids := map[string]string{}
+	// With artifacts, a Kustomization at its artifact's revision may still
+	// be one source-watcher build behind the published revision: the
+	// objects are checked until they are all there, for a bounded time.
+	var uids map[string]string
 	var problems []string
-	for key, o := range f.objs {
-		got, err := e.admin.Get(e.ctx, o.GetAPIVersion(), o.GetKind(), o.GetNamespace(), o.GetName())
-		if err != nil || got == nil {
-			problems = append(problems, fmt.Sprintf("%s: not in the cluster (%v)", key, err))
-			continue
+	err := harness.Poll(e.ctx, 2*time.Minute, 2*time.Second, func() (bool, string) {
+		uids, problems = map[string]string{}, nil
+		for key, o := range f.objs {
+			got, err := e.admin.Get(e.ctx, o.GetAPIVersion(), o.GetKind(), o.GetNamespace(), o.GetName())
+			if err != nil || got == nil {
+				problems = append(problems, fmt.Sprintf("%s: not in the cluster (%v)", key, err))
+				continue
+			}
+			if p := f.wrongOwner(key, got); p != "" {
+				problems = append(problems, p)
+			}
+			uids[key] = string(got.GetUID())
 		}
-		if p := f.wrongOwner(key, got); p != "" {
-			problems = append(problems, p)
-		}
-		uids[key] = string(got.GetUID())
-	}
-	if len(problems) > 0 {
+		return len(problems) == 0, fmt.Sprintf("%d objects not applied as rendered", len(problems))
+	})
+	if err != nil {
 		sort.Strings(problems)
 		t.Fatalf("after reconciling %s:\n  %s", f.revision, strings.Join(problems, "\n  "))
 	}

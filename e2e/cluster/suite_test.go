@@ -221,6 +221,7 @@ var stages = []stage{
 	{"RealChart", (*env).testRealChart, cozystackLayout},
 	{"Releases", (*env).testReleases, everyLayout},
 	{"Fleet", (*env).testFleet, everyLayout},
+	{"FleetArtifacts", (*env).testFleetArtifacts, cozystackLayout},
 	{"Guard", (*env).testGuard, everyLayout},
 	{"Stream", (*env).testStream, everyLayout},
 	{"InCluster", (*env).testInCluster, cozystackLayout},
