@@ -292,15 +292,24 @@ func (f *fleetRepo) extraApps(t *testing.T, n int) {
 	harness.WriteFile(t, filepath.Join(f.work, "extra.yaml"), []byte(b.String()))
 }
 
-func (e *env) testFleet(t *testing.T) {
+// startFleet publishes the stages' fleet (tenant-gamma, -delta, -epsilon,
+// extra.yaml as an input, empty until growth) with the given spec.fleet
+// settings on top of the fleet's own, bootstraps it (docs/flux-wiring.md:
+// the fleet's account and its RBAC by hand, then the root, which applies as
+// that account too) and waits until it is reconciled. It returns the fleet
+// and its objects' UIDs.
+func (e *env) startFleet(t *testing.T, settings map[string]any) (*fleetRepo, map[string]string) {
+	t.Helper()
 	e.ensureFlux(t)
 	e.ensurePlatform(t)
 	f := &fleetRepo{e: e, work: e.fleetDir(t, "fleet"), repo: filepath.Join(t.TempDir(), "repo")}
-	// extra.yaml is an input from the start (empty until growth).
 	f.extraApps(t, 0)
 	editSpec(t, filepath.Join(f.work, "config.yaml"), func(spec map[string]any) {
 		spec["inputs"] = append(spec["inputs"].([]any), "extra.yaml")
 	})
+	if len(settings) > 0 {
+		f.setFleet(t, settings)
+	}
 	for _, ns := range []string{"tenant-gamma", "tenant-delta", "tenant-epsilon"} {
 		e.namespaces(ns)
 		e.writeCozystackValues(t, ns)
@@ -311,11 +320,8 @@ func (e *env) testFleet(t *testing.T) {
 		e.standInComputePlane(t, ns)
 	}
 	f.publish(t)
-	// The bootstrap (docs/flux-wiring.md): the fleet's account and its
-	// RBAC by hand, then the root, which applies as that account too.
 	e.bootstrapFleet(t, f.all())
-	root := e.fleetRoot()
-	e.applyAll(t, e.admin, []*unstructured.Unstructured{root}, false)
+	e.applyAll(t, e.admin, []*unstructured.Unstructured{e.fleetRoot()}, false)
 	for _, name := range f.kustomizations() {
 		ks := f.objs[harness.ObjectKey(obj(kustomizeV1, "Kustomization", e.mode.fleetNamespace, name, nil))]
 		if sa, _, _ := unstructured.NestedString(ks.Object, "spec", "serviceAccountName"); sa != fleetAccount {
@@ -324,31 +330,52 @@ func (e *env) testFleet(t *testing.T) {
 	}
 	uids := f.waitReconciled(t)
 	t.Logf("fleet reconciled: %d objects in %d Kustomizations", len(uids), len(f.kustomizations()))
+	return f, uids
+}
 
-	step := func(name string, change func()) {
-		t.Helper()
-		change()
-		f.publish(t)
-		after := f.waitReconciled(t)
-		sameUIDs(t, name, uids, after)
-		uids = after
-		t.Logf("%s: %d objects in %d Kustomizations at %s", name, len(after), len(f.kustomizations()), f.revision)
-	}
+// step publishes one change of the fleet, waits until it is reconciled and
+// fails for every object that stayed in the render but was deleted and
+// created again: uids are the objects' UIDs before the change, and it
+// returns them after.
+func (f *fleetRepo) step(t *testing.T, uids map[string]string, name string, change func()) map[string]string {
+	t.Helper()
+	change()
+	f.publish(t)
+	after := f.waitReconciled(t)
+	sameUIDs(t, name, uids, after)
+	t.Logf("%s: %d objects in %d Kustomizations at %s", name, len(after), len(f.kustomizations()), f.revision)
+	return after
+}
 
-	// Growth splits tenant-gamma's unit into parts; raising the bound
-	// merges them back; the apps then leave Git.
-	step("split by growth", func() { f.extraApps(t, 12) })
+// growAndShrink splits tenant-gamma's unit into parts by growth, merges
+// them back with a larger bound, then takes the extra apps out of Git and
+// waits until they are pruned. The merge comes first: apps removed in the
+// commit that removes their part would be orphaned, not pruned
+// (flux-wiring.md, "Shrinking").
+func (f *fleetRepo) growAndShrink(t *testing.T, uids map[string]string) map[string]string {
+	t.Helper()
+	uids = f.step(t, uids, "split by growth", func() { f.extraApps(t, 12) })
 	if !hasPart(f) {
 		t.Fatalf("12 more apps did not split tenant-gamma's unit (maxObjectsPerUnit 10): Kustomizations %v", f.kustomizations())
 	}
-	step("merge back", func() { f.setFleet(t, map[string]any{"maxObjectsPerUnit": 50}) })
+	uids = f.step(t, uids, "merge back", func() { f.setFleet(t, map[string]any{"maxObjectsPerUnit": 50}) })
 	if hasPart(f) {
 		t.Fatalf("maxObjectsPerUnit 50 did not merge tenant-gamma's parts: Kustomizations %v", f.kustomizations())
 	}
-	step("remove the extra apps", func() { f.extraApps(t, 0) })
+	uids = f.step(t, uids, "remove the extra apps", func() { f.extraApps(t, 0) })
 	for i := 1; i <= 12; i++ {
-		e.waitFor(t, e.admin, helmV2, "HelmRelease", "tenant-gamma", fmt.Sprintf("postgres-extra%02d", i), time.Minute, harness.Gone)
+		f.e.waitFor(t, f.e.admin, helmV2, "HelmRelease", "tenant-gamma", fmt.Sprintf("postgres-extra%02d", i), time.Minute, harness.Gone)
 	}
+	return uids
+}
+
+func (e *env) testFleet(t *testing.T) {
+	f, uids := e.startFleet(t, nil)
+	step := func(name string, change func()) {
+		t.Helper()
+		uids = f.step(t, uids, name, change)
+	}
+	uids = f.growAndShrink(t, uids)
 
 	// Sharding: two kustomize-controller shards take the labelled
 	// Kustomizations, as Flux documents it.
