@@ -64,8 +64,8 @@ BENCHFLAGS ?=
 BASELINE ?=
 
 .PHONY: bench
-bench: build ## Benchmarks: stages and unit builds, then 1,000 and 10,000 generated tenants through the CLI against the scale targets (BASELINE=old binary to compare)
-	$(GO) test -run '^$$' -bench . -benchmem ./pkg/pipeline/ ./pkg/units/
+bench: build ## Benchmarks: stages, unit builds and the guard's admission cost, then 1,000 and 10,000 generated tenants through the CLI against the scale targets (BASELINE=old binary to compare)
+	$(GO) test -run '^$$' -bench . -benchmem ./pkg/pipeline/ ./pkg/units/ ./pkg/render/
 	$(GO) build -o $(BIN)/fleetbench ./internal/testkit/bench/cmd/fleetbench
 	$(BIN)/fleetbench -bin $(BIN)/computeplane-fn -work $(CURDIR)/.work/bench $(if $(BASELINE),-baseline $(BASELINE)) $(BENCHFLAGS)
 

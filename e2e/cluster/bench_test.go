@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -157,6 +158,15 @@ func (c cpuTimes) sub(o cpuTimes) cpuTimes {
 // settled fleet, and the write requests it caused.
 type reconcileCost struct {
 	wall time.Duration
+	// annotated is when the test had requested the last reconcile; at50
+	// and at90 when half and nine tenths of the Kustomizations were
+	// handled (as seen by the test's polling).
+	annotated, at50, at90 time.Duration
+	// busy is the share of the machine's cores in use meanwhile; standIn
+	// and self the CPU of the ComputePlane stand-in's API server and of
+	// the test itself (its requests and its polling).
+	busy          float64
+	standIn, self time.Duration
 	cpu  cpuTimes
 	// Management cluster, requests that are no dry-run:
 	annotate float64 // the test's own reconcile.fluxcd.io/requestedAt patches
@@ -249,15 +259,8 @@ func measureFleetCost(t *testing.T, b bins, gen string, tenants int) fleetCost {
 	retries0 := dependencyRetries(kc)
 	start = time.Now()
 	e.applyAll(t, e.admin, []*unstructured.Unstructured{root}, false)
-	var at50, at90 time.Duration
-	e.waitKustomizations(t, names, tenantsTimeout(tenants, 10*time.Minute, 3*time.Second), func(ready int) {
-		if at50 == 0 && 2*ready >= len(names) {
-			at50 = time.Since(start)
-		}
-		if at90 == 0 && 10*ready >= 9*len(names) {
-			at90 = time.Since(start)
-		}
-	}, func(u *unstructured.Unstructured) bool {
+	var readyAt milestones
+	e.waitKustomizations(t, names, tenantsTimeout(tenants, 10*time.Minute, 3*time.Second), readyAt.track(start, len(names)), func(u *unstructured.Unstructured) bool {
 		ok, _ := harness.Ready(u)
 		rev, _, _ := unstructured.NestedString(u.Object, "status", "lastAppliedRevision")
 		if kind, _, _ := unstructured.NestedString(u.Object, "spec", "sourceRef", "kind"); kind == "ExternalArtifact" {
@@ -268,6 +271,7 @@ func measureFleetCost(t *testing.T, b bins, gen string, tenants int) fleetCost {
 		return ok && rev == f.revision
 	})
 	cost.ready = time.Since(start)
+	at50, at90 := readyAt.at50, readyAt.at90
 	cost.readyAt50, cost.readyAt90 = at50, at90
 	cost.readyCPU = e.cpuTimes(t, kc, sw).sub(cpu0)
 	cost.readyRetries = dependencyRetries(kc) - retries0
@@ -287,8 +291,8 @@ func measureFleetCost(t *testing.T, b bins, gen string, tenants int) fleetCost {
 	for i := 1; i <= reconciles; i++ {
 		rc := e.measureForcedReconcile(t, f, cp, kc, sw, names)
 		cost.reconciles = append(cost.reconciles, rc)
-		t.Logf("forced reconcile %d of %d Kustomizations: all handled in %s (CPU %s), %d dependency retries; reconciles: %s\n  management cluster, writes:\n    %s\n  ComputePlane stand-in, writes:\n    %s",
-			i, len(names), rc.wall.Round(time.Millisecond), rc.cpu, rc.retries, rc.work,
+		t.Logf("forced reconcile %d of %d Kustomizations: all handled in %s (requested by %s, 50%% at %s, 90%% at %s; CPU %s; the ComputePlane stand-in %s, the test %s; the machine's cores %.0f%% busy), %d dependency retries; reconciles: %s\n  management cluster, writes:\n    %s\n  ComputePlane stand-in, writes:\n    %s",
+			i, len(names), rc.wall.Round(time.Millisecond), rc.annotated.Round(time.Second), rc.at50.Round(time.Second), rc.at90.Round(time.Second), rc.cpu, rc.standIn.Round(100*time.Millisecond), rc.self.Round(100*time.Millisecond), 100*rc.busy, rc.retries, rc.work,
 			strings.ReplaceAll(rc.writes.String(), "\n", "\n    "), strings.ReplaceAll(rc.cpWrites.String(), "\n", "\n    "))
 		if rc.applied != 0 || rc.cpApplied != 0 || len(rc.changed) > 0 {
 			t.Errorf("forced reconcile %d of the settled fleet wrote to the applied objects: %g requests on the management cluster, %g on the ComputePlane, %d objects changed:\n  %s",
@@ -598,6 +602,32 @@ func dependencyRetries(kc kustomizeControllers) int {
 }
 
 // tenantsTimeout bounds a wait that grows with the fleet.
+// selfCPU is the CPU time the test process has used.
+func selfCPU(t *testing.T) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatalf("failed to read the test's CPU time: %v", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// milestones are when half and nine tenths of a wait's Kustomizations
+// were done, as the test's polling saw them.
+type milestones struct{ at50, at90 time.Duration }
+
+// track is a progress function for waitKustomizations: it records the
+// milestones of total Kustomizations, from start.
+func (m *milestones) track(start time.Time, total int) func(int) {
+	return func(done int) {
+		if m.at50 == 0 && 2*done >= total {
+			m.at50 = time.Since(start)
+		}
+		if m.at90 == 0 && 10*done >= 9*total {
+			m.at90 = time.Since(start)
+		}
+	}
+}
+
 func tenantsTimeout(tenants int, base, per time.Duration) time.Duration {
 	return base + time.Duration(tenants)*per
 }
@@ -817,6 +847,15 @@ func (e *env) measureForcedReconcile(t *testing.T, f *fleetRepo, cp *harness.API
 	cpu0 := e.cpuTimes(t, kc, sw)
 	work0 := e.kustomizeWork(t, kc)
 	retries0 := dependencyRetries(kc)
+	busy0, total0, err := harness.MachineCPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	standIn0, err := cp.Proc.CPUTime()
+	if err != nil {
+		t.Fatal(err)
+	}
+	self0 := selfCPU(t)
 	start := time.Now()
 	token := start.UTC().Format(time.RFC3339Nano)
 	patch := []byte(`{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":"` + token + `"}}}`)
@@ -826,13 +865,25 @@ func (e *env) measureForcedReconcile(t *testing.T, f *fleetRepo, cp *harness.API
 			t.Fatal(err)
 		}
 	}
-	e.waitKustomizations(t, names, tenantsTimeout(len(names), 10*time.Minute, time.Second), func(int) {}, func(u *unstructured.Unstructured) bool {
+	annotated := time.Since(start)
+	var handledAt milestones
+	e.waitKustomizations(t, names, tenantsTimeout(len(names), 10*time.Minute, time.Second), handledAt.track(start, len(names)), func(u *unstructured.Unstructured) bool {
 		handled, _, _ := unstructured.NestedString(u.Object, "status", "lastHandledReconcileAt")
 		ok, _ := harness.Ready(u)
 		return handled == token && ok
 	})
-	rc := reconcileCost{wall: time.Since(start)}
+	rc := reconcileCost{wall: time.Since(start), annotated: annotated, at50: handledAt.at50, at90: handledAt.at90}
 	rc.cpu = e.cpuTimes(t, kc, sw).sub(cpu0)
+	busy1, total1, err := harness.MachineCPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc.busy = float64(busy1-busy0) / float64(total1-total0)
+	standIn1, err := cp.Proc.CPUTime()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc.standIn, rc.self = standIn1-standIn0, selfCPU(t)-self0
 	rc.retries = dependencyRetries(kc) - retries0
 	rc.work = e.kustomizeWork(t, kc).sub(work0)
 	// Events and the last status patches come right after a reconcile.
@@ -907,14 +958,15 @@ func costTables(results []fleetCost) string {
 			c.readyCPU.kustomizeController.Round(time.Second), c.readyCPU.apiserver.Round(time.Second), c.readyCPU.etcd.Round(time.Second),
 			c.readyCPU.sourceWatcher.Round(time.Second), c.readyRetries)
 	}
-	b.WriteString("\n| tenants | unitSource | forced reconcile | all handled in | CPU: kustomize-controller (per Kustomization), kube-apiserver, etcd, source-watcher | dependency retries | dry-run applies (ComputePlane) | status writes (per Kustomization) | events | the test's annotate | other writes | writes to applied objects (ComputePlane) | objects changed |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("\n| tenants | unitSource | forced reconcile | all handled in (all requested, 50%, 90%) | CPU: kustomize-controller (per Kustomization), kube-apiserver, etcd, source-watcher | CPU elsewhere: the ComputePlane stand-in, the test; the cores busy | dependency retries | dry-run applies (ComputePlane) | status writes (per Kustomization) | events | the test's annotate | other writes | writes to applied objects (ComputePlane) | objects changed |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, c := range results {
 		for i, r := range c.reconciles {
-			fmt.Fprintf(&b, "| %d | %s | %d | %s | %s (%s), %s, %s, %s | %d | %g (%g) | %g (%.1f) | %g | %g | %g | **%g** (%g) | %d |\n", c.tenants, c.layout(), i+1,
-				r.wall.Round(100*time.Millisecond), r.cpu.kustomizeController.Round(100*time.Millisecond),
+			fmt.Fprintf(&b, "| %d | %s | %d | %s (%s, %s, %s) | %s (%s), %s, %s, %s | %s, %s; %.0f%% | %d | %g (%g) | %g (%.1f) | %g | %g | %g | **%g** (%g) | %d |\n", c.tenants, c.layout(), i+1,
+				r.wall.Round(100*time.Millisecond), r.annotated.Round(time.Second), r.at50.Round(time.Second), r.at90.Round(time.Second), r.cpu.kustomizeController.Round(100*time.Millisecond),
 				(r.cpu.kustomizeController / time.Duration(c.kustomizations)).Round(time.Millisecond), r.cpu.apiserver.Round(100*time.Millisecond),
-				r.cpu.etcd.Round(100*time.Millisecond), r.cpu.sourceWatcher.Round(100*time.Millisecond), r.retries, r.dryRuns, r.cpDryRuns, r.status, r.status/float64(c.kustomizations),
+				r.cpu.etcd.Round(100*time.Millisecond), r.cpu.sourceWatcher.Round(100*time.Millisecond),
+				r.standIn.Round(100*time.Millisecond), r.self.Round(100*time.Millisecond), 100*r.busy, r.retries, r.dryRuns, r.cpDryRuns, r.status, r.status/float64(c.kustomizations),
 				r.events, r.annotate, r.other, r.applied, r.cpApplied, len(r.changed))
 		}
 	}

@@ -416,6 +416,65 @@ variables.fromPlatform || variables.breakGlass`
   variables.fluxIdentities.join(", ") + ") grants; " + request.userInfo.username + " is not the fleet"`
 )
 
+// The guard's match condition: a request goes to the rules unless it is
+// one that no rule can refuse. Every matched request would otherwise have
+// every rule planned and evaluated: kube-apiserver builds a rule's CEL
+// program anew for each evaluation (it tracks each request's cost), so
+// what a request costs grows with the size of every rule, and the fleet's
+// own dry-run applies at each reconcile are most of the guard's requests
+// (docs/guard.md, "What a request costs"). Skipped, before any rule:
+//
+//   - what the fleet applies (guard.fluxIdentities) to the kinds of G2,
+//     G2b, G4a and G4c: HelmReleases, Kustomizations, RoleBindings and
+//     ClusterRoleBindings; those rules admit the fleet, and G2b only ever
+//     refuses a cluster installer, whose account name the fleet's never
+//     ends in;
+//   - an UPDATE of a HelmRelease or Kustomization that leaves its spec as it
+//     was (a reconcile request, a label, a finalizer): G2, G2b and G4a
+//     judge only a spec that changes;
+//   - but never a HelmRelease that G1 could refuse: one whose kind label,
+//     before or after, names a kind placed on the ComputePlane (in any
+//     case), or whose chartRef names one of those kinds' charts (by name
+//     alone: this may send more to the rules, never fewer).
+//
+// The unit tests evaluate every case with and without the condition, and
+// fail when the condition skips a request a rule refuses.
+const celMayBeRefused = `!(
+  (request.userInfo.username in %[1]s &&
+    !request.userInfo.username.endsWith(':' + %[2]s) &&
+    request.resource.group in ['helm.toolkit.fluxcd.io', 'kustomize.toolkit.fluxcd.io', 'rbac.authorization.k8s.io']) ||
+  (request.operation == 'UPDATE' &&
+    request.resource.group in ['helm.toolkit.fluxcd.io', 'kustomize.toolkit.fluxcd.io'] &&
+    object.?spec.orValue({}) == oldObject.?spec.orValue({}))) ||
+(request.resource.group == 'helm.toolkit.fluxcd.io' &&
+  [object, oldObject].exists(o, o != null &&
+    (['` + wire.ApplicationKindLabel + `', '` + wire.RoutedKindLabel + `'].exists(l,
+      o.metadata.?labels[?l].orValue('').lowerAscii() in %[3]s) ||
+      o.?spec.?chartRef.?name.orValue('') in %[4]s)))`
+
+// guardMatchConditions is the guard's one match condition (celMayBeRefused)
+// with the fleet's values written in: no match condition reads the
+// policy's variables, so the condition is the same on every platform.
+func guardMatchConditions(v guardValues) ([]admissionv1.MatchCondition, error) {
+	kinds := make([]string, 0, len(v.ComputePlaneKinds))
+	for _, k := range v.ComputePlaneKinds {
+		kinds = append(kinds, strings.ToLower(k))
+	}
+	charts := make([]string, 0, len(v.ComputePlaneCharts))
+	for _, c := range v.ComputePlaneCharts {
+		charts = append(charts, c.Name)
+	}
+	var args []any
+	for _, value := range []any{sortedUnique(v.FluxIdentities), model.InstallerAccount, sortedUnique(kinds), sortedUnique(charts)} {
+		lit, err := celLiteral(value)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, lit)
+	}
+	return []admissionv1.MatchCondition{{Name: wire.GuardMatchCondition, Expression: fmt.Sprintf(celMayBeRefused, args...)}}, nil
+}
+
 // guardValues are the fleet's values the guard's variables carry.
 type guardValues struct {
 	FluxIdentities     []string
@@ -742,7 +801,7 @@ func RenderGuard(f *model.Fleet) ([]Object, error) {
 		}
 	}
 	fleetNamespace, fleetAccount := f.Config.FleetAccount()
-	vars, err := guardVariables(guardValues{
+	values := guardValues{
 		FluxIdentities:     g.FluxIdentities,
 		HelmIdentities:     g.HelmIdentities,
 		PlatformIdentities: g.PlatformIdentities,
@@ -752,7 +811,12 @@ func RenderGuard(f *model.Fleet) ([]Object, error) {
 		DirectDelivery:     f.Config.Delivery == api.Direct,
 		FleetNamespace:     fleetNamespace,
 		FleetAccount:       fleetAccount,
-	})
+	}
+	vars, err := guardVariables(values)
+	if err != nil {
+		return nil, err
+	}
+	matchConditions, err := guardMatchConditions(values)
 	if err != nil {
 		return nil, err
 	}
@@ -779,8 +843,9 @@ func RenderGuard(f *model.Fleet) ([]Object, error) {
 				MatchPolicy:   &equivalent,
 				ResourceRules: guardRules(),
 			},
-			Variables:   vars,
-			Validations: validations,
+			MatchConditions: matchConditions,
+			Variables:       vars,
+			Validations:     validations,
 		},
 	}
 	binding := admissionv1.ValidatingAdmissionPolicyBinding{

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apiserver/pkg/admission"
 	plugincel "k8s.io/apiserver/pkg/admission/plugin/cel"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
+	"k8s.io/apiserver/pkg/admission/plugin/webhook/matchconditions"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/cel/environment"
@@ -28,16 +29,20 @@ import (
 // proven by the real-control-plane suite; here every request is one the
 // policy matches.
 
-// guardEvaluator is a compiled guard policy.
+// guardEvaluator is a compiled guard policy: validator as kube-apiserver
+// compiles it (match conditions first), and rules the same policy without
+// its match conditions, which every request is also put to.
 type guardEvaluator struct {
 	policy    *admissionv1.ValidatingAdmissionPolicy
 	validator validating.Validator
+	rules     validating.Validator
+	matcher   matchconditions.Matcher // nil: the policy has no match condition
 }
 
 // compileGuard compiles a policy the way kube-apiserver does when it admits
 // one (expressions checked as new expressions, which is stricter than the
 // stored ones) and fails the test on any compilation error.
-func compileGuard(t *testing.T, policy *admissionv1.ValidatingAdmissionPolicy) *guardEvaluator {
+func compileGuard(t testing.TB, policy *admissionv1.ValidatingAdmissionPolicy) *guardEvaluator {
 	t.Helper()
 	compiler, err := plugincel.NewCompositedCompiler(environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()))
 	if err != nil {
@@ -65,18 +70,50 @@ func compileGuard(t *testing.T, policy *admissionv1.ValidatingAdmissionPolicy) *
 			}
 		}
 	}
+	conditions := make([]plugincel.ExpressionAccessor, len(policy.Spec.MatchConditions))
+	for i := range policy.Spec.MatchConditions {
+		conditions[i] = (*matchconditions.MatchCondition)(&policy.Spec.MatchConditions[i])
+		if res := compiler.CompileCELExpression(conditions[i], withAuthorizer, environment.NewExpressions); res.Error != nil {
+			t.Errorf("match condition %s: %v", policy.Spec.MatchConditions[i].Name, res.Error)
+		}
+	}
 	if t.Failed() {
 		t.FailNow()
 	}
-	v := validating.NewValidator(
-		compiler.CompileCondition(validations, withAuthorizer, environment.StoredExpressions),
-		nil, compiler.CompileCondition(nil, withAuthorizer, environment.StoredExpressions),
-		compiler.CompileCondition(messages, plugincel.OptionalVariableDeclarations{}, environment.StoredExpressions),
-		policy.Spec.FailurePolicy, nil)
-	if err := v.CompileError(); err != nil {
-		t.Fatal(err)
+	validator := func(matcher matchconditions.Matcher) validating.Validator {
+		v := validating.NewValidator(
+			compiler.CompileCondition(validations, withAuthorizer, environment.StoredExpressions),
+			matcher, compiler.CompileCondition(nil, withAuthorizer, environment.StoredExpressions),
+			compiler.CompileCondition(messages, plugincel.OptionalVariableDeclarations{}, environment.StoredExpressions),
+			policy.Spec.FailurePolicy, nil)
+		if err := v.CompileError(); err != nil {
+			t.Fatal(err)
+		}
+		return v
 	}
-	return &guardEvaluator{policy: policy, validator: v}
+	g := &guardEvaluator{policy: policy, rules: validator(nil)}
+	g.validator = g.rules
+	if len(conditions) > 0 {
+		g.matcher = matchconditions.NewMatcher(compiler.CompileCondition(conditions, withAuthorizer, environment.StoredExpressions),
+			policy.Spec.FailurePolicy, "policy", "validate", policy.Name)
+		g.validator = validator(g.matcher)
+	}
+	return g
+}
+
+// toRules reports whether the match conditions pass the request on to the
+// rules (an error fails the test).
+func (g *guardEvaluator) toRules(t *testing.T, r guardRequest) bool {
+	t.Helper()
+	if g.matcher == nil {
+		return true
+	}
+	va, _ := g.request(t, r)
+	m := g.matcher.Match(context.Background(), va, nil, nil)
+	if m.Error != nil {
+		t.Fatalf("match condition %s: %v", m.FailedConditionName, m.Error)
+	}
+	return m.Matches
 }
 
 // guardRequest is one admission request.
@@ -124,8 +161,22 @@ var guardResources = map[string]guardResource{
 
 // admit evaluates the request and returns the messages of the rules that
 // deny it (none: admitted). An evaluation error denies, as failurePolicy
-// Fail does, and is reported with its message.
+// Fail does, and is reported with its message. The request is put to the
+// rules without the match conditions too: a request they skip that a rule
+// refuses fails the test.
 func (g *guardEvaluator) admit(t *testing.T, r guardRequest) []string {
+	t.Helper()
+	va, gvr := g.request(t, r)
+	denied := decisions(g.validator.Validate(context.Background(), gvr, va, nil, nil, celconfig.RuntimeCELCostBudget, nil))
+	if byRules := decisions(g.rules.Validate(context.Background(), gvr, va, nil, nil, celconfig.RuntimeCELCostBudget, nil)); len(denied) == 0 && len(byRules) > 0 {
+		t.Errorf("the guard's match conditions skip a request its rules refuse (%s %s by %s): %s", r.op, gvr.Resource, r.user, strings.Join(byRules, " | "))
+	}
+	return denied
+}
+
+// request builds the admission request the API server would put to the
+// policy.
+func (g *guardEvaluator) request(t testing.TB, r guardRequest) (*admission.VersionedAttributes, schema.GroupVersionResource) {
 	t.Helper()
 	obj, old := guardObject(t, r.object), guardObject(t, r.oldObject)
 	some := obj
@@ -147,8 +198,11 @@ func (g *guardEvaluator) admit(t *testing.T, r guardRequest) []string {
 	}
 	attr := admission.NewAttributesRecord(objRT, oldRT, gvk, some.GetNamespace(), some.GetName(), gvr, res.subresource, r.op, nil, false,
 		&user.DefaultInfo{Name: r.user, Groups: r.groups})
-	va := &admission.VersionedAttributes{Attributes: attr, VersionedKind: gvk, VersionedObject: objRT, VersionedOldObject: oldRT}
-	result := g.validator.Validate(context.Background(), gvr, va, nil, nil, celconfig.RuntimeCELCostBudget, nil)
+	return &admission.VersionedAttributes{Attributes: attr, VersionedKind: gvk, VersionedObject: objRT, VersionedOldObject: oldRT}, gvr
+}
+
+// decisions are the messages of the rules that deny a request.
+func decisions(result validating.ValidateResult) []string {
 	var denied []string
 	for _, d := range result.Decisions {
 		switch {
@@ -161,7 +215,7 @@ func (g *guardEvaluator) admit(t *testing.T, r guardRequest) []string {
 	return denied
 }
 
-func guardObject(t *testing.T, text string) *unstructured.Unstructured {
+func guardObject(t testing.TB, text string) *unstructured.Unstructured {
 	t.Helper()
 	if text == "" {
 		return nil

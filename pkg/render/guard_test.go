@@ -52,7 +52,7 @@ metadata: {name: db, namespace: tenant-acme}
 
 // renderGuardFleet renders guardFleet under the config's spec and returns
 // the whole output.
-func renderGuardFleet(t *testing.T, spec string) []render.Object {
+func renderGuardFleet(t testing.TB, spec string) []render.Object {
 	t.Helper()
 	cfgObjs, err := input.Decode([]byte("apiVersion: fn.computeplane.dev/v1alpha1\nkind: ComputePlaneGenerator\nmetadata: {name: fleet}\nspec: "+spec+"\n"), "config.yaml")
 	if err != nil {
@@ -75,7 +75,7 @@ func renderGuardFleet(t *testing.T, spec string) []render.Object {
 }
 
 // objectJSON is an output object as JSON, as Flux reads it.
-func objectJSON(t *testing.T, o render.Object) []byte {
+func objectJSON(t testing.TB, o render.Object) []byte {
 	t.Helper()
 	text, err := o.AppendYAML(nil)
 	if err != nil {
@@ -90,7 +90,7 @@ func objectJSON(t *testing.T, o render.Object) []byte {
 
 // guardObjects returns the rendered policy and binding, decoded strictly
 // into the upstream API types (an unknown field fails the test).
-func guardObjects(t *testing.T, out []render.Object) (*admissionv1.ValidatingAdmissionPolicy, *admissionv1.ValidatingAdmissionPolicyBinding) {
+func guardObjects(t testing.TB, out []render.Object) (*admissionv1.ValidatingAdmissionPolicy, *admissionv1.ValidatingAdmissionPolicyBinding) {
 	t.Helper()
 	var policy *admissionv1.ValidatingAdmissionPolicy
 	var binding *admissionv1.ValidatingAdmissionPolicyBinding
@@ -256,6 +256,24 @@ func testGuardAdmitsRenderedObjects(t *testing.T, platform string) {
 		name := o.Kind + " " + o.Namespace + "/" + o.Name
 		checkAdmission(t, g, name+" created by the fleet", guardRequest{op: admission.Create, user: fleetAccount, object: text}, "")
 		checkAdmission(t, g, name+" updated by the fleet", guardRequest{op: admission.Update, user: fleetAccount, object: text, oldObject: text}, "")
+		// What the fleet applies at every reconcile reaches the rules only
+		// when G1 may refuse it: a release of a kind placed on the
+		// ComputePlane. Anyone's request to reconcile it (a metadata
+		// change) is the same.
+		kindLabel := strings.Contains(text, wire.RoutedKindLabel)
+		requests := []guardRequest{
+			{op: admission.Create, user: fleetAccount, object: text},
+			{op: admission.Update, user: fleetAccount, object: text, oldObject: text},
+		}
+		if o.Kind == "HelmRelease" || o.Kind == "Kustomization" {
+			annotated := edit(t, text, `"metadata":{`, `"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":"now"},`)
+			requests = append(requests, guardRequest{op: admission.Update, user: tenantUser, groups: tenantGroups, object: annotated, oldObject: text})
+		}
+		for _, r := range requests {
+			if got := g.toRules(t, r); got != kindLabel {
+				t.Errorf("%s %s by %s: the match condition passes it to the rules: %v, want %v", name, r.op, r.user, got, kindLabel)
+			}
+		}
 		switch {
 		case strings.Contains(text, "kubeConfig"):
 			routed++

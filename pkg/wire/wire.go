@@ -59,6 +59,10 @@ const ShardLabelPolicyName = "computeplane-release-shard"
 // on and off by it too.
 const GuardName = "computeplane-guard"
 
+// GuardMatchCondition names the guard's match condition, which passes on
+// to its rules only the requests one of them may refuse.
+const GuardMatchCondition = "may-be-refused"
+
 // Names of the guard's variables that hold the fleet's identities (every
 // rule reads them; below Kubernetes 1.36 their expressions are inlined).
 // The pull-request summary reads the three lists back from a committed

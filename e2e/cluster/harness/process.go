@@ -147,3 +147,31 @@ func (p *Process) CPUTime() (time.Duration, error) {
 	const userHZ = 100
 	return time.Duration(utime+stime) * time.Second / userHZ, nil
 }
+
+// MachineCPU returns the time every core of the machine spent busy and in
+// all since boot (/proc/stat's cpu line; busy is all but idle and iowait):
+// two readings give how loaded the machine was between them.
+func MachineCPU() (busy, total time.Duration, err error) {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0, fmt.Errorf("failed to read the machine's CPU time: %w", err)
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	fields := strings.Fields(line)
+	if len(fields) < 6 || fields[0] != "cpu" {
+		return 0, 0, fmt.Errorf("failed to read the machine's CPU time: /proc/stat begins %q", line)
+	}
+	var ticks, idle int64
+	for i, f := range fields[1:] {
+		var n int64
+		if _, err := fmt.Sscan(f, &n); err != nil {
+			return 0, 0, fmt.Errorf("failed to read the machine's CPU time: %w", err)
+		}
+		ticks += n
+		if i == 3 || i == 4 { // idle, iowait
+			idle += n
+		}
+	}
+	const userHZ = 100
+	return time.Duration(ticks-idle) * time.Second / userHZ, time.Duration(ticks) * time.Second / userHZ, nil
+}
