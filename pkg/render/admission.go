@@ -20,7 +20,7 @@ func RenderAdmission(a *model.Admission, t *model.Tenant) (Object, error) {
 	if err != nil {
 		return Object{}, err
 	}
-	return tenantObject(t, n, cm.APIVersion, cm.Kind, cm.Name), nil
+	return keptObject(tenantObject(t, n, cm.APIVersion, cm.Kind, cm.Name)), nil
 }
 
 // hardeningMeta is the metadata of an object that hardens a tenant's

@@ -73,7 +73,7 @@ func RenderClusterRelease(f *model.Fleet, t *model.Tenant) (Object, error) {
 		return Object{}, fmt.Errorf("failed to render the values of the cluster of %s: %w", t, err)
 	}
 	yamlnode.SetKey(yamlnode.Get(n, "spec"), "values", vn)
-	return tenantObject(t, n, hr.APIVersion, hr.Kind, hr.Name), nil
+	return keptObject(tenantObject(t, n, hr.APIVersion, hr.Kind, hr.Name)), nil
 }
 
 // clusterPostRenderers remove the chart's grant of the cluster's
@@ -129,6 +129,13 @@ func DashboardCredentialPatch(release string) string {
 - op: remove
   path: /rules/1
 `, model.KubeconfigSecret(release))
+}
+
+// keptObject marks o Kept: it carries wire.PruneAnnotation, as the cluster
+// and its hardening do (Flux keeps a live ComputePlane).
+func keptObject(o Object) Object {
+	o.Kept = true
+	return o
 }
 
 // tenantObject wraps an object generated for a tenant's ComputePlane: its

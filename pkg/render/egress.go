@@ -253,7 +253,7 @@ func RenderEgress(f *model.Fleet, t *model.Tenant) (Object, error) {
 	if err != nil {
 		return Object{}, err
 	}
-	return tenantObject(t, n, policy.APIVersion, policy.Kind, policy.Name), nil
+	return keptObject(tenantObject(t, n, policy.APIVersion, policy.Kind, policy.Name)), nil
 }
 
 // controlPlaneClosedPorts is every port of the control-plane pods but the

@@ -319,5 +319,9 @@ func RenderInstaller(f *model.Fleet, t *model.Tenant) ([]Object, error) {
 		platform[i].Tenant = ns
 		platform[i].From, platform[i].Origin = out[0].From, out[0].Origin
 	}
-	return append(out, platform...), nil
+	out = append(out, platform...)
+	for i := range out {
+		out[i].Kept = true
+	}
+	return out, nil
 }

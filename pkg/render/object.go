@@ -60,6 +60,13 @@ type Object struct {
 	// one stage, so a new tenant's installer binding next to the fleet
 	// role's new bind grant would be refused (package units).
 	Account bool
+	// Kept marks a generated object that carries
+	// kustomize.toolkit.fluxcd.io/prune: disabled (wire.PruneAnnotation):
+	// no Kustomization ever deletes it, so it may move between the parts of
+	// a unit in any order (package units lays out the platform unit's
+	// per-tenant objects so). An input that carries the annotation is not
+	// marked, and is laid out like any object that may be pruned.
+	Kept bool
 }
 
 // AppendYAML appends the object as one YAML document (without a "---"

@@ -222,7 +222,7 @@ func (p *Plan) UnitKustomization(u *Unit) *kustomizev1.Kustomization {
 	ks.Spec.Wait = u.Platform || u.Account
 	for _, d := range u.DependsOn {
 		dep := kustomizev1.DependencyReference{Name: d}
-		if u.Namespace != "" && u.Artifact != "" && (d == PlatformUnitName || d == AccountUnitName) {
+		if u.Namespace != "" && u.Artifact != "" && p.fleetUnits[d] {
 			dep.ReadyExpr = platformReadyExpr
 		}
 		ks.Spec.DependsOn = append(ks.Spec.DependsOn, dep)

@@ -58,6 +58,9 @@ type Plan struct {
 	Units []*Unit
 	// Groups are the wiring groups, all of them, empty ones included.
 	Groups []*Group
+	// fleetUnits are the names of the fleet's own units: the account's
+	// and the platform unit's parts.
+	fleetUnits map[string]bool
 }
 
 // Unit is one folder of the fleet reconciled by one Flux Kustomization. A
@@ -91,7 +94,11 @@ type Unit struct {
 	// Kustomization.
 	Group int
 	// DependsOn are the Kustomizations, in the wiring namespace, that must
-	// be ready at the same revision before this one is applied.
+	// be ready at the same revision before this one is applied: the
+	// platform unit (the account's unit for the platform unit), the
+	// platform part that holds the tenant's objects for the unit that holds
+	// its cluster, the next part for the parts of a split namespace, and
+	// the first part for the platform unit's other parts (platformParts).
 	DependsOn []string
 	// Orphan is true for the parts after the first: deleting their
 	// Kustomization leaves their objects in place (see docs/flux-wiring.md).
@@ -170,6 +177,10 @@ func NewPlan(cfg *api.Config, objs []render.Object) (*Plan, api.Problems) {
 	if byFolder[api.PlatformUnitFolder] != nil {
 		platformDep = PlatformUnitName
 	}
+	// tenantParts are the platform parts after the first that hold a
+	// tenant's objects (its installer's rights), by tenant namespace. The
+	// platform unit comes before every namespace's.
+	tenantParts := map[string]string{}
 	for _, folder := range folders {
 		u := byFolder[folder]
 		slices.SortFunc(u.objs, func(a, b fileObject) int { return order.Compare(a.Object, b.Object) })
@@ -192,7 +203,15 @@ func NewPlan(cfg *api.Config, objs []render.Object) (*Plan, api.Problems) {
 		case u.routed:
 			base = RoutedUnitPrefix + u.namespace
 		}
-		parts := split(u.objs, fc.MaxObjectsPerUnit)
+		pinned, key := isCluster, objectKey
+		if u.platform {
+			pinned, key = mayBePruned, tenantKey
+		}
+		parts, pinnedFit := split(u.objs, fc.MaxObjectsPerUnit, pinned, key)
+		// The platform unit's parts wait for its first part instead of
+		// each for the next when every object that may be pruned is in the
+		// first part (platformParts).
+		star := u.platform && pinnedFit && len(parts) > 1
 		for i, part := range parts {
 			unit := &Unit{
 				Name:      partName(base, i),
@@ -215,17 +234,31 @@ func NewPlan(cfg *api.Config, objs []render.Object) (*Plan, api.Problems) {
 			switch {
 			case u.account:
 				dep = ""
+			case u.platform && star && i > 0:
+				dep = base
 			case u.platform:
 				dep = accountDep
 			}
 			if dep != "" {
 				unit.DependsOn = append(unit.DependsOn, dep)
 			}
-			if i+1 < len(parts) {
+			if tenantPart := tenantParts[u.namespace]; i == 0 && !u.routed && tenantPart != "" {
+				// The unit that holds the tenant's cluster waits for the
+				// installer's rights too.
+				unit.DependsOn = append(unit.DependsOn, tenantPart)
+			}
+			if i+1 < len(parts) && !star {
 				// A part waits for the next one, so that an object moving to
 				// a new part on growth is taken over before the part it
 				// leaves prunes it (docs/flux-wiring.md).
 				unit.DependsOn = append(unit.DependsOn, partName(base, i+1))
+			}
+			if star && i > 0 {
+				for _, o := range part {
+					if o.Tenant != "" {
+						tenantParts[o.Tenant] = unit.Name
+					}
+				}
 			}
 			p.Units = append(p.Units, unit)
 		}
@@ -234,6 +267,12 @@ func NewPlan(cfg *api.Config, objs []render.Object) (*Plan, api.Problems) {
 	problems = append(problems, p.assignNames(cfg)...)
 	if len(problems) > 0 {
 		return nil, problems.Compact()
+	}
+	p.fleetUnits = map[string]bool{}
+	for _, u := range p.Units {
+		if u.Platform || u.Account {
+			p.fleetUnits[u.Name] = true
+		}
 	}
 
 	groups, auto := fc.WiringGroups, fc.WiringGroups == api.AutoWiringGroups
@@ -376,31 +415,33 @@ func placement(o render.Object) (folder, file, namespace string) {
 
 // split cuts a unit's objects into parts of at most limit objects. A unit
 // within the bound is one part. A larger one is hashed into k parts by each
-// object's identity (group, kind, namespace, name), k the smallest count
-// from ceil(n/limit) up at which no part is over the bound; each part keeps
-// order.Compare order. A tenant's cluster and its hardening
-// (render.Object.Cluster: the cluster HelmRelease, its Pod Security
-// ConfigMap and its egress policy) are not hashed: they always go to the
-// base unit, part 0, so that they are applied together, by one
-// Kustomization. Because the hash of an object ignores every other object,
-// adding an object never moves another one unless k grows, and then objects
-// only move into the new parts (see hash.go). Should no k up to n satisfy
-// the bound (it takes a pathological set of names) the objects are cut in
-// order into ceil(n/limit) parts, the cluster's objects first, still
-// deterministically.
-func split(objs []fileObject, limit int) [][]fileObject {
+// object's key (objectKey: its identity, group, kind, namespace and name),
+// k the smallest count from ceil(n/limit) up at which no part is over the
+// bound; each part keeps order.Compare order. The pinned objects are not
+// hashed: they always go to the base unit, part 0. For a namespace's unit
+// those are a tenant's cluster and its hardening (render.Object.Cluster:
+// the cluster HelmRelease, its Pod Security ConfigMap and its egress
+// policy), so that they are applied together, by one Kustomization; for
+// the platform unit, every object that may be pruned (platformParts).
+// Because the hash of a key ignores every other object, adding an object
+// never moves another one unless k grows, and then objects only move into
+// the new parts (see hash.go). Should no k up to n satisfy the bound (it
+// takes a pathological set of names, or more pinned objects than the
+// bound) the objects are cut in order into ceil(n/limit) parts, the pinned
+// objects first, still deterministically; pinnedFit is then false.
+func split(objs []fileObject, limit int, isPinned func(render.Object) bool, key func(render.Object) string) (parts [][]fileObject, pinnedFit bool) {
 	n := len(objs)
 	if n <= limit {
-		return [][]fileObject{objs}
+		return [][]fileObject{objs}, true
 	}
 	keys := make([]string, n)
 	pinned := 0
 	for i, o := range objs {
-		if o.Cluster {
+		if isPinned(o.Object) {
 			pinned++
 			continue
 		}
-		keys[i] = objectKey(o.Object)
+		keys[i] = key(o.Object)
 	}
 	counts := make([]int, 0, n)
 	idx := make([]int, n)
@@ -415,7 +456,7 @@ func split(objs []fileObject, limit int) [][]fileObject {
 			if over {
 				break
 			}
-			if o.Cluster {
+			if isPinned(o.Object) {
 				idx[i] = 0
 				continue
 			}
@@ -433,27 +474,62 @@ func split(objs []fileObject, limit int) [][]fileObject {
 		}
 		// An empty part is kept: its Kustomization applies nothing, and
 		// dropping it would renumber the parts after it.
-		return parts
+		return parts, true
 	}
 	ordered := make([]fileObject, 0, n)
 	for _, o := range objs {
-		if o.Cluster {
+		if isPinned(o.Object) {
 			ordered = append(ordered, o)
 		}
 	}
 	for _, o := range objs {
-		if !o.Cluster {
+		if !isPinned(o.Object) {
 			ordered = append(ordered, o)
 		}
 	}
 	k := (n + limit - 1) / limit
-	parts := make([][]fileObject, 0, k)
+	parts = make([][]fileObject, 0, k)
 	for start := 0; start < n; start += limit {
 		part := slices.Clone(ordered[start:min(start+limit, n)])
 		slices.SortFunc(part, func(a, b fileObject) int { return order.Compare(a.Object, b.Object) })
 		parts = append(parts, part)
 	}
-	return parts
+	return parts, pinned <= limit
+}
+
+// The platform unit's parts (platformParts). Most of the platform unit
+// of a large fleet is per tenant: each installer's ClusterRole,
+// ClusterRoleBinding, and Role and RoleBinding in kube-system, all kept
+// (render.Object.Kept: prune disabled), so that no Kustomization ever
+// deletes one. Moving a kept object between parts is safe in any order
+// (the part it leaves never prunes it), so only the objects that may be
+// pruned need the order that the chain of a namespace's parts gives them.
+// The platform unit therefore pins every object that may be pruned (the
+// guard, the generator, the shard-label policy, cluster-scoped inputs) in
+// its first part, hashes the kept ones by tenant (a tenant's four objects
+// share a part), and, when the pinned objects fit in the first part, wires
+// its parts as a star instead of a chain: the first part waits for the
+// account's unit, every other part for the first, and the unit that holds
+// a tenant's cluster also for the part that holds the tenant's objects.
+// Waiting for the platform unit then takes two dependency checks at most,
+// however many parts the fleet's size gives it, where a chain of k parts
+// took k: at kustomize-controller's --requeue-dependency (30 s on
+// Cozystack), a reconcile of every Kustomization at once, which meets each
+// part reconciling, spent (k-1) x 30 s waiting (docs/flux-wiring.md).
+//
+// isCluster pins a namespace unit's cluster and its hardening;
+// mayBePruned pins the platform unit's objects that are not kept.
+func isCluster(o render.Object) bool { return o.Cluster }
+
+func mayBePruned(o render.Object) bool { return !o.Kept }
+
+// tenantKey hashes a tenant's objects together, and any other object by
+// its identity.
+func tenantKey(o render.Object) string {
+	if o.Tenant != "" {
+		return "tenant/" + o.Tenant
+	}
+	return objectKey(o)
 }
 
 // objectKey is what an object is hashed by: its identity without the API

@@ -22,6 +22,18 @@ import (
 // given spec.fleet and lays it out.
 func generatedFleetFiles(t *testing.T, tenants int, fleetSpec string) ([]units.File, *api.Config) {
 	t.Helper()
+	objs, cfg := generatedFleet(t, tenants, fleetSpec)
+	files, problems := units.Files(cfg, objs)
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	return files, cfg
+}
+
+// generatedFleet renders a fleet of internal/testkit/fleetgen with the given
+// spec.fleet.
+func generatedFleet(t *testing.T, tenants int, fleetSpec string) ([]render.Object, *api.Config) {
+	t.Helper()
 	dir := t.TempDir()
 	if _, err := fleetgen.Generate(dir, fleetgen.Defaults(tenants)); err != nil {
 		t.Fatal(err)
@@ -38,11 +50,7 @@ func generatedFleetFiles(t *testing.T, tenants int, fleetSpec string) ([]units.F
 	if len(problems) > 0 {
 		t.Fatal(problems)
 	}
-	files, problems := units.Files(run.Config, run.Objects)
-	if len(problems) > 0 {
-		t.Fatal(problems)
-	}
-	return files, run.Config
+	return run.Objects, run.Config
 }
 
 // TestShardsSpreadTenants lays out generated fleets of 100 and 1,000
