@@ -167,7 +167,7 @@ type reconcileCost struct {
 	// the test itself (its requests and its polling).
 	busy          float64
 	standIn, self time.Duration
-	cpu  cpuTimes
+	cpu           cpuTimes
 	// Management cluster, requests that are no dry-run:
 	annotate float64 // the test's own reconcile.fluxcd.io/requestedAt patches
 	status   float64 // status subresources (kustomizations/status)
@@ -601,7 +601,6 @@ func dependencyRetries(kc kustomizeControllers) int {
 	return n
 }
 
-// tenantsTimeout bounds a wait that grows with the fleet.
 // selfCPU is the CPU time the test process has used.
 func selfCPU(t *testing.T) time.Duration {
 	var ru syscall.Rusage
@@ -628,6 +627,7 @@ func (m *milestones) track(start time.Time, total int) func(int) {
 	}
 }
 
+// tenantsTimeout bounds a wait that grows with the fleet.
 func tenantsTimeout(tenants int, base, per time.Duration) time.Duration {
 	return base + time.Duration(tenants)*per
 }
