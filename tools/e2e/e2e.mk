@@ -3,8 +3,13 @@
 # (e2e/cluster, a module of its own so that `make test` never runs it).
 # Included by the Makefile.
 
-E2E_BIN := $(BIN)/e2e
-E2E_WORK := $(CURDIR)/.work/e2e
+# The components are built once per version into a cache outside the
+# checkout, so that every clone on a machine (CI's included) shares them;
+# E2E_CACHE or E2E_BIN override it.
+E2E_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/computeplane-fn/e2e
+E2E_BIN ?= $(E2E_CACHE)/bin
+E2E_WORK := $(E2E_CACHE)/work
+E2E_GO_BUILD = GO=$(GO) $(CURDIR)/tools/e2e/gobuild.sh
 THIRD_PARTY ?= $(CURDIR)/../shared/third_party
 
 # Versions. Each binary's name carries its version, so changing one rebuilds
@@ -45,19 +50,19 @@ COZY_KUSTOMIZE_CONTROLLER_BIN = $(E2E_BIN)/cozystack-$(COZY_KUSTOMIZE_CONTROLLER
 COZY_SOURCE_WATCHER_BIN = $(E2E_BIN)/cozystack-$(COZY_SOURCE_WATCHER)-$(call cozystack_flux_sum,$(COZY_SOURCE_WATCHER))
 
 $(E2E_BIN)/etcd-$(ETCD_VERSION): tools/e2e/etcd/go.mod tools/e2e/etcd/main.go
-	cd tools/e2e/etcd && $(GO) build -o $@ .
+	cd tools/e2e/etcd && $(E2E_GO_BUILD) -o $@ .
 
 $(E2E_BIN)/kube-apiserver-$(KUBE_VERSION): tools/e2e/kube/go.mod
-	cd tools/e2e/kube && $(GO) build -o $@ k8s.io/kubernetes/cmd/kube-apiserver
+	cd tools/e2e/kube && $(E2E_GO_BUILD) -o $@ k8s.io/kubernetes/cmd/kube-apiserver
 
 $(E2E_BIN)/kube-apiserver-$(KUBE_OLDEST_VERSION): tools/e2e/kube133/go.mod
-	cd tools/e2e/kube133 && GOFLAGS=-mod=mod $(GO) build -o $@ k8s.io/kubernetes/cmd/kube-apiserver
+	cd tools/e2e/kube133 && GOFLAGS=-mod=mod $(E2E_GO_BUILD) -o $@ k8s.io/kubernetes/cmd/kube-apiserver
 
 $(E2E_BIN)/kubectl-$(KUBE_VERSION): tools/e2e/kube/go.mod
-	cd tools/e2e/kube && $(GO) build -o $@ k8s.io/kubernetes/cmd/kubectl
+	cd tools/e2e/kube && $(E2E_GO_BUILD) -o $@ k8s.io/kubernetes/cmd/kubectl
 
 $(E2E_BIN)/kustomize-controller-$(KUSTOMIZE_CONTROLLER_VERSION): tools/e2e/kustomize-controller/go.mod
-	cd tools/e2e/kustomize-controller && $(GO) build -o $@ github.com/fluxcd/kustomize-controller
+	cd tools/e2e/kustomize-controller && $(E2E_GO_BUILD) -o $@ github.com/fluxcd/kustomize-controller
 
 # ../shared is read-only in CI: build from a copy, with helm-controller's
 # chartutil replace pointing at the copy beside it.
@@ -67,20 +72,20 @@ $(E2E_BIN)/helm-controller-%:
 	cp -r $(THIRD_PARTY)/helm-controller $(THIRD_PARTY)/fluxcd-pkg-chartutil $(E2E_WORK)/src/
 	chmod -R u+w $(E2E_WORK)/src
 	printf '\nreplace github.com/fluxcd/pkg/chartutil => ../fluxcd-pkg-chartutil\n' >> $(E2E_WORK)/src/helm-controller/go.mod
-	cd $(E2E_WORK)/src/helm-controller && GOFLAGS='-mod=mod -buildvcs=false' $(GO) build -o $@ .
+	cd $(E2E_WORK)/src/helm-controller && GOFLAGS='-mod=mod -buildvcs=false' $(E2E_GO_BUILD) -o $@ .
 
 $(E2E_BIN)/source-watcher-%:
 	rm -rf $(E2E_WORK)/src/source-watcher
 	mkdir -p $(E2E_WORK)/src
 	cp -r $(THIRD_PARTY)/source-watcher $(E2E_WORK)/src/
 	chmod -R u+w $(E2E_WORK)/src
-	cd $(E2E_WORK)/src/source-watcher && GOFLAGS='-mod=mod -buildvcs=false' $(GO) build -o $@ ./cmd
+	cd $(E2E_WORK)/src/source-watcher && GOFLAGS='-mod=mod -buildvcs=false' $(E2E_GO_BUILD) -o $@ ./cmd
 
 # Cozystack's Flux controllers, each from a writable copy of its folder:
 # $(1) the folder, $(2) its main package, $(3) the binary.
 cozystack_flux_build = rm -rf $(E2E_WORK)/src/cozystack-flux/$(1) && mkdir -p $(E2E_WORK)/src/cozystack-flux && \
 	cp -r $(COZYSTACK_FLUX)/$(1) $(E2E_WORK)/src/cozystack-flux/ && chmod -R u+w $(E2E_WORK)/src/cozystack-flux/$(1) && \
-	cd $(E2E_WORK)/src/cozystack-flux/$(1) && GOFLAGS='-mod=mod -buildvcs=false' $(GO) build -o $(3) $(2)
+	cd $(E2E_WORK)/src/cozystack-flux/$(1) && GOFLAGS='-mod=mod -buildvcs=false' $(E2E_GO_BUILD) -o $(3) $(2)
 
 $(E2E_BIN)/cozystack-$(COZY_HELM_CONTROLLER)-%:
 	$(call cozystack_flux_build,$(COZY_HELM_CONTROLLER),.,$@)
@@ -101,16 +106,17 @@ cozystack_copy = test -f $(E2E_WORK)/src/cozystack-$(1)/go.mod || { \
 
 $(E2E_BIN)/flux-shard-operator-%:
 	$(call cozystack_copy,$*)
-	cd $(E2E_WORK)/src/cozystack-$* && GOFLAGS='-mod=mod -buildvcs=false' $(GO) build -o $@ ./cmd/flux-shard-operator
+	cd $(E2E_WORK)/src/cozystack-$* && GOFLAGS='-mod=mod -buildvcs=false' $(E2E_GO_BUILD) -o $@ ./cmd/flux-shard-operator
 
 $(E2E_BIN)/cozystack-api-%: | $(E2E_BIN)/flux-shard-operator-%
 	$(call cozystack_copy,$*)
-	cd $(E2E_WORK)/src/cozystack-$* && GOFLAGS='-mod=mod -buildvcs=false' $(GO) build -o $@ ./cmd/cozystack-api
+	cd $(E2E_WORK)/src/cozystack-$* && GOFLAGS='-mod=mod -buildvcs=false' $(E2E_GO_BUILD) -o $@ ./cmd/cozystack-api
 
 .PHONY: e2e-tools
-e2e-tools: ## Build the components of the real-control-plane suite into bin/e2e (once per version)
+e2e-tools: ## Build the components of the real-control-plane suite into E2E_BIN (a cache outside the checkout), once per version, saying how long each took
 	@test -d $(THIRD_PARTY) || { echo "e2e: $(THIRD_PARTY) is missing (helm-controller and source-watcher are built from it)"; exit 1; }
-	$(MAKE) --no-print-directory $(ETCD_BIN) $(KUBE_APISERVER_BIN) $(KUBECTL_BIN) $(KUSTOMIZE_CONTROLLER_BIN) $(HELM_CONTROLLER_BIN) $(SOURCE_WATCHER_BIN) \
+	@echo "e2e components: $(E2E_BIN)"
+	@$(MAKE) --no-print-directory $(ETCD_BIN) $(KUBE_APISERVER_BIN) $(KUBECTL_BIN) $(KUSTOMIZE_CONTROLLER_BIN) $(HELM_CONTROLLER_BIN) $(SOURCE_WATCHER_BIN) \
 		$(FLUX_SHARD_OPERATOR_BIN) $(COZYSTACK_API_BIN) \
 		$(KUBE_APISERVER_OLDEST_BIN) $(COZY_HELM_CONTROLLER_BIN) $(COZY_KUSTOMIZE_CONTROLLER_BIN) $(COZY_SOURCE_WATCHER_BIN)
 
