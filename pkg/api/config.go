@@ -106,20 +106,25 @@ type EgressConfig struct {
 type ReleasesConfig struct {
 	// ShardLabel says who writes a release's sharding.fluxcd.io/key:
 	// tenants, the value Cozystack's ApplicationDefinitions give it.
-	// Admission (the default where the platform serves
-	// MutatingAdmissionPolicy, Kubernetes 1.36): not the render, so that
-	// kustomize-controller owns no value flux-shard-operator rewrites; the
-	// computeplane-release-shard MutatingAdmissionPolicy sets it on a
-	// release that has none. Omitted (the default below 1.36): nobody, so
-	// the releases stay on the main helm-controller and nothing fights
-	// over the label. Rendered: the render, for a management cluster
-	// without flux-shard-operator (docs/flux-wiring.md).
+	// Admission (the default with flux-shard-operator where the platform
+	// serves MutatingAdmissionPolicy, Kubernetes 1.36): not the render, so
+	// that kustomize-controller owns no value flux-shard-operator
+	// rewrites; the computeplane-release-shard MutatingAdmissionPolicy
+	// sets it on a release that has none. Webhook (the default with
+	// flux-shard-operator below 1.36): no label in the render; the
+	// MutatingWebhookConfiguration computeplane-release-shard sends the
+	// create of each such release to the operator's own webhook, which
+	// stamps the tenant's shard. Omitted: nobody, so the releases stay on
+	// the main helm-controller. Rendered (the default without the
+	// operator): the render, which nothing rewrites there
+	// (docs/flux-wiring.md).
 	ShardLabel string `json:"shardLabel"`
 }
 
 // The values of spec.releases.shardLabel.
 const (
 	ShardLabelAdmission = "Admission"
+	ShardLabelWebhook   = "Webhook"
 	ShardLabelOmitted   = "Omitted"
 	ShardLabelRendered  = "Rendered"
 )
@@ -210,10 +215,17 @@ func (c *Config) Default() {
 	if c.Platform.KubernetesVersion == "" {
 		c.Platform.KubernetesVersion = DefaultKubernetesVersion
 	}
+	if c.Platform.ShardOperator == "" {
+		c.Platform.ShardOperator = ShardOperatorPresent
+	}
 	if c.Releases.ShardLabel == "" {
-		c.Releases.ShardLabel = ShardLabelOmitted
-		if c.Platform.Serves(FeatureMutatingAdmissionPolicy) {
+		switch {
+		case c.Platform.ShardOperator == ShardOperatorAbsent:
+			c.Releases.ShardLabel = ShardLabelRendered
+		case c.Platform.Serves(FeatureMutatingAdmissionPolicy):
 			c.Releases.ShardLabel = ShardLabelAdmission
+		default:
+			c.Releases.ShardLabel = ShardLabelWebhook
 		}
 	}
 	if c.Fleet != nil {
@@ -272,8 +284,11 @@ func (c *Config) Validate() Problems {
 	}
 	platformKnown := c.Platform.validate(d)
 	if c.Releases.ShardLabel == ShardLabelAdmission && platformKnown && !c.Platform.Serves(FeatureMutatingAdmissionPolicy) {
-		d.fail("spec.releases.shardLabel", "Admission needs %s, which Kubernetes serves from %s on; spec.platform.kubernetesVersion says the management cluster runs %s. Use Omitted (the default there: the releases stay on the main helm-controller) or Rendered, or name the cluster's version",
+		d.fail("spec.releases.shardLabel", "Admission needs %s, which Kubernetes serves from %s on; spec.platform.kubernetesVersion says the management cluster runs %s. Use Webhook (the default there), or name the cluster's version",
 			FeatureMutatingAdmissionPolicy.What, FeatureMutatingAdmissionPolicy.Since, c.Platform.KubernetesVersion)
+	}
+	if c.Releases.ShardLabel == ShardLabelWebhook && c.Platform.ShardOperator == ShardOperatorAbsent {
+		d.fail("spec.releases.shardLabel", "Webhook sends each release's create to flux-shard-operator's webhook, and spec.platform.shardOperator says the operator is Absent: nothing would stamp a shard. Use Rendered (the default without the operator) or Omitted")
 	}
 	c.Baseline.validate(d, c.written)
 	if c.Fleet != nil {

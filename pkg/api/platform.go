@@ -23,9 +23,21 @@ type PlatformConfig struct {
 	// KubernetesVersion is the management cluster's Kubernetes minor,
 	// "1.33" to "1.36" (default "1.33").
 	KubernetesVersion string `json:"kubernetesVersion"`
+	// ShardOperator says whether Cozystack's flux-shard-operator runs on
+	// the management cluster: ShardOperatorPresent (the default, as
+	// Cozystack v1.6 deploys it in cozy-fluxcd) or ShardOperatorAbsent.
+	// It chooses spec.releases.shardLabel's default; the function never
+	// asks the cluster.
+	ShardOperator string `json:"shardOperator"`
 
 	minor int // of KubernetesVersion, once validated; 0 before
 }
+
+// The values of spec.platform.shardOperator.
+const (
+	ShardOperatorPresent = "Present"
+	ShardOperatorAbsent  = "Absent"
+)
 
 // Feature is something in the render that not every supported platform
 // serves: what it is, in the words of an error message, and the Kubernetes

@@ -8,21 +8,27 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 )
 
-// TestReleasesShardLabel: spec.releases.shardLabel defaults to Omitted on
-// the default platform (Kubernetes 1.33) and to Admission where the
-// platform serves MutatingAdmissionPolicy (1.36); Admission is refused
-// below that; it takes Rendered anywhere, and names the three values when
-// given another.
+// TestReleasesShardLabel: spec.releases.shardLabel defaults to Webhook on
+// the default platform (Kubernetes 1.33, flux-shard-operator present), to
+// Admission where the platform serves MutatingAdmissionPolicy (1.36), and
+// to Rendered without the operator; Admission is refused below 1.36 and
+// Webhook without the operator; it takes Rendered and Omitted anywhere,
+// and names the four values when given another.
 func TestReleasesShardLabel(t *testing.T) {
 	for _, c := range []struct{ spec, want, problem string }{
-		{"{}", api.ShardLabelOmitted, ""},
-		{"{releases: {}}", api.ShardLabelOmitted, ""},
-		{`{platform: {kubernetesVersion: "1.35"}}`, api.ShardLabelOmitted, ""},
+		{"{}", api.ShardLabelWebhook, ""},
+		{"{releases: {}}", api.ShardLabelWebhook, ""},
+		{`{platform: {kubernetesVersion: "1.35"}}`, api.ShardLabelWebhook, ""},
 		{`{platform: {kubernetesVersion: "1.36"}}`, api.ShardLabelAdmission, ""},
+		{`{platform: {kubernetesVersion: "1.36", shardOperator: Absent}}`, api.ShardLabelRendered, ""},
+		{"{platform: {shardOperator: Absent}}", api.ShardLabelRendered, ""},
+		{"{platform: {shardOperator: Absent}, releases: {shardLabel: Omitted}}", api.ShardLabelOmitted, ""},
+		{"{platform: {shardOperator: Absent}, releases: {shardLabel: Webhook}}", "", "spec.releases.shardLabel: Webhook sends each release's create to flux-shard-operator's webhook, and spec.platform.shardOperator says the operator is Absent: nothing would stamp a shard. Use Rendered (the default without the operator) or Omitted"},
+		{"{platform: {shardOperator: absent}}", "", `spec.platform.shardOperator: must be Present or Absent, not "absent"`},
 		{`{platform: {kubernetesVersion: v1.36.3}, releases: {shardLabel: Omitted}}`, api.ShardLabelOmitted, ""},
 		{"{releases: {shardLabel: Rendered}}", api.ShardLabelRendered, ""},
-		{"{releases: {shardLabel: Admission}}", "", `spec.releases.shardLabel: Admission needs admissionregistration.k8s.io/v1 MutatingAdmissionPolicy, which Kubernetes serves from 1.36 on; spec.platform.kubernetesVersion says the management cluster runs 1.33. Use Omitted (the default there: the releases stay on the main helm-controller) or Rendered, or name the cluster's version`},
-		{"{releases: {shardLabel: rendered}}", "", `spec.releases.shardLabel: must be Admission, Omitted or Rendered, not "rendered"`},
+		{"{releases: {shardLabel: Admission}}", "", `spec.releases.shardLabel: Admission needs admissionregistration.k8s.io/v1 MutatingAdmissionPolicy, which Kubernetes serves from 1.36 on; spec.platform.kubernetesVersion says the management cluster runs 1.33. Use Webhook (the default there), or name the cluster's version`},
+		{"{releases: {shardLabel: rendered}}", "", `spec.releases.shardLabel: must be Admission, Webhook, Omitted or Rendered, not "rendered"`},
 		{"{releases: {shardLabel: 1}}", "", "spec.releases.shardLabel: must be a string, not the number 1"},
 	} {
 		n, err := yaml.Parse("apiVersion: fn.computeplane.dev/v1alpha1\nkind: ComputePlaneGenerator\nmetadata: {name: fleet}\nspec: " + c.spec + "\n")

@@ -144,6 +144,7 @@ func TestRealDefinitionsValidateAgainstCRDs(t *testing.T) {
 						"ValidatingAdmissionPolicyBinding": &admissionv1.ValidatingAdmissionPolicyBinding{},
 						"MutatingAdmissionPolicy":          &admissionv1.MutatingAdmissionPolicy{},
 						"MutatingAdmissionPolicyBinding":   &admissionv1.MutatingAdmissionPolicyBinding{},
+						"MutatingWebhookConfiguration":     &admissionv1.MutatingWebhookConfiguration{},
 						"ClusterRole":                      &rbacv1.ClusterRole{},
 						"ClusterRoleBinding":               &rbacv1.ClusterRoleBinding{},
 						"Role":                             &rbacv1.Role{},

@@ -51,14 +51,18 @@ var allVerbs = []string{"get", "list", "watch", "create", "update", "patch", "de
 // bind at all and escalate only on its own role (a rule without
 // resourceNames would be every role). The admission kinds are those the
 // function renders where the platform serves them: MutatingAdmissionPolicy
-// from 1.36 on, under every value of spec.releases.shardLabel, since a
-// switch away from Admission prunes the policy in the reconcile that
-// changes this role.
+// from 1.36 on, and MutatingWebhookConfiguration wherever
+// flux-shard-operator runs, under every value of spec.releases.shardLabel,
+// since a switch away from Admission or Webhook prunes the policy or the
+// webhook configuration in the reconcile that changes this role.
 func fleetRules(c *api.Config, bindClusterRoles, bindRoles []string) []rbacv1.PolicyRule {
 	escalateClusterRoles := append([]string{FleetAccountRole}, bindClusterRoles...)
 	admission := []string{"validatingadmissionpolicies", "validatingadmissionpolicybindings"}
 	if c.Platform.Serves(api.FeatureMutatingAdmissionPolicy) {
 		admission = append(admission, "mutatingadmissionpolicies", "mutatingadmissionpolicybindings")
+	}
+	if c.Platform.ShardOperator == api.ShardOperatorPresent {
+		admission = append(admission, "mutatingwebhookconfigurations")
 	}
 	rules := []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"configmaps", "serviceaccounts"}, Verbs: allVerbs},

@@ -32,6 +32,9 @@ func shardLabelRendered(f *model.Fleet, value string) bool {
 // there, and that stays. Config.Validate refuses Admission where the
 // platform does not serve the policy's kind.
 func RenderShardLabelPolicy(f *model.Fleet) ([]Object, error) {
+	if f.Config.Releases.ShardLabel == api.ShardLabelWebhook {
+		return renderShardLabelWebhook(f)
+	}
 	if f.Config.Releases.ShardLabel != api.ShardLabelAdmission {
 		return nil, nil
 	}
@@ -82,4 +85,63 @@ func RenderShardLabelPolicy(f *model.Fleet) ([]Object, error) {
 		Spec:       admissionv1.MutatingAdmissionPolicyBindingSpec{PolicyName: wire.ShardLabelPolicyName},
 	}
 	return platformObjects(f, &policy, &binding)
+}
+
+// renderShardLabelWebhook builds the MutatingWebhookConfiguration of
+// spec.releases.shardLabel: Webhook, for platforms that serve no
+// MutatingAdmissionPolicy: the create of a HelmRelease the function
+// rendered that has no shard label goes to flux-shard-operator's own
+// webhook, which adds the shard it has recorded for the release's tenant
+// (Cozystack's registration sends it only releases born with tenants).
+// What a webhook adds during a request belongs to no field manager, so
+// kustomize-controller, which applies the release without the label,
+// never takes it back; the operator's placement controller, which sees
+// only labelled releases, then keeps the release on its tenant's shard and
+// may move it. The operator's webhook mutates creates only, so an update
+// is never sent; and it is called as Cozystack calls it, failing open
+// (failurePolicy Ignore, as the operator's own registration): a release
+// created while the operator is down, or before the operator has recorded
+// its tenant's shard, is born without the label and stays on the main
+// helm-controller (docs/flux-wiring.md says how to hand it over). The CA
+// comes from cert-manager, from the operator's own Certificate.
+func renderShardLabelWebhook(f *model.Fleet) ([]Object, error) {
+	ignore := admissionv1.Ignore
+	none := admissionv1.SideEffectClassNone
+	equivalent := admissionv1.Equivalent
+	never := admissionv1.NeverReinvocationPolicy
+	timeout := int32(5)
+	path := wire.ShardOperatorWebhookPath
+	hooks := admissionv1.MutatingWebhookConfiguration{
+		TypeMeta: metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "MutatingWebhookConfiguration"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        wire.ShardLabelPolicyName,
+			Labels:      managedLabels(nil),
+			Annotations: map[string]string{wire.CertManagerInjectCA: wire.ShardOperatorCertificate},
+		},
+		Webhooks: []admissionv1.MutatingWebhook{{
+			Name:                    "release-shard.computeplane.dev",
+			AdmissionReviewVersions: []string{"v1"},
+			SideEffects:             &none,
+			FailurePolicy:           &ignore,
+			MatchPolicy:             &equivalent,
+			ReinvocationPolicy:      &never,
+			TimeoutSeconds:          &timeout,
+			ClientConfig: admissionv1.WebhookClientConfig{
+				Service: &admissionv1.ServiceReference{Namespace: wire.ShardOperatorNamespace, Name: wire.ShardOperatorService, Path: &path},
+			},
+			Rules: []admissionv1.RuleWithOperations{{
+				Operations: []admissionv1.OperationType{admissionv1.Create},
+				Rule: admissionv1.Rule{
+					APIGroups: []string{"helm.toolkit.fluxcd.io"}, APIVersions: []string{"*"}, Resources: []string{"helmreleases"},
+				},
+			}},
+			ObjectSelector: &metav1.LabelSelector{
+				MatchLabels: map[string]string{wire.ManagedByLabel: wire.ManagedByValue},
+				MatchExpressions: []metav1.LabelSelectorRequirement{
+					{Key: wire.ShardingLabel, Operator: metav1.LabelSelectorOpDoesNotExist},
+				},
+			},
+		}},
+	}
+	return platformObjects(f, &hooks)
 }

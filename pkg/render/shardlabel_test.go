@@ -40,10 +40,11 @@ func shardLabels(t *testing.T, out []render.Object) map[string]string {
 
 // TestShardLabelAdmission: by default no release carries the shard label;
 // on Kubernetes 1.36 the policy that gives it (and the fleet's right to
-// apply it) is rendered, below it (the default 1.33) neither; under
-// Rendered the cluster release carries tenants (the apps what their
-// definitions say: none here) and no policy is rendered. The fleet may
-// apply and prune the policy under every value on 1.36.
+// apply it) is rendered, below it (the default 1.33) the webhook
+// configuration instead (TestShardLabelWebhook); under Rendered the
+// cluster release carries tenants (the apps what their definitions say:
+// none here) and no policy is rendered. The fleet may apply and prune the
+// policy under every value on 1.36.
 func TestShardLabelAdmission(t *testing.T) {
 	for _, c := range []struct {
 		spec, label string
@@ -53,6 +54,7 @@ func TestShardLabelAdmission(t *testing.T) {
 		{"{}", "-", false, false},
 		{"{releases: {shardLabel: Omitted}}", "-", false, false},
 		{"{releases: {shardLabel: Rendered}}", wire.ShardingTenants, false, false},
+		{"{platform: {shardOperator: Absent}}", wire.ShardingTenants, false, false},
 		{`{platform: {kubernetesVersion: "1.36"}}`, "-", true, true},
 		{`{platform: {kubernetesVersion: "1.36"}, releases: {shardLabel: Admission}}`, "-", true, true},
 		{`{platform: {kubernetesVersion: "1.36"}, releases: {shardLabel: Omitted}}`, "-", false, true},
@@ -135,6 +137,93 @@ func TestShardLabelAdmission(t *testing.T) {
 		if len(policy.Spec.Mutations) != 1 || policy.Spec.Mutations[0].ApplyConfiguration == nil ||
 			policy.Spec.Mutations[0].ApplyConfiguration.Expression != want {
 			t.Errorf("mutations %+v: want the apply configuration %s", policy.Spec.Mutations, want)
+		}
+	}
+}
+
+// TestShardLabelWebhook: below 1.36 with flux-shard-operator (the
+// default), no release carries the shard label and the render holds the
+// MutatingWebhookConfiguration that sends the create of such a release to
+// the operator's webhook, as Cozystack deploys the operator, with its CA
+// from the operator's Certificate, failing open as the operator's own
+// registration does; the fleet may apply and prune webhook configurations
+// wherever the operator runs (a switch away prunes this one), and nowhere
+// else. Without the operator Webhook is refused.
+func TestShardLabelWebhook(t *testing.T) {
+	for _, c := range []struct {
+		spec    string
+		webhook bool
+		mayEdit bool
+	}{
+		{"{}", true, true},
+		{"{releases: {shardLabel: Webhook}}", true, true},
+		{`{platform: {kubernetesVersion: "1.35"}}`, true, true},
+		{"{releases: {shardLabel: Omitted}}", false, true},
+		{`{platform: {kubernetesVersion: "1.36"}}`, false, true},
+		{"{platform: {shardOperator: Absent}}", false, false},
+	} {
+		out := renderGuardFleet(t, c.spec)
+		for name, v := range shardLabels(t, out) {
+			if v != "-" && name != "tenant-acme/computeplane" {
+				t.Errorf("%s: HelmRelease %s has %s %q, want none", c.spec, name, wire.ShardingLabel, v)
+			}
+		}
+		var hooks *admissionv1.MutatingWebhookConfiguration
+		mayEdit := false
+		for _, o := range out {
+			switch {
+			case o.Kind == "MutatingWebhookConfiguration":
+				if o.Name != wire.ShardLabelPolicyName || !o.Platform {
+					t.Errorf("%s: %s %s (platform %v), want %s, a platform object", c.spec, o.Kind, o.Name, o.Platform, wire.ShardLabelPolicyName)
+				}
+				hooks = &admissionv1.MutatingWebhookConfiguration{}
+				if err := yaml.UnmarshalStrict(objectJSON(t, o), hooks); err != nil {
+					t.Fatalf("%s: %v", c.spec, err)
+				}
+			case o.Kind == "ClusterRole" && o.Name == "computeplane-fleet":
+				var role rbacv1.ClusterRole
+				if err := yaml.UnmarshalStrict(objectJSON(t, o), &role); err != nil {
+					t.Fatal(err)
+				}
+				mayEdit = slices.ContainsFunc(role.Rules, func(r rbacv1.PolicyRule) bool {
+					return slices.Contains(r.Resources, "mutatingwebhookconfigurations")
+				})
+			}
+		}
+		if mayEdit != c.mayEdit {
+			t.Errorf("%s: the fleet may apply (and prune) MutatingWebhookConfigurations: %v, want %v", c.spec, mayEdit, c.mayEdit)
+		}
+		if (hooks != nil) != c.webhook {
+			t.Fatalf("%s: webhook configuration rendered: %v, want %v", c.spec, hooks != nil, c.webhook)
+		}
+		if hooks == nil {
+			continue
+		}
+		if got := hooks.Annotations["cert-manager.io/inject-ca-from"]; got != "cozy-fluxcd/flux-shard-operator" {
+			t.Errorf("%s: inject-ca-from %q, want the operator's Certificate cozy-fluxcd/flux-shard-operator", c.spec, got)
+		}
+		if len(hooks.Webhooks) != 1 {
+			t.Fatalf("%s: %d webhooks, want 1", c.spec, len(hooks.Webhooks))
+		}
+		h := hooks.Webhooks[0]
+		svc := h.ClientConfig.Service
+		if svc == nil || svc.Namespace != "cozy-fluxcd" || svc.Name != "flux-shard-operator" || svc.Path == nil || *svc.Path != "/mutate-helmrelease-shard" || svc.Port != nil {
+			t.Errorf("%s: client config %+v, want the operator's Service cozy-fluxcd/flux-shard-operator, path /mutate-helmrelease-shard, its port 443", c.spec, h.ClientConfig)
+		}
+		if len(h.ClientConfig.CABundle) != 0 || h.ClientConfig.URL != nil {
+			t.Errorf("%s: client config carries a CA bundle or URL; cert-manager injects the CA", c.spec)
+		}
+		if *h.FailurePolicy != admissionv1.Ignore || *h.SideEffects != admissionv1.SideEffectClassNone {
+			t.Errorf("%s: failurePolicy %s, sideEffects %s; want Ignore (as the operator's own registration) and None (dry-runs call it)", c.spec, *h.FailurePolicy, *h.SideEffects)
+		}
+		if len(h.Rules) != 1 || !slices.Equal(h.Rules[0].Resources, []string{"helmreleases"}) ||
+			!slices.Equal(h.Rules[0].Operations, []admissionv1.OperationType{admissionv1.Create}) {
+			t.Errorf("%s: rules %+v: want helmreleases on CREATE (the operator mutates nothing else)", c.spec, h.Rules)
+		}
+		sel := h.ObjectSelector
+		if sel == nil || sel.MatchLabels["app.kubernetes.io/managed-by"] != "computeplane-fn" || len(sel.MatchExpressions) != 1 ||
+			sel.MatchExpressions[0].Key != wire.ShardingLabel || sel.MatchExpressions[0].Operator != "DoesNotExist" {
+			t.Errorf("%s: object selector %+v: want the function's releases without a shard label", c.spec, sel)
 		}
 	}
 }

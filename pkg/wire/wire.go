@@ -54,6 +54,22 @@ const (
 // spec.releases.shardLabel: Admission.
 const ShardLabelPolicyName = "computeplane-release-shard"
 
+// Cozystack's flux-shard-operator as Cozystack v1.6 deploys it
+// (packages/system/flux-shard-operator): the Service of its admission
+// webhook, the path that stamps a tenant's recorded shard on a
+// HelmRelease's create, and the cert-manager Certificate whose CA
+// cert-manager's cainjector writes into a webhook configuration that
+// names it. The MutatingWebhookConfiguration ShardLabelPolicyName of
+// spec.releases.shardLabel: Webhook points there.
+const (
+	ShardOperatorNamespace   = "cozy-fluxcd"
+	ShardOperatorService     = "flux-shard-operator"
+	ShardOperatorWebhookPath = "/mutate-helmrelease-shard"
+	ShardOperatorCertificate = ShardOperatorNamespace + "/flux-shard-operator"
+	// CertManagerInjectCA is cert-manager's cainjector annotation.
+	CertManagerInjectCA = "cert-manager.io/inject-ca-from"
+)
+
 // GuardName names the ValidatingAdmissionPolicy of the management-plane
 // guard (SPEC 3.5) and its binding; the posture summary names the guard's
 // on and off by it too.
