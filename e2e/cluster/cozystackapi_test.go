@@ -132,9 +132,10 @@ var explainedDifferences = map[string]string{
 	// The function's mark on everything it generates.
 	".metadata.labels.app.kubernetes.io/managed-by": "the function's own label",
 	// spec.releases.shardLabel: Admission leaves it to the admission
-	// policy, Omitted (the default below Kubernetes 1.36) to nobody;
-	// cozystack-api writes the definition's value.
-	".metadata.labels.sharding.fluxcd.io/key": "set by the computeplane-release-shard policy on 1.36, left out below, never rendered",
+	// policy, Webhook (the default below Kubernetes 1.36) to
+	// flux-shard-operator's webhook; cozystack-api writes the
+	// definition's value.
+	".metadata.labels.sharding.fluxcd.io/key": "set by the computeplane-release-shard policy on 1.36, by flux-shard-operator's webhook below, never rendered",
 }
 
 // testCozystackAPI runs cozystack-api: every ManagementPlane release of the

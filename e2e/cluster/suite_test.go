@@ -103,7 +103,12 @@ type env struct {
 	platform  sync.Once
 	// Cozystack's components, started on first use by the stage.
 	shardOperatorOnce sync.Once
-	cozystackAPI      cozystackAPIServer
+	// The running flux-shard-operator, the CA of its serving certificate
+	// and the stand-in of cert-manager's cainjector (ensureShardOperator).
+	shardOperator   *harness.Process
+	shardOperatorCA []byte
+	caInjector      *harness.CAInjector
+	cozystackAPI    cozystackAPIServer
 }
 
 // fluxMode is one way of running Flux's controllers against the management

@@ -122,6 +122,9 @@ type ApplyOptions struct {
 	DryRun bool
 	// Subresource "status" applies the object's status.
 	Subresource string
+	// FieldManager applies as another field manager than the suite's
+	// (kustomize-controller, to see what its apply would change).
+	FieldManager string
 }
 
 // Apply sends obj by server-side apply with fieldValidation=Strict, as the
@@ -138,6 +141,9 @@ func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, o Ap
 	}
 	force := true
 	opts := metav1.PatchOptions{FieldManager: FieldManager, FieldValidation: "Strict", Force: &force}
+	if o.FieldManager != "" {
+		opts.FieldManager = o.FieldManager
+	}
 	if o.DryRun {
 		opts.DryRun = []string{metav1.DryRunAll}
 	}
