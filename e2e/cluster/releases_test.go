@@ -368,13 +368,19 @@ func (e *env) applyGuardFirst(t *testing.T, objs []*unstructured.Unstructured) {
 	t.Helper()
 	var guard, rest []*unstructured.Unstructured
 	for _, o := range objs {
-		if strings.HasPrefix(o.GetKind(), "ValidatingAdmissionPolicy") {
+		// The guard, and the shard label's policy or webhook: a release
+		// applied in the moment after the mutating policy was created is
+		// answered 503 ("Resource kind ... not found"), so the policy
+		// goes first and is waited for (waitMutatingPolicy), as the
+		// platform unit goes before the tenants' units in the fleet.
+		if strings.HasPrefix(o.GetKind(), "ValidatingAdmissionPolicy") || strings.HasPrefix(o.GetKind(), "Mutating") {
 			guard = append(guard, o)
 		} else {
 			rest = append(rest, o)
 		}
 	}
 	e.applyAll(t, e.fleet, guard, false)
+	e.waitMutatingPolicy(t, objs)
 	err := harness.Poll(e.ctx, 30*time.Second, 500*time.Millisecond, func() (bool, string) {
 		for _, o := range rest {
 			if _, _, err := e.fleet.Apply(e.ctx, o, harness.ApplyOptions{DryRun: true}); err != nil {
