@@ -352,7 +352,7 @@ func TestFleetRepoUnits(t *testing.T) {
 	repo := fleetRepo(t)
 	cfg, err := os.ReadFile("config.yaml")
 	must(t, err)
-	cfg = append(cfg, "  fleet:\n    sourceRef: {kind: GitRepository, name: fleet, namespace: flux-system}\n    path: ./clusters/fleet\n    wiringGroups: 1\n"...)
+	cfg = append(cfg, "  fleet:\n    sourceRef: {kind: GitRepository, name: fleet, namespace: flux-system}\n    path: ./clusters/fleet\n    wiringGroups: 1\n    unitSource: FleetSource\n"...)
 	must(t, os.WriteFile("config.yaml", cfg, 0o644))
 	must(t, os.WriteFile("README.md", []byte("# fleet repo\n"), 0o644))
 

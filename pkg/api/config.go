@@ -210,6 +210,9 @@ func (c *Config) Default() {
 	if c.Platform.KubernetesVersion == "" {
 		c.Platform.KubernetesVersion = DefaultKubernetesVersion
 	}
+	if c.Platform.Flux == "" {
+		c.Platform.Flux = DefaultFlux
+	}
 	if c.Releases.ShardLabel == "" {
 		c.Releases.ShardLabel = ShardLabelOmitted
 		if c.Platform.Serves(FeatureMutatingAdmissionPolicy) {
@@ -217,7 +220,7 @@ func (c *Config) Default() {
 		}
 	}
 	if c.Fleet != nil {
-		c.Fleet.Default()
+		c.Fleet.Default(c.Platform)
 	}
 	c.Baseline.Default(c)
 	if c.Routing.Namespaces == "" {
@@ -277,7 +280,7 @@ func (c *Config) Validate() Problems {
 	}
 	c.Baseline.validate(d, c.written)
 	if c.Fleet != nil {
-		c.Fleet.validate(d, c.written)
+		c.Fleet.validate(d, c.written, c.Platform)
 	}
 	c.Guard.validate(d, c.written)
 	c.Routing.validate(d, c.written)
