@@ -579,15 +579,19 @@ func TestSummaryToStdout(t *testing.T) {
 	fleetRepo(t)
 	stream := cli(t, "config.yaml").stdout
 	r := cli(t, "config.yaml", "--summary", "-")
-	rest, ok := strings.CutPrefix(r.stdout, stream)
+	rest, ok := strings.CutPrefix(r.stdout, stream+"\n## computeplane-fn\n")
 	if r.code != 0 || !ok || !strings.Contains(rest, "| `tenant-acme` (acme) | yes | restricted |") {
 		t.Errorf("--summary -: exit %d, stderr %q, the stream first: %v, then:\n%s", r.code, r.stderr, ok, rest)
 	}
 	r = cli(t, "--output-dir", "fleet", "--check", "--summary-json", "-", "--summary", "pr.md", "config.yaml")
-	diff, js, ok := strings.Cut(r.stdout, "\n{")
+	// The diff, then a blank line, then the JSON.
+	diff, js, ok := strings.Cut(r.stdout, "\n\n{")
 	var got struct{ Tenants []any }
 	if r.code != 1 || !ok || !strings.HasPrefix(diff, "--- /dev/null\n") || json.Unmarshal([]byte("{"+js), &got) != nil || len(got.Tenants) != 3 {
 		t.Errorf("--check --summary-json -: exit %d, stderr %q, stdout:\n%s", r.code, r.stderr, r.stdout)
+	}
+	if r := cli(t, "--output-dir", "fleet", "--summary-json", "-", "config.yaml"); r.code != 0 || !strings.HasPrefix(r.stdout, "{") {
+		t.Errorf("writing the folder with --summary-json -: exit %d, stdout %.40q, want the JSON alone", r.code, r.stdout)
 	}
 	must(t, os.WriteFile("-", []byte("mine\n"), 0o644))
 	must(t, os.WriteFile("tenants/bad.yaml", []byte("kind: Tenant\n"), 0o644))

@@ -231,7 +231,10 @@ func (f *cliFlags) validate(cmd *cobra.Command, config string) error {
 // that stopped it before it wrote anything.
 func (f *cliFlags) render(config string, inputs []string, stdout, stderr io.Writer) (int, error) {
 	defer profiling.Start()()
-	f.summaries.stdout = stdout
+	// A summary on stdout follows the output after a blank line.
+	out := &afterOutput{w: stdout}
+	stdout = out
+	f.summaries.stdout = writerFunc(out.writeAfter)
 	if f.dir == "" {
 		return runStandalone(f.summaries, config, inputs, stdout, stderr), nil
 	}
@@ -259,3 +262,32 @@ func isTerminal(r io.Reader) bool {
 	f, ok := r.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
+
+// afterOutput is stdout, which remembers whether the output was written to
+// it, so that a summary that follows is set apart by a blank line.
+type afterOutput struct {
+	w       io.Writer
+	written bool // output so far
+	after   bool // the summary so far
+}
+
+func (o *afterOutput) Write(p []byte) (int, error) {
+	o.written = o.written || len(p) > 0
+	return o.w.Write(p)
+}
+
+// writeAfter writes a summary: after a blank line when the output came
+// first.
+func (o *afterOutput) writeAfter(p []byte) (int, error) {
+	if o.written && !o.after {
+		if _, err := io.WriteString(o.w, "\n"); err != nil {
+			return 0, err
+		}
+	}
+	o.after = o.after || len(p) > 0
+	return o.w.Write(p)
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
