@@ -55,7 +55,7 @@ const (
 const ShardLabelPolicyName = "computeplane-release-shard"
 
 // GuardName names the ValidatingAdmissionPolicy of the management-plane
-// guard (SPEC 3.5) and its binding; the posture summary names the guard's
+// guard (docs/guard.md) and its binding; the posture summary names the guard's
 // on and off by it too.
 const GuardName = "computeplane-guard"
 
