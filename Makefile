@@ -30,8 +30,8 @@ tools: $(KUSTOMIZE) ## Install the tools the tests use (kustomize) into bin/, an
 	else echo "kpt: not found ($(KPT)); the kpt tests of examples/ will fail: install kpt (Debian: google-cloud-cli-kpt) or set KPT"; fi
 
 .PHONY: demo
-demo: build ## Render the bundled example fleet (examples/quickstart) to stdout
-	@cd examples/quickstart && $(BIN)/computeplane-fn config.yaml
+demo: build ## Render the bundled example fleet (examples/quickstart) to stdout, then its summary: the tenants and where their apps run
+	@cd examples/quickstart && $(BIN)/computeplane-fn config.yaml --summary -
 
 .PHONY: test
 test: tools build ## Run every test (unit, golden fixtures, examples, end to end, a short fuzz pass)

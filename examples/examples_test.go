@@ -302,7 +302,7 @@ func TestExamplesKustomizeGenerator(t *testing.T) {
 
 // agree checks that every object of an output reads back through
 // sigs.k8s.io/yaml, as Flux and kubectl read it, as the function read it
-// (SPEC 7: what is validated is what is applied).
+// (docs/limits.md, "What is validated is what is applied").
 func agree(t *testing.T, what, output string) {
 	t.Helper()
 	if err := readback.Agree([]byte(output)); err != nil {

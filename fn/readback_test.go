@@ -49,8 +49,8 @@ func meantNodes(t testing.TB, objs []render.Object) []*yaml.Node {
 	return out
 }
 
-// TestFixturesReadBackAsMeant is the property of SPEC 7, "what is validated
-// is what is applied", over every fixture that renders: each output object,
+// TestFixturesReadBackAsMeant is the property "what is validated is what is
+// applied" (docs/limits.md), over every fixture that renders: each output object,
 // read as Flux and kubectl read it (sigs.k8s.io/yaml, YAML 1.1), is the JSON
 // of the object the function meant to write (its node, YAML 1.2 with its
 // tags), in the KRM, standalone and fleet-folder modes.
@@ -126,7 +126,7 @@ spec:
 
 // FuzzReadBack renders an app whose values, and a ComputePlane whose knobs,
 // are fuzzed YAML, as ResourceList items (KRM) and as files (the standalone
-// CLI's run), and checks the property of SPEC 7 on both outputs:
+// CLI's run), and checks that property (docs/limits.md) on both outputs:
 // every generated or kept object reads back through sigs.k8s.io/yaml as the
 // JSON go-yaml v3 reads, the app's release applies exactly the values that
 // were validated (the app's spec as the function read it), and both modes

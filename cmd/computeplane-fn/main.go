@@ -1,26 +1,24 @@
 // Command computeplane-fn renders Cozystack ComputePlanes as plain Flux
 // objects: as a KRM function (ResourceList on stdin, for kpt and kustomize)
 // or standalone (computeplane-fn CONFIG [INPUT...]), to stdout or, for fleet
-// repos, into a folder (--output-dir, --check, --summary).
+// repos, into a folder (--output-dir, --check, --summary). The command line
+// is in root.go; the modes it runs are here.
 package main
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"syscall"
 
 	"github.com/computeplane-dev/computeplane-fn/fn"
 	"github.com/computeplane-dev/computeplane-fn/internal/profiling"
-	"github.com/computeplane-dev/computeplane-fn/internal/version"
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/output"
 	"github.com/computeplane-dev/computeplane-fn/pkg/pipeline"
@@ -28,34 +26,6 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/summary"
 	"github.com/computeplane-dev/computeplane-fn/pkg/units"
 )
-
-const usage = `computeplane-fn renders Cozystack ComputePlanes as plain Flux objects.
-
-Usage:
-  computeplane-fn                           KRM function: ResourceList on stdin, result on stdout
-  computeplane-fn [flags] CONFIG [INPUT...] standalone: render CONFIG's inputs and INPUTs to stdout
-  computeplane-fn --output-dir DIR [--check] [--summary FILE] [--summary-json FILE] CONFIG [INPUT...]
-                                            fleet repo: write (or check) one file per object in DIR
-  computeplane-fn schema                    print the JSON Schema of the function config (ComputePlaneGenerator)
-  computeplane-fn completion bash|zsh|fish  print a shell completion script (bash: source <(computeplane-fn completion bash))
-
-INPUT and the config's spec.inputs are files, folders or globs, relative to
-the working directory. Flags go before CONFIG.
-
-With --output-dir, every generated object goes to DIR/<namespace>/<kind>-<name>.yaml;
-files computeplane-fn wrote before (their documents carry the label
-app.kubernetes.io/managed-by: computeplane-fn) and no longer generates are
-removed, every other file is left alone, and a refused or failed run leaves
-DIR as it was. --check writes nothing, prints a unified diff of what would
-change and exits 1 when DIR is out of date. --summary states, before the file
-list, how each tenant's isolation posture changes from what DIR holds to the
-new render, weakening changes first; --summary-json writes the same for a bot
-(docs/fleet-repo.md).
-
-Exit status: 0 done (or up to date), 1 refused, failed or out of date, 2 usage error.
-
-Flags:
-`
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, tuneGC))
@@ -80,17 +50,15 @@ func tuneGC(standalone bool) {
 	}
 }
 
-// cliFlags are the command line's flags: which of them apply says the mode.
-type cliFlags struct {
-	outputDir  string
-	check      bool
-	allowEmpty bool
-	summaries  summaryFiles
-	version    bool
+// summaryFiles are where the pull-request summaries go ("" for none,
+// stdoutName for stdout, after the output).
+type summaryFiles struct {
+	markdown, json string
+	stdout         io.Writer
 }
 
-// summaryFiles are where the pull-request summaries go ("" for none).
-type summaryFiles struct{ markdown, json string }
+// stdoutName names stdout as a summary file.
+const stdoutName = "-"
 
 func (s summaryFiles) any() bool { return s.markdown != "" || s.json != "" }
 
@@ -100,119 +68,6 @@ type folderFlags struct {
 	check      bool
 	allowEmpty bool
 	summaries  summaryFiles
-}
-
-func (f *cliFlags) flagSet(stderr io.Writer) *flag.FlagSet {
-	flags := flag.NewFlagSet("computeplane-fn", flag.ContinueOnError)
-	flags.SetOutput(stderr)
-	flags.Usage = func() {
-		fmt.Fprint(flags.Output(), usage)
-		flags.PrintDefaults()
-	}
-	flags.StringVar(&f.outputDir, "output-dir", "", "write the output into `DIR`, one file per object, pruning what computeplane-fn wrote before and no longer generates")
-	flags.BoolVar(&f.check, "check", false, "with --output-dir: write nothing; print a diff and exit 1 when DIR is out of date")
-	flags.StringVar(&f.summaries.markdown, "summary", "", "write a Markdown summary for a pull request comment to `FILE`")
-	flags.StringVar(&f.summaries.json, "summary-json", "", "write the summary as JSON to `FILE` (tenants, posture changes, files); not written, and removed, when the run is refused or fails")
-	flags.BoolVar(&f.allowEmpty, "allow-empty", false, "with --output-dir: write a fleet of no tenant over one that has tenants, or render inputs that hold no object at all (refused without it)")
-	flags.BoolVar(&f.version, "version", false, "print the module version and the commit this binary was built from, and exit")
-	return flags
-}
-
-// run parses the command line and runs its mode: the KRM function without
-// a CONFIG, the standalone CLI to stdout, or the fleet folder with
-// --output-dir. tune, when not nil, tunes the collector for the mode.
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer, tune func(standalone bool)) (code int) {
-	// The last resort: a panic is a bug, reported as one and with exit
-	// status 1 like any refusal, never as a Go stack trace. Nothing relies
-	// on it: the hostile-input tests fail on this message.
-	defer func() {
-		if r := recover(); r != nil {
-			fmt.Fprintf(stderr, "computeplane-fn: %s: %v\n", fn.BugMessage, r)
-			code = 1
-		}
-	}()
-	var f cliFlags
-	flags := f.flagSet(stderr)
-	// Help asked for goes to stdout (kpt fn doc and shells read it there);
-	// help after a usage error goes to stderr with the error.
-	for _, arg := range args {
-		if arg == "--" || !strings.HasPrefix(arg, "-") {
-			break
-		}
-		if arg == "-h" || arg == "-help" || arg == "--help" {
-			flags.SetOutput(stdout)
-		}
-	}
-	switch {
-	case len(args) == 1 && args[0] == "help":
-		flags.SetOutput(stdout)
-		flags.Usage()
-		return 0
-	case len(args) > 0 && args[0] == "schema":
-		if len(args) > 1 {
-			fmt.Fprintln(stderr, "computeplane-fn: schema takes no arguments (see computeplane-fn -h)")
-			return 2
-		}
-		if _, err := stdout.Write(api.ConfigSchema()); err != nil {
-			fmt.Fprintf(stderr, "computeplane-fn: failed to write the schema: %v\n", err)
-			return 1
-		}
-		return 0
-	case len(args) > 0 && args[0] == "completion":
-		return runCompletion(args[1:], flags, stdout, stderr)
-	}
-	if err := flags.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0
-		}
-		return 2
-	}
-	if f.version {
-		fmt.Fprintln(stdout, version.Get())
-		return 0
-	}
-	usageError := func(msg string) int {
-		fmt.Fprintf(stderr, "computeplane-fn: %s (see computeplane-fn -h)\n", msg)
-		return 2
-	}
-	standalone := flags.NArg() > 0
-	if tune != nil {
-		tune(standalone)
-	}
-	if !standalone {
-		if f.outputDir != "" || f.check || f.summaries.any() {
-			return usageError("--output-dir, --check, --summary and --summary-json need a CONFIG")
-		}
-		return runKRM(stdin, stdout, stderr)
-	}
-	for _, arg := range flags.Args() {
-		if strings.HasPrefix(arg, "-") {
-			return usageError(fmt.Sprintf("%s after CONFIG: flags go before CONFIG", arg))
-		}
-	}
-	if f.check && f.outputDir == "" {
-		return usageError("--check needs --output-dir")
-	}
-	if f.allowEmpty && f.outputDir == "" {
-		return usageError("--allow-empty needs --output-dir")
-	}
-	if samePath(f.summaries.markdown, f.summaries.json) {
-		return usageError(fmt.Sprintf("--summary and --summary-json name the same file %s; one would overwrite the other", f.summaries.markdown))
-	}
-	defer profiling.Start()()
-	config, inputs := flags.Arg(0), flags.Args()[1:]
-	if f.outputDir == "" {
-		return runStandalone(f.summaries, config, inputs, stdout, stderr)
-	}
-	cfg, problems := pipeline.ReadConfig(pipeline.Options{ConfigFile: config})
-	if len(problems) > 0 {
-		fmt.Fprintln(stderr, problems.Error())
-		return f.summaries.write(summary.Report{Problems: problems, Dir: f.outputDir, Check: f.check}, false, 1, stderr)
-	}
-	if in := inputHolding(f.outputDir, append(slices.Clone(cfg.Inputs), inputs...)); in != "" {
-		return usageError(fmt.Sprintf("--output-dir %s is inside the input %s: the next run would read the fleet it wrote as its inputs", f.outputDir, in))
-	}
-	return runFleetFolder(folderFlags{dir: f.outputDir, check: f.check, allowEmpty: f.allowEmpty, summaries: f.summaries}, cfg, inputs, stdout, stderr)
 }
 
 // samePath reports whether a and b name the same file: the same path once
@@ -363,7 +218,7 @@ func render(opts pipeline.Options, stderr io.Writer) (*pipeline.Result, api.Prob
 // removes one left from before, so that it cannot pass for this run's.
 func (s summaryFiles) write(report summary.Report, verdict bool, status int, stderr io.Writer) int {
 	if s.markdown != "" {
-		if err := writeSummary(s.markdown, report, summary.Write); err != nil {
+		if err := s.writeSummary(s.markdown, report, summary.Write); err != nil {
 			fmt.Fprintf(stderr, "computeplane-fn: %v\n", err)
 			return 1
 		}
@@ -371,8 +226,8 @@ func (s summaryFiles) write(report summary.Report, verdict bool, status int, std
 	if s.json != "" {
 		var err error
 		if verdict {
-			err = writeSummary(s.json, report, summary.WriteJSON)
-		} else if err = os.Remove(s.json); errors.Is(err, os.ErrNotExist) {
+			err = s.writeSummary(s.json, report, summary.WriteJSON)
+		} else if err = removeSummary(s.json); errors.Is(err, os.ErrNotExist) {
 			err = nil
 		}
 		if err != nil {
@@ -449,7 +304,10 @@ func countChanges(cs output.Changes) string {
 	return fmt.Sprintf("%d added, %d changed, %d removed", len(cs.Paths(output.Added)), len(cs.Paths(output.Changed)), len(cs.Paths(output.Removed)))
 }
 
-func writeSummary(file string, r summary.Report, write func(io.Writer, summary.Report) error) error {
+func (s summaryFiles) writeSummary(file string, r summary.Report, write func(io.Writer, summary.Report) error) error {
+	if file == stdoutName {
+		return write(s.stdout, r)
+	}
 	f, err := os.Create(file)
 	if err != nil {
 		return fmt.Errorf("failed to write summary: %w", err)
@@ -462,4 +320,12 @@ func writeSummary(file string, r summary.Report, write func(io.Writer, summary.R
 		return fmt.Errorf("failed to write summary: %w", err)
 	}
 	return nil
+}
+
+// removeSummary removes a summary file left from before; stdout has none.
+func removeSummary(file string) error {
+	if file == stdoutName {
+		return nil
+	}
+	return os.Remove(file)
 }

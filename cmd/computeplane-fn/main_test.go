@@ -74,7 +74,7 @@ func TestFleetRepoLifecycle(t *testing.T) {
 
 	// First render: every object in its file.
 	r := cli(t, "--output-dir", "fleet", "config.yaml")
-	if r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "wrote fleet: 22 added, 0 changed, 0 removed") {
+	if r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "wrote fleet: 23 added, 0 changed, 0 removed") {
 		t.Fatalf("render: %+v", r)
 	}
 	stream := cli(t, "config.yaml")
@@ -92,7 +92,7 @@ func TestFleetRepoLifecycle(t *testing.T) {
 	// The source, 7 of the tenant, the guard's two, the shard-label
 	// policy's two, the fleet's account (3), the installer's role and the
 	// tenant's installer (6).
-	if len(files) != 22 {
+	if len(files) != 23 {
 		t.Errorf("files: %v", files)
 	}
 
@@ -219,14 +219,17 @@ func TestUsageErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--check", "config.yaml"}, "--check needs --output-dir"},
-		{[]string{"--output-dir", "fleet"}, "need a CONFIG"},
-		{[]string{"--summary", "s.md"}, "need a CONFIG"},
-		{[]string{"config.yaml", "--output-dir", "fleet"}, "flags go before CONFIG"},
-		{[]string{"--no-such-flag", "config.yaml"}, "flag provided but not defined"},
+		{[]string{"config.yaml", "--allow-empty"}, "--allow-empty needs --output-dir"},
+		{[]string{"--output-dir", "fleet"}, "--output-dir needs a CONFIG"},
+		{[]string{"--summary", "s.md", "--check"}, "--check, --summary need a CONFIG"},
+		{[]string{"--no-such-flag", "config.yaml"}, "unknown flag: --no-such-flag"},
+		{[]string{"config.yaml", "-o", "x"}, "unknown shorthand flag: 'o' in -o"},
+		{[]string{"--output-dir"}, "flag needs an argument: --output-dir"},
+		{[]string{"--summary", "-", "--summary-json", "-", "config.yaml"}, "--summary and --summary-json both write to stdout"},
 	} {
 		r := cli(t, tc.args...)
-		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
-			t.Errorf("%v: got %+v, want exit 2 and %q", tc.args, r, tc.want)
+		if r.code != 2 || r.stdout != "" || !strings.Contains(r.stderr, tc.want) || !strings.HasSuffix(r.stderr, "\nRun 'computeplane-fn --help' for usage.\n") {
+			t.Errorf("%v: got %+v, want exit 2, %q and the pointer to --help", tc.args, r, tc.want)
 		}
 	}
 	if _, err := os.Stat("fleet"); err == nil {
@@ -234,6 +237,47 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
+// TestUnknownFlag: an unknown flag is cobra's message and a pointer to
+// --help, on stderr, with exit status 2; not the whole usage.
+func TestUnknownFlag(t *testing.T) {
+	r := cli(t, "--frobnicate")
+	want := "computeplane-fn: unknown flag: --frobnicate\nRun 'computeplane-fn --help' for usage.\n"
+	if r.code != 2 || r.stdout != "" || r.stderr != want {
+		t.Errorf("--frobnicate: %+v, want exit 2 and stderr %q", r, want)
+	}
+}
+
+// TestMistypedCommand: a CONFIG that does not exist and reads like a
+// command is taken for a mistyped command, with cobra's suggestion; one
+// that exists is a CONFIG.
+func TestMistypedCommand(t *testing.T) {
+	t.Chdir(t.TempDir())
+	r := cli(t, "verison")
+	if r.code != 2 || !strings.Contains(r.stderr, `unknown command "verison" for "computeplane-fn"`) || !strings.Contains(r.stderr, "Did you mean this?\n\tversion\n") {
+		t.Errorf("verison: %+v, want a usage error suggesting version", r)
+	}
+	must(t, os.WriteFile("verison", []byte("kind: Nothing\n"), 0o644))
+	if r := cli(t, "verison"); r.code != 1 || strings.Contains(r.stderr, "unknown command") {
+		t.Errorf("verison, a file: %+v, want it read as the CONFIG (and refused)", r)
+	}
+}
+
+// TestFlagsAnywhere: flags may follow CONFIG and the INPUTs, and "--" ends
+// them, for an input whose name starts with a dash.
+func TestFlagsAnywhere(t *testing.T) {
+	fleetRepo(t)
+	if r := cli(t, "config.yaml", "--output-dir", "fleet"); r.code != 0 || !strings.Contains(r.stderr, "wrote fleet: 23 added") {
+		t.Errorf("a flag after CONFIG: %+v", r)
+	}
+	must(t, os.WriteFile("-more.yaml", []byte("# no object\n"), 0o644))
+	before := cli(t, "config.yaml")
+	if r := cli(t, "config.yaml", "--", "-more.yaml"); r.code != 0 || r.stdout != before.stdout {
+		t.Errorf("an input after --: exit %d, stderr %q, the same output: %v", r.code, r.stderr, r.stdout == before.stdout)
+	}
+	if r := cli(t, "config.yaml", "-more.yaml"); r.code != 2 || !strings.Contains(r.stderr, "unknown shorthand flag: 'm' in -more.yaml") {
+		t.Errorf("an input like a flag without --: %+v, want a usage error", r)
+	}
+}
 func TestSummaryWithoutFolder(t *testing.T) {
 	fleetRepo(t)
 	r := cli(t, "--summary", "summary.md", "config.yaml")
@@ -308,7 +352,7 @@ func TestFleetRepoUnits(t *testing.T) {
 	repo := fleetRepo(t)
 	cfg, err := os.ReadFile("config.yaml")
 	must(t, err)
-	cfg = append(cfg, "  fleet:\n    sourceRef: {kind: GitRepository, name: fleet, namespace: flux-system}\n    path: ./clusters/fleet\n    wiringGroups: 1\n"...)
+	cfg = append(cfg, "  fleet:\n    sourceRef: {kind: GitRepository, name: fleet, namespace: flux-system}\n    path: ./clusters/fleet\n    wiringGroups: 1\n    unitSource: FleetSource\n"...)
 	must(t, os.WriteFile("config.yaml", cfg, 0o644))
 	must(t, os.WriteFile("README.md", []byte("# fleet repo\n"), 0o644))
 
@@ -353,18 +397,25 @@ func TestFleetRepoUnits(t *testing.T) {
 	}
 }
 
-// TestVersion checks the wiring of --version; what it prints for a stamped
-// build is checked on the release binaries (tools/release/disttest).
+// TestVersion checks the wiring of the version command and of --version,
+// which is kept for the scripts that ask it (the GitHub Action's
+// installer, the release checks); what a stamped build prints is checked
+// on the release binaries (tools/release/disttest).
 func TestVersion(t *testing.T) {
-	r := cli(t, "--version")
+	r := cli(t, "version")
 	if r.code != 0 || r.stderr != "" {
-		t.Fatalf("--version: got %+v, want exit 0 and no stderr", r)
+		t.Fatalf("version: got %+v, want exit 0 and no stderr", r)
 	}
 	if !strings.HasPrefix(r.stdout, "computeplane-fn ") || !strings.Contains(r.stdout, "(commit ") || strings.Count(r.stdout, "\n") != 1 {
-		t.Errorf("--version printed %q, want one line: computeplane-fn VERSION (commit COMMIT, GO, OS/ARCH)", r.stdout)
+		t.Errorf("version printed %q, want one line: computeplane-fn VERSION (commit COMMIT, GO, OS/ARCH)", r.stdout)
 	}
-	if r := cli(t, "--version", "--check"); r.code != 0 {
-		t.Errorf("--version with other flags: got %+v, want exit 0", r)
+	for _, args := range [][]string{{"--version"}, {"--version", "--check"}} {
+		if got := cli(t, args...); got != r {
+			t.Errorf("%q: got %+v, want what version prints", args, got)
+		}
+	}
+	if r := cli(t, "version", "x"); r.code != 2 || !strings.Contains(r.stderr, `unknown command "x" for "computeplane-fn version"`) {
+		t.Errorf("version x: %+v, want a usage error", r)
 	}
 }
 
@@ -465,22 +516,91 @@ func TestFleetRepoSafetyRails(t *testing.T) {
 
 // TestHelp: help asked for is printed on stdout with exit 0 (-h, --help,
 // help), which is what `kpt fn doc --image` shows (it runs the image with
-// --help and reads stdout); help, completion and schema are never taken for
-// a CONFIG file.
+// --help and reads stdout); it names the flags with two dashes and the
+// commands, and help COMMAND is that command's.
 func TestHelp(t *testing.T) {
-	for _, args := range [][]string{{"-h"}, {"--help"}, {"-help"}, {"help"}} {
+	for _, args := range [][]string{{"-h"}, {"--help"}, {"help"}, {"config.yaml", "--help"}} {
 		r := cli(t, args...)
-		if r.code != 0 || !strings.Contains(r.stdout, "Usage:") || !strings.Contains(r.stdout, "-output-dir") || r.stderr != "" {
-			t.Errorf("%v: %+v, want the usage on stdout and exit 0", args, r)
+		if r.code != 0 || r.stderr != "" {
+			t.Errorf("%v: %+v, want the help on stdout and exit 0", args, r)
+			continue
+		}
+		for _, want := range []string{"Usage:\n  computeplane-fn [flags] CONFIG [INPUT...]\n", "      --output-dir DIR", "      --summary FILE", "Available Commands:\n  completion", "\n  version ", "Flags may come before or after CONFIG"} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("%v: the help lacks %q:\n%s", args, want, r.stdout)
+			}
 		}
 	}
-	r := cli(t, "completion")
-	if r.code != 2 || r.stdout != "" || !strings.Contains(r.stderr, "completion needs one shell") {
-		t.Errorf("completion: %+v, want a usage error", r)
+	r := cli(t, "help", "completion")
+	if r.code != 0 || !strings.Contains(r.stdout, "computeplane-fn completion [command]") || !strings.Contains(r.stdout, "powershell") {
+		t.Errorf("help completion: %+v", r)
 	}
-	r = cli(t, "--bogus")
-	if r.code != 2 || r.stdout != "" || !strings.Contains(r.stderr, "Usage:") {
-		t.Errorf("an unknown flag: %+v, want the usage on stderr and exit 2", r)
+}
+
+// TestTerminalStdin: with no arguments on a terminal, where no
+// ResourceList is coming, the help is printed instead of waiting for one.
+func TestTerminalStdin(t *testing.T) {
+	tty, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminal to stand for a terminal: %v", err)
+	}
+	defer tty.Close()
+	var stdout, stderr bytes.Buffer
+	done := make(chan int)
+	go func() { done <- run(nil, tty, &stdout, &stderr, nil) }()
+	select {
+	case code := <-done:
+		if code != 0 || !strings.HasPrefix(stdout.String(), "computeplane-fn renders") || !strings.Contains(stdout.String(), "Usage:") || stderr.Len() != 0 {
+			t.Errorf("exit %d, stdout %q, stderr %q; want the help on stdout", code, stdout.String(), stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("waited for a ResourceList on a terminal")
+	}
+}
+
+// TestKRMStdoutClean: the KRM function writes its ResourceList, and only
+// that, to stdout; flags without a CONFIG write nothing there.
+func TestKRMStdoutClean(t *testing.T) {
+	in := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nfunctionConfig:\n  apiVersion: fn.computeplane.dev/v1alpha1\n  kind: ComputePlaneGenerator\n  metadata: {name: fleet}\n"
+	var stdout, stderr bytes.Buffer
+	if code := run(nil, strings.NewReader(in), &stdout, &stderr, nil); code != 0 || !strings.HasPrefix(stdout.String(), "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n") {
+		t.Errorf("KRM: exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
+	}
+	stdout.Reset()
+	if code := run([]string{"--summary", "-"}, strings.NewReader(in), &stdout, &stderr, nil); code != 2 || stdout.Len() != 0 {
+		t.Errorf("KRM with --summary -: exit %d, stdout %q", code, stdout.String())
+	}
+}
+
+// TestSummaryToStdout: - writes a summary to stdout, after the output (the
+// YAML stream, or the diff of --check); a run without a verdict writes no
+// JSON there, and removes no file named -.
+func TestSummaryToStdout(t *testing.T) {
+	fleetRepo(t)
+	stream := cli(t, "config.yaml").stdout
+	r := cli(t, "config.yaml", "--summary", "-")
+	rest, ok := strings.CutPrefix(r.stdout, stream+"\n## computeplane-fn\n")
+	if r.code != 0 || !ok || !strings.Contains(rest, "| `tenant-acme` (acme) | yes | restricted |") {
+		t.Errorf("--summary -: exit %d, stderr %q, the stream first: %v, then:\n%s", r.code, r.stderr, ok, rest)
+	}
+	r = cli(t, "--output-dir", "fleet", "--check", "--summary-json", "-", "--summary", "pr.md", "config.yaml")
+	// The diff, then a blank line, then the JSON.
+	diff, js, ok := strings.Cut(r.stdout, "\n\n{")
+	var got struct{ Tenants []any }
+	if r.code != 1 || !ok || !strings.HasPrefix(diff, "--- /dev/null\n") || json.Unmarshal([]byte("{"+js), &got) != nil || len(got.Tenants) != 3 {
+		t.Errorf("--check --summary-json -: exit %d, stderr %q, stdout:\n%s", r.code, r.stderr, r.stdout)
+	}
+	if r := cli(t, "--output-dir", "fleet", "--summary-json", "-", "config.yaml"); r.code != 0 || !strings.HasPrefix(r.stdout, "{") {
+		t.Errorf("writing the folder with --summary-json -: exit %d, stdout %.40q, want the JSON alone", r.code, r.stdout)
+	}
+	must(t, os.WriteFile("-", []byte("mine\n"), 0o644))
+	must(t, os.WriteFile("tenants/bad.yaml", []byte("kind: Tenant\n"), 0o644))
+	r = cli(t, "--output-dir", "fleet", "--summary-json", "-", "config.yaml")
+	if r.code != 1 || r.stdout != "" {
+		t.Errorf("a refused run with --summary-json -: %+v, want exit 1 and nothing on stdout", r)
+	}
+	if data, err := os.ReadFile("-"); err != nil || string(data) != "mine\n" {
+		t.Errorf("the file named - was touched: %q, %v", data, err)
 	}
 }
 
@@ -499,7 +619,7 @@ func TestSchema(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || doc["title"] != "ComputePlaneGenerator" {
 		t.Errorf("schema: not the JSON Schema of ComputePlaneGenerator: %v", err)
 	}
-	if r := cli(t, "schema", "x"); r.code != 2 || r.stdout != "" || !strings.Contains(r.stderr, "schema takes no arguments") {
+	if r := cli(t, "schema", "x"); r.code != 2 || r.stdout != "" || !strings.Contains(r.stderr, `unknown command "x" for "computeplane-fn schema"`) {
 		t.Errorf("schema x: %+v, want a usage error", r)
 	}
 }

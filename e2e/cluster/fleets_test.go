@@ -36,7 +36,8 @@ func fleetDir(t *testing.T, name string) string {
 	return dir
 }
 
-// fleetDir is fleetDir for the mode. The config names the layout's
+// fleetDir is fleetDir for the mode. The config names the layout's Flux
+// (spec.platform.flux, which the default unitSource follows) and its
 // Kubernetes (spec.platform.kubernetesVersion): the default, 1.33, on the
 // oldest platform, and 1.36 on the newest, so that each form of the guard
 // (its variables inlined below 1.36) runs on the API server it is for.
@@ -47,11 +48,13 @@ func fleetDir(t *testing.T, name string) string {
 func (e *env) fleetDir(t *testing.T, name string) string {
 	t.Helper()
 	dir := fleetDir(t, name)
-	if !e.mode.oldest {
-		editSpec(t, filepath.Join(dir, "config.yaml"), func(spec map[string]any) {
-			spec["platform"] = map[string]any{"kubernetesVersion": newestKubernetes}
-		})
-	}
+	editSpec(t, filepath.Join(dir, "config.yaml"), func(spec map[string]any) {
+		platform := map[string]any{"flux": e.mode.flux()}
+		if !e.mode.oldest {
+			platform["kubernetesVersion"] = newestKubernetes
+		}
+		spec["platform"] = platform
+	})
 	ns := e.mode.fleetNamespace
 	if ns == "flux-system" {
 		return dir
@@ -59,7 +62,7 @@ func (e *env) fleetDir(t *testing.T, name string) string {
 	editSpec(t, filepath.Join(dir, "config.yaml"), func(spec map[string]any) {
 		fleet, ok := spec["fleet"].(map[string]any)
 		if !ok {
-			fleet = map[string]any{"sourceRef": map[string]any{"kind": "GitRepository", "name": "fleet"}, "path": "./fleet"}
+			fleet = map[string]any{"sourceRef": map[string]any{"kind": "GitRepository", "name": "fleet"}, "path": "./fleet", "unitSource": "FleetSource"}
 			spec["fleet"] = fleet
 		}
 		fleet["wiringNamespace"] = ns

@@ -232,12 +232,12 @@ func (e *env) checkStreamBaseline(t *testing.T, cpc *harness.Client, audit strin
 // a fleet that works, with no warning.
 func demoIsQuiet(t *testing.T, fn string) {
 	t.Helper()
-	cmd := exec.Command(fn, "config.yaml")
+	cmd := exec.Command(fn, "config.yaml", "--summary", "-")
 	cmd.Dir = streamExample
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("computeplane-fn config.yaml in %s: %v\n%s", streamExample, err, stderr.String())
+		t.Fatalf("computeplane-fn config.yaml --summary - in %s: %v\n%s", streamExample, err, stderr.String())
 	}
 	if stderr.Len() > 0 {
 		t.Errorf("`make demo` printed on stderr:\n%s", stderr.String())

@@ -130,6 +130,14 @@ type fluxMode struct {
 	oldest bool
 }
 
+// flux is the spec.platform.flux that names the mode's Flux.
+func (m fluxMode) flux() string {
+	if m.name == "FluxInstall" {
+		return "FluxInstall"
+	}
+	return "Cozystack"
+}
+
 // identities are the distinct users of the mode's controllers.
 func (m fluxMode) identities() []string {
 	var out []string

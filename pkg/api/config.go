@@ -218,6 +218,9 @@ func (c *Config) Default() {
 	if c.Platform.ShardOperator == "" {
 		c.Platform.ShardOperator = ShardOperatorPresent
 	}
+	if c.Platform.Flux == "" {
+		c.Platform.Flux = DefaultFlux
+	}
 	if c.Releases.ShardLabel == "" {
 		switch {
 		case c.Platform.ShardOperator == ShardOperatorAbsent:
@@ -229,7 +232,7 @@ func (c *Config) Default() {
 		}
 	}
 	if c.Fleet != nil {
-		c.Fleet.Default()
+		c.Fleet.Default(c.Platform)
 	}
 	c.Baseline.Default(c)
 	if c.Routing.Namespaces == "" {
@@ -292,7 +295,7 @@ func (c *Config) Validate() Problems {
 	}
 	c.Baseline.validate(d, c.written)
 	if c.Fleet != nil {
-		c.Fleet.validate(d, c.written)
+		c.Fleet.validate(d, c.written, c.Platform)
 	}
 	c.Guard.validate(d, c.written)
 	c.Routing.validate(d, c.written)

@@ -68,7 +68,7 @@ const DefaultReleaseTimeout = 10 * time.Minute
 // DefinitionFields are the fields of an ApplicationDefinition's spec that
 // the API server accepts (the CRD of cozystack.io/v1alpha1, checked against
 // it by a test), by the path of the mapping that holds them, plus
-// spec.placement, the ComputePlane design's field (SPEC 3.1), which
+// spec.placement, the ComputePlane design's field (docs/inputs-outputs.md), which
 // DecodeDefinition reads before the CRD has it. A key outside them is
 // refused as an unknown field, as kubectl apply --validate=strict refuses
 // it, before anything is read from the definition: a typo such as

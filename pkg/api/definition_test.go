@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -9,16 +10,16 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
+	"github.com/computeplane-dev/computeplane-fn/internal/testkit/crdtest"
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/input"
 )
 
-// definitionCRD is the CRD of ApplicationDefinition that Cozystack installs.
-const definitionCRD = "../../../shared/crds/applicationdefinitions.cozystack.io.yaml"
-
 // TestDefinitionFieldsAreTheCRDs: the fields DecodeDefinition accepts are
 // the CRD's, at every level it checks, plus spec.placement.
 func TestDefinitionFieldsAreTheCRDs(t *testing.T) {
+	// The CRD of ApplicationDefinition that Cozystack installs.
+	definitionCRD := filepath.Join(crdtest.SharedDir(t), "crds", "applicationdefinitions.cozystack.io.yaml")
 	data, err := os.ReadFile(definitionCRD)
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +98,7 @@ func TestDefinitionUnknownFields(t *testing.T) {
 // Cozystack's tenant definition's schema, and a typo among them, or at the
 // top level, is refused first.
 func TestTenantFieldsAreCozystacks(t *testing.T) {
-	data, err := os.ReadFile("../../../shared/cozystack/applicationdefinitions/tenant.yaml")
+	data, err := os.ReadFile(filepath.Join(crdtest.SharedDir(t), "cozystack", "applicationdefinitions", "tenant.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,9 +21,6 @@ const (
 	// docs/flux-wiring.md).
 	DefaultWiringGroups = AutoWiringGroups
 	AutoWiringGroups    = 0
-	// DefaultUnitSource keeps every Kustomization on the fleet source,
-	// which every Flux install reads.
-	DefaultUnitSource             = UnitSourceFleet
 	fleetFolderCharsForMessages   = "letters, digits, '-', '_' and '.'"
 	fleetWiringPathRuleForMessage = "a single folder name that starts with '_' (a namespace's folder never does)"
 )
@@ -61,7 +58,8 @@ type FleetConfig struct {
 	// that shares the Flux controllers' account.
 	ServiceAccountName string `json:"serviceAccountName"`
 	// UnitSource is what the units' Kustomizations read: UnitSourceFleet
-	// (the default) or UnitSourceExternalArtifact.
+	// or UnitSourceExternalArtifact; by default the latter where the named
+	// Flux serves it (spec.platform.flux), the former elsewhere.
 	UnitSource string `json:"unitSource"`
 }
 
@@ -98,7 +96,6 @@ func newFleetConfig() *FleetConfig {
 		Shards:            DefaultFleetShards,
 		WiringGroups:      DefaultWiringGroups,
 		WiringPath:        DefaultWiringPath,
-		UnitSource:        DefaultUnitSource,
 	}
 }
 
@@ -108,8 +105,15 @@ func (c *FleetConfig) FluxPath(folder string) string {
 	return "./" + path.Join(c.Path, folder)
 }
 
-// Default fills in what spec.fleet leaves out.
-func (c *FleetConfig) Default() {
+// Default fills in what spec.fleet leaves out; platform is spec.platform,
+// defaulted.
+func (c *FleetConfig) Default(platform PlatformConfig) {
+	if c.UnitSource == "" {
+		c.UnitSource = UnitSourceFleet
+		if platform.ServesExternalArtifact() {
+			c.UnitSource = UnitSourceExternalArtifact
+		}
+	}
 	if c.WiringNamespace == "" {
 		c.WiringNamespace = DefaultWiringNamespace
 	}
@@ -123,9 +127,12 @@ func (c *FleetConfig) Default() {
 }
 
 // validate checks spec.fleet, cleans its path and reads its interval.
-// written is [Config]'s.
-func (c *FleetConfig) validate(d *decoder, written map[string]bool) {
+// written is [Config]'s, platform spec.platform.
+func (c *FleetConfig) validate(d *decoder, written map[string]bool, platform PlatformConfig) {
 	const f = "spec.fleet"
+	if c.ArtifactPerNamespace() && !platform.ServesExternalArtifact() {
+		d.fail(f+".unitSource", "ExternalArtifact needs kustomize-controller's ExternalArtifact feature gate, which the Flux that spec.platform.flux names, %s, leaves off; use FleetSource (the default there), or name Cozystack's Flux, which has the gate on (docs/platforms.md)", platform.Flux)
+	}
 	// The schema requires sourceRef, its kind and name, and path: an
 	// empty name is as good as none.
 	if written["fleet.sourceRef.name"] && c.SourceRef.Name == "" {

@@ -59,7 +59,7 @@ func TestFleetConfigDefaults(t *testing.T) {
 		ServiceAccountName: "computeplane-fleet",
 		WiringPath:         "_flux",
 		WiringGroups:       api.DefaultWiringGroups,
-		UnitSource:         api.UnitSourceFleet,
+		UnitSource:         api.UnitSourceExternalArtifact, // Cozystack's Flux, the default platform, reads it
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
@@ -69,6 +69,38 @@ func TestFleetConfigDefaults(t *testing.T) {
 	}
 	if none, _ := decodeFleet(t, ""); none != nil {
 		t.Errorf("no spec.fleet gives %+v", none)
+	}
+}
+
+// TestUnitSourceFollowsFlux: spec.fleet.unitSource defaults to what the
+// Flux of spec.platform.flux reads, and stock Flux refuses
+// ExternalArtifact, whose feature gate it leaves off.
+func TestUnitSourceFollowsFlux(t *testing.T) {
+	const fleet = "\n  fleet: {sourceRef: {kind: GitRepository, name: fleet}, path: fleet"
+	for _, tc := range []struct {
+		spec, want, problem string
+	}{
+		{fleet + "}", api.UnitSourceExternalArtifact, ""},
+		{"\n  platform: {flux: Cozystack}" + fleet + "}", api.UnitSourceExternalArtifact, ""},
+		{"\n  platform: {flux: Cozystack}" + fleet + ", unitSource: FleetSource}", api.UnitSourceFleet, ""},
+		{"\n  platform: {flux: FluxInstall}" + fleet + "}", api.UnitSourceFleet, ""},
+		{"\n  platform: {flux: FluxInstall}" + fleet + ", unitSource: ExternalArtifact}", "", "spec.fleet.unitSource: ExternalArtifact needs kustomize-controller's ExternalArtifact feature gate, which the Flux that spec.platform.flux names, FluxInstall, leaves off; use FleetSource (the default there), or name Cozystack's Flux, which has the gate on (docs/platforms.md)"},
+		{"\n  platform: {flux: flux}", "", "spec.platform.flux: must be Cozystack or FluxInstall, not \"flux\""},
+	} {
+		cfg, problems := decodeSpec(t, tc.spec)
+		switch {
+		case tc.problem != "":
+			if !slices.Equal(problems, []string{tc.problem}) {
+				t.Errorf("%s: problems %q, want %q", tc.spec, problems, tc.problem)
+			}
+		case len(problems) > 0:
+			t.Errorf("%s: %q", tc.spec, problems)
+		case cfg.Fleet.UnitSource != tc.want:
+			t.Errorf("%s: unitSource %s, want %s", tc.spec, cfg.Fleet.UnitSource, tc.want)
+		}
+	}
+	if cfg, _ := decodeSpec(t, ""); cfg.Platform.Flux != api.FluxCozystack {
+		t.Errorf("platform.flux defaults to %q, want %q", cfg.Platform.Flux, api.FluxCozystack)
 	}
 }
 

@@ -7,7 +7,7 @@ import (
 )
 
 // GuardConfig is spec.guard: the management-plane guard, a
-// ValidatingAdmissionPolicy the function renders once per fleet (SPEC 3.5,
+// ValidatingAdmissionPolicy the function renders once per fleet (docs/guard.md,
 // package render's guard.go, docs/guard.md).
 type GuardConfig struct {
 	// Enabled renders the guard; true unless the config says false.

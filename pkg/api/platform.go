@@ -7,7 +7,7 @@ import (
 )
 
 // The Kubernetes minors of the management cluster the function supports
-// (SPEC section 6): the line Cozystack supports is the oldest and the
+// (docs/platforms.md): the line Cozystack supports is the oldest and the
 // default, so that a config that names nothing renders what applies there.
 const (
 	DefaultKubernetesVersion = "1.33"
@@ -29,6 +29,10 @@ type PlatformConfig struct {
 	// It chooses spec.releases.shardLabel's default; the function never
 	// asks the cluster.
 	ShardOperator string `json:"shardOperator"`
+	// Flux is the Flux the management cluster runs, FluxCozystack (the
+	// default) or FluxInstall: what follows from it is in [Config.Default]
+	// and docs/platforms.md.
+	Flux string `json:"flux"`
 
 	minor int // of KubernetesVersion, once validated; 0 before
 }
@@ -38,6 +42,25 @@ const (
 	ShardOperatorPresent = "Present"
 	ShardOperatorAbsent  = "Absent"
 )
+
+// The values of spec.platform.flux.
+const (
+	// FluxCozystack is the Flux Cozystack installs: its controllers run in
+	// cozy-fluxcd as one service account, with source-watcher, and
+	// kustomize- and helm-controller have the ExternalArtifact feature
+	// gate on.
+	FluxCozystack = "Cozystack"
+	// FluxInstall is stock Flux, as `flux install` and `flux bootstrap`
+	// run it: each controller its own service account in flux-system, the
+	// ExternalArtifact gate off.
+	FluxInstall = "FluxInstall"
+	// DefaultFlux is the Flux of the platform the function targets.
+	DefaultFlux = FluxCozystack
+)
+
+// ServesExternalArtifact reports whether the named Flux's
+// kustomize-controller reads an ExternalArtifact (its feature gate is on).
+func (p PlatformConfig) ServesExternalArtifact() bool { return p.Flux != FluxInstall }
 
 // Feature is something in the render that not every supported platform
 // serves: what it is, in the words of an error message, and the Kubernetes

@@ -17,7 +17,7 @@ const AdminKubeconfigSuffix = "-admin-kubeconfig"
 
 // CheckKubeconfigReferences refuses an object that reaches the output as it
 // is (it passes through, or is kept with keepInputs) when it sets
-// spec.kubeConfig or names a credential of a cluster anywhere (SPEC 5): such
+// spec.kubeConfig or names a credential of a cluster anywhere (docs/inputs-outputs.md): such
 // an object would reach a cluster with its super-admin credentials, or read
 // or overwrite them, without this function having rendered it, and the
 // management-plane guard refuses it on the cluster anyway. The credentials

@@ -10,15 +10,15 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/computeplane-dev/computeplane-fn/internal/testkit/crdtest"
 	"github.com/computeplane-dev/computeplane-fn/pkg/model"
 )
 
-// chartTemplates is the apps/kubernetes chart the tables of this package are
-// read from (Cozystack at 3c780acd).
-const chartTemplates = "../../../shared/third_party/cozystack/packages/apps/kubernetes/templates"
-
 func readTemplates(t *testing.T, glob string) map[string]string {
 	t.Helper()
+	// The apps/kubernetes chart the tables of this package are read from
+	// (Cozystack at 3c780acd).
+	chartTemplates := filepath.Join(crdtest.SharedDir(t), "third_party", "cozystack", "packages", "apps", "kubernetes", "templates")
 	if _, err := os.Stat(chartTemplates); err != nil {
 		t.Skipf("the apps/kubernetes chart is not beside the project (%v): its templates cannot be compared with the tables", err)
 	}

@@ -9,7 +9,8 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
 
-// ChangeKind is the kind of a posture change, as SPEC 6.1 names it.
+// ChangeKind is the kind of a posture change (docs/fleet-repo.md, "The
+// posture change").
 type ChangeKind string
 
 // The kinds of change.
@@ -44,7 +45,7 @@ const (
 	Absent    = "absent"
 )
 
-// Change is one change of posture, in the shape of SPEC 6.1. Tenant and
+// Change is one change of posture, a row of docs/fleet-repo.md's table. Tenant and
 // Namespace are empty for the guard, which is fleet-wide.
 type Change struct {
 	Tenant    string     `json:"tenant"`
@@ -60,7 +61,7 @@ type Change struct {
 	Role string `json:"-"`
 }
 
-// Compare lists what changes from old to new, sorted as SPEC 6.1 says:
+// Compare lists what changes from old to new, sorted as the summary shows them:
 // weakening first, then by tenant namespace, change and subject.
 //
 // A tenant added or removed is one tenant change, and a ComputePlane
@@ -186,7 +187,7 @@ func compareGuard(old, new *Guard) []Change {
 	return out
 }
 
-// Sort orders changes as SPEC 6.1 says: weakening first, then by tenant
+// Sort orders changes as the summary shows them: weakening first, then by tenant
 // namespace (the fleet-wide guard first), change and subject; from, to and
 // role keep the order total.
 func Sort(cs []Change) {

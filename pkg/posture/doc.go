@@ -3,7 +3,7 @@
 // ComputePlane, the Pod Security level and exemptions of its cluster, which
 // of its apps the cluster's VMs may reach, where each app runs, whether the
 // VMs may reach the ancestors' ingress, the cluster's node groups, and the
-// management-plane guard with its identities (SPEC 6.1).
+// management-plane guard with its identities (docs/fleet-repo.md, "The posture change").
 //
 // Both sides are read the same way, from the objects alone, never from the
 // inputs that made them: the committed fleet folder holds only objects, and

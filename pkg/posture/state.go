@@ -8,7 +8,7 @@ import (
 )
 
 // PodSecurityNone is the level of a ComputePlane under delivery: Platform,
-// whose cluster runs without Pod Security (SPEC 3.3).
+// whose cluster runs without Pod Security (docs/security.md).
 const PodSecurityNone = "none"
 
 // State is one side's posture: per tenant namespace, and the guard.

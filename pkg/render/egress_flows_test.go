@@ -12,7 +12,7 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
 
-// expectEgress is the contract of the egress policy (SPEC 3.3), written as
+// expectEgress is the contract of the egress policy (docs/security.md), written as
 // a plain decision over one flow from a VM of tenant-acme's ComputePlane, to
 // check the policy against: independently of how the policy expresses it.
 // It answers for the policy alone; what the tenant baseline adds or takes

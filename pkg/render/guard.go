@@ -660,7 +660,7 @@ func guardIdentities(g api.GuardConfig) (string, error) {
 	return string(data), nil
 }
 
-// guardValidations are the rules G1 to G4 (SPEC 3.5, docs/guard.md).
+// guardValidations are the rules G1 to G4 (docs/guard.md).
 func guardValidations() []admissionv1.Validation {
 	forbidden := metav1.StatusReasonForbidden
 	return []admissionv1.Validation{
@@ -730,7 +730,7 @@ func guardRules() []admissionv1.NamedRuleWithOperations {
 	}
 }
 
-// RenderGuard builds the management-plane guard of SPEC 3.5: the
+// RenderGuard builds the management-plane guard (docs/guard.md): the
 // ValidatingAdmissionPolicy computeplane-guard and its binding, cluster-scoped
 // platform objects, from the fleet's guard config, the kinds its
 // definitions place on the ComputePlane and the cluster's release name.

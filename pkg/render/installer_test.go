@@ -13,12 +13,10 @@ import (
 	rbacvalidation "k8s.io/component-helpers/auth/rbac/validation"
 	"sigs.k8s.io/yaml"
 
+	"github.com/computeplane-dev/computeplane-fn/internal/testkit/crdtest"
 	"github.com/computeplane-dev/computeplane-fn/pkg/model"
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 )
-
-// clusterChart is the apps/kubernetes chart of Cozystack 3c780acd.
-const clusterChart = "../../../shared/third_party/cozystack/packages/apps/kubernetes/templates"
 
 // chartResources names the resource of every kind the chart's templates
 // create or look up, and whether it is cluster-scoped.
@@ -65,6 +63,8 @@ type chartObject struct {
 // and the lookups they make.
 func readChart(t *testing.T) (objs []chartObject, lookups []chartObject) {
 	t.Helper()
+	// The apps/kubernetes chart of Cozystack 3c780acd.
+	clusterChart := filepath.Join(crdtest.SharedDir(t), "third_party", "cozystack", "packages", "apps", "kubernetes", "templates")
 	if _, err := os.Stat(clusterChart); err != nil {
 		t.Skipf("the apps/kubernetes chart is not here (%v): ../shared/third_party is needed", err)
 	}

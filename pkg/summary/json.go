@@ -9,7 +9,7 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/posture"
 )
 
-// JSON is the summary for a bot (SPEC 6.1): the tenants of the new render,
+// JSON is the summary for a bot (docs/fleet-repo.md): the tenants of the new render,
 // the posture changes sorted weakening first, and the files that change.
 // Every list is sorted and present, empty rather than null. APIVersion and
 // Kind come first and name the shape (JSONAPIVersion, JSONKind), as a

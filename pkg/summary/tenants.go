@@ -9,7 +9,7 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 )
 
-// Tenant is one tenant of the new render in the JSON summary (SPEC 6.1).
+// Tenant is one tenant of the new render in the JSON summary (docs/fleet-repo.md).
 type Tenant struct {
 	Name         string   `json:"name"`
 	Namespace    string   `json:"namespace"`

@@ -76,7 +76,7 @@ const FleetUnitsArtifactName = PlatformUnitName
 // AdditiveCELDependencyCheck gate (off in Cozystack's and stock Flux), the
 // expression replaces the built-in check, which for Kustomizations of two
 // sources compares nothing more; kustomize-controller has read readyExpr
-// since v1.7, older than every supported platform (SPEC section 6).
+// since v1.7, older than every supported platform (docs/platforms.md).
 //
 // The fields are tested with has() first: kustomize-controller hands the
 // Kustomization over without the fields that are empty.

@@ -12,7 +12,8 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/units"
 )
 
-// TestClusterStaysInTheBaseUnit is the property of SPEC 3.3: whatever the
+// TestClusterStaysInTheBaseUnit is the property of the cluster's hardening
+// (docs/security.md): whatever the
 // split, a tenant's cluster HelmRelease, its computeplane-admission
 // ConfigMap and its computeplane-egress policy land in one unit, the
 // namespace's base unit (part 0), so that the cluster is never applied

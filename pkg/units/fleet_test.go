@@ -23,6 +23,7 @@ const quickstartFleet = `
     path: ./clusters/management/fleet
     shards: 2
     wiringGroups: 2
+    unitSource: FleetSource # the layout these tests read; fixtures/fleet-external-artifacts has the other
 `
 
 // TestStandaloneFleet renders the quickstart example with spec.fleet, writes

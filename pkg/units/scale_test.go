@@ -65,6 +65,7 @@ func TestShardsSpreadTenants(t *testing.T) {
     sourceRef: {kind: GitRepository, name: fleet, namespace: flux-system}
     path: ./fleet
     shards: 2
+    unitSource: FleetSource
 `)
 			perShard := map[string]int{}
 			shardOf := map[string]string{} // namespace -> shard
@@ -258,6 +259,7 @@ func TestSmallFleetSmallWiring(t *testing.T) {
 	files, _ := generatedFleetFiles(t, 3, `  fleet:
     sourceRef: {kind: GitRepository, name: fleet, namespace: flux-system}
     path: ./fleet
+    unitSource: FleetSource
 `)
 	wiring := 0
 	groups := map[string]bool{}

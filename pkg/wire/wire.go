@@ -71,7 +71,7 @@ const (
 )
 
 // GuardName names the ValidatingAdmissionPolicy of the management-plane
-// guard (SPEC 3.5) and its binding; the posture summary names the guard's
+// guard (docs/guard.md) and its binding; the posture summary names the guard's
 // on and off by it too.
 const GuardName = "computeplane-guard"
 

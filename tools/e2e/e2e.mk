@@ -151,8 +151,9 @@ e2e: tools build e2e-tools ## Run the real-control-plane suite (etcd, kube-apise
 # builds only the components it runs (no helm-controller, no Cozystack's).
 E2E_BENCH_TENANTS ?= 100 1000
 E2E_BENCH_TIMEOUT ?= 240m
-# spec.fleet.unitSource of the fleet: FleetSource (the default) or
-# ExternalArtifact (kustomize-controller then runs with the gate Cozystack sets).
+# spec.fleet.unitSource of the fleet, named in its config: FleetSource (the
+# bench's default, as its earlier readings were taken) or ExternalArtifact
+# (kustomize-controller then runs with the gate Cozystack sets).
 # The Flux layout of the bench: Cozystack (its controllers as one account in
 # cozy-fluxcd) or FluxInstall (stock Flux, each controller its own account in
 # flux-system).

@@ -1,6 +1,6 @@
 // Package readback reads rendered YAML back the way the tools that apply it
 // read it, for tests of the property "what is validated is what is
-// applied" (SPEC 7).
+// applied" (docs/limits.md).
 //
 // The function validates and renders with go-yaml v3 (YAML 1.2 with the
 // nodes' tags: yamlnode.ToValue). kubectl and Flux turn a manifest into JSON

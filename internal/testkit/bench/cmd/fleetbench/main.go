@@ -45,7 +45,7 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/internal/testkit/fleetgen"
 )
 
-// Targets of SPEC section 7, checked at the largest size.
+// The scale targets (docs/performance.md), checked at the largest size.
 const (
 	maxWall   = 15 * time.Second
 	maxRSS    = 1 << 30
