@@ -127,6 +127,23 @@ func acmeChange(change posture.ChangeKind, subject, from, to string, weakens boo
 	return posture.Change{Tenant: "acme", Namespace: "tenant-acme", Change: change, Subject: subject, From: from, To: to, Weakens: weakens}
 }
 
+// because gives a change its cause.
+func because(c posture.Change, cause string) posture.Change {
+	c.Cause = cause
+	return c
+}
+
+func fact(tenant string, kind posture.FactKind, subject, from, to, cause string) posture.Fact {
+	return posture.Fact{Tenant: tenant, Namespace: "tenant-" + tenant, Fact: kind, Subject: subject, From: from, To: to, Cause: cause}
+}
+
+// n8nRoute is the definition change of N8N's placement.
+func n8nRoute(from, to string, weakens bool) posture.Change {
+	return posture.Change{Change: posture.ChangeDefinition, Subject: "N8N", From: from, To: to, Weakens: weakens, Cause: "ApplicationDefinition n8n"}
+}
+
+const n8nPlacement = "ApplicationDefinition n8n (placement)"
+
 var (
 	reachableNotebooks = edit{acme, "  name: notebooks\n  namespace: tenant-acme\n", "  name: notebooks\n  namespace: tenant-acme\n  annotations:\n    computeplane.dev/reachable-from-computeplane: \"true\"\n"}
 	podSecurity        = func(level string) edit {
@@ -152,6 +169,7 @@ func TestReview(t *testing.T) {
 		name          string
 		before, after []edit
 		want          []posture.Change
+		facts         []posture.Fact
 	}{{
 		name: "nothing changes",
 	}, {
@@ -183,11 +201,22 @@ func TestReview(t *testing.T) {
 	}, {
 		name:  "a kind leaves the ComputePlane",
 		after: []edit{{n8n, "  placement: ComputePlane\n", "  placement: ManagementPlane\n"}},
-		want:  []posture.Change{acmeChange(posture.ChangePlacement, "N8N/automations", "ComputePlane", "ManagementPlane", true)},
+		want: []posture.Change{
+			n8nRoute("ComputePlane", "ManagementPlane", true),
+			because(acmeChange(posture.ChangePlacement, "N8N/automations", "ComputePlane", "ManagementPlane", true), n8nPlacement),
+		},
+		facts: []posture.Fact{fact("acme", posture.FactMoved, "N8N/automations", "ComputePlane", "ManagementPlane", n8nPlacement)},
 	}, {
-		name:   "a kind moves onto the ComputePlane",
+		name:   "a kind moves onto the ComputePlane: it leaves the dashboard",
 		before: []edit{{n8n, "  placement: ComputePlane\n", "  placement: ManagementPlane\n"}},
-		want:   []posture.Change{acmeChange(posture.ChangePlacement, "N8N/automations", "ManagementPlane", "ComputePlane", false)},
+		want: []posture.Change{
+			n8nRoute("ManagementPlane", "ComputePlane", false),
+			because(acmeChange(posture.ChangePlacement, "N8N/automations", "ManagementPlane", "ComputePlane", false), n8nPlacement),
+		},
+		facts: []posture.Fact{
+			fact("acme", posture.FactDashboardLost, "N8N/automations", "listed", "unlisted", n8nPlacement),
+			fact("acme", posture.FactMoved, "N8N/automations", "ManagementPlane", "ComputePlane", n8nPlacement),
+		},
 	}, {
 		name:   "node groups added, changed, removed",
 		before: []edit{knobs("    md0: {instanceType: u1.medium, minReplicas: 1, maxReplicas: 3, diskSize: 20Gi, roles: [ingress-nginx]}\n    old: {instanceType: u1.small, minReplicas: 0, maxReplicas: 1, diskSize: 20Gi}\n")},
@@ -203,17 +232,26 @@ func TestReview(t *testing.T) {
 			{tenant, "  name: acme\n  namespace: tenant-root\nspec:\n  computeplane: true\n", "  name: acme\n  namespace: tenant-root\nspec:\n  computeplane: false\n"},
 			{acme, "", "apiVersion: apps.cozystack.io/v1alpha1\nkind: Postgres\nmetadata:\n  name: notebooks\n  namespace: tenant-acme\nspec:\n  replicas: 2\n"},
 		},
-		want: []posture.Change{acmeChange(posture.ChangeComputePlane, "tenant-acme", "enabled", "disabled", true)},
+		want: []posture.Change{because(acmeChange(posture.ChangeComputePlane, "tenant-acme", "enabled", "disabled", true), "Tenant acme (spec.computeplane)")},
+		facts: []posture.Fact{
+			fact("acme", posture.FactClusterKept, "tenant-acme", "present", "absent", "Tenant acme (spec.computeplane)"),
+			fact("acme", posture.FactRemoved, "JupyterHub/research", "ComputePlane", "absent", "JupyterHub tenant-acme/research"),
+			fact("acme", posture.FactRemoved, "N8N/automations", "ComputePlane", "absent", "N8N tenant-acme/automations"),
+		},
 	}, {
 		name:  "a ComputePlane is enabled",
 		after: []edit{{tenant, "  name: globex\n  namespace: tenant-root\nspec:\n  computeplane: false\n", "  name: globex\n  namespace: tenant-root\nspec:\n  computeplane: true\n"}},
-		want:  []posture.Change{{Tenant: "globex", Namespace: "tenant-globex", Change: posture.ChangeComputePlane, Subject: "tenant-globex", From: "disabled", To: "enabled"}},
+		want:  []posture.Change{{Tenant: "globex", Namespace: "tenant-globex", Change: posture.ChangeComputePlane, Subject: "tenant-globex", From: "disabled", To: "enabled", Cause: "Tenant globex (spec.computeplane)"}},
 	}, {
 		name:  "a tenant is removed, another added",
 		after: []edit{{globex, "", strings.ReplaceAll("apiVersion: apps.cozystack.io/v1alpha1\nkind: Postgres\nmetadata:\n  name: orders\n  namespace: tenant-initech\nspec: {}\n", "\t", "")}, {tenant, "  name: globex\n", "  name: initech\n"}},
 		want: []posture.Change{
-			{Tenant: "globex", Namespace: "tenant-globex", Change: posture.ChangeTenant, Subject: "tenant-globex", From: "present", To: "absent"},
-			{Tenant: "initech", Namespace: "tenant-initech", Change: posture.ChangeTenant, Subject: "tenant-initech", From: "absent", To: "present"},
+			{Tenant: "globex", Namespace: "tenant-globex", Change: posture.ChangeTenant, Subject: "tenant-globex", From: "present", To: "absent", Cause: "Tenant globex"},
+			{Tenant: "initech", Namespace: "tenant-initech", Change: posture.ChangeTenant, Subject: "tenant-initech", From: "absent", To: "present", Cause: "Tenant initech"},
+		},
+		facts: []posture.Fact{
+			fact("globex", posture.FactRemoved, "Postgres/orders", "ManagementPlane", "absent", "Tenant globex"),
+			fact("initech", posture.FactAdded, "Postgres/orders", "absent", "ManagementPlane", "Tenant initech"),
 		},
 	}, {
 		name:  "delivery Platform: the cluster is the platform's, its ComputePlane runs without Pod Security, its credentials readable by the tenant",
@@ -222,6 +260,9 @@ func TestReview(t *testing.T) {
 			acmeChange(posture.ChangeCredentials, "tenant-acme", posture.CredentialsWithheld, posture.CredentialsReadable, true),
 			acmeChange(posture.ChangePodSecurity, "tenant-acme", "restricted", "none", true),
 		},
+		// The Direct cluster is never pruned: until someone deletes it, it
+		// runs beside the platform's.
+		facts: []posture.Fact{fact("acme", posture.FactClusterKept, "tenant-acme", "present", "absent", "spec.delivery")},
 	}, {
 		name:   "delivery Platform: an app becomes reachable",
 		before: []edit{platform},
@@ -239,15 +280,15 @@ func TestReview(t *testing.T) {
 	}, {
 		name:  "the guard is turned off",
 		after: []edit{guardConfig("    enabled: false\n")},
-		want:  []posture.Change{{Change: posture.ChangeGuard, Subject: "computeplane-guard", From: "enabled", To: "disabled", Weakens: true}},
+		want:  []posture.Change{{Change: posture.ChangeGuard, Subject: "computeplane-guard", From: "enabled", To: "disabled", Weakens: true, Cause: "spec.guard.enabled"}},
 	}, {
 		name:  "a Flux identity is added to the guard",
 		after: []edit{guardConfig("    fluxIdentities: [system:serviceaccount:flux-system:computeplane-fleet, system:serviceaccount:ci:deployer]\n")},
-		want:  []posture.Change{{Change: posture.ChangeGuard, Subject: "system:serviceaccount:ci:deployer", From: "absent", To: "present", Weakens: true, Role: wire.GuardFluxIdentitiesVariable}},
+		want:  []posture.Change{{Change: posture.ChangeGuard, Subject: "system:serviceaccount:ci:deployer", From: "absent", To: "present", Weakens: true, Role: wire.GuardFluxIdentitiesVariable, Cause: "spec.guard.fluxIdentities"}},
 	}, {
 		name:   "the guard is turned on again",
 		before: []edit{guardConfig("    enabled: false\n")},
-		want:   []posture.Change{{Change: posture.ChangeGuard, Subject: "computeplane-guard", From: "disabled", To: "enabled"}},
+		want:   []posture.Change{{Change: posture.ChangeGuard, Subject: "computeplane-guard", From: "disabled", To: "enabled", Cause: "spec.guard.enabled"}},
 	}, {
 		name:   "the Flux unit layout (spec.fleet) reads the same",
 		before: []edit{fluxUnits},
@@ -282,17 +323,22 @@ func TestReview(t *testing.T) {
 		after: []edit{podSecurity("privileged"), {n8n, "  placement: ComputePlane\n", "  placement: ManagementPlane\n"},
 			{tenant, "  name: globex\n  namespace: tenant-root\nspec:\n  computeplane: false\n", "  name: globex\n  namespace: tenant-root\nspec:\n  computeplane: true\n"}},
 		want: []posture.Change{
-			acmeChange(posture.ChangePlacement, "N8N/automations", "ComputePlane", "ManagementPlane", true),
+			n8nRoute("ComputePlane", "ManagementPlane", true),
+			because(acmeChange(posture.ChangePlacement, "N8N/automations", "ComputePlane", "ManagementPlane", true), n8nPlacement),
 			acmeChange(posture.ChangePodSecurity, "tenant-acme", "restricted", "privileged", true),
 			acmeChange(posture.ChangeExposure, "Postgres/notebooks", "reachable", "denied", false),
-			{Tenant: "globex", Namespace: "tenant-globex", Change: posture.ChangeComputePlane, Subject: "tenant-globex", From: "disabled", To: "enabled"},
+			{Tenant: "globex", Namespace: "tenant-globex", Change: posture.ChangeComputePlane, Subject: "tenant-globex", From: "disabled", To: "enabled", Cause: "Tenant globex (spec.computeplane)"},
 		},
+		facts: []posture.Fact{fact("acme", posture.FactMoved, "N8N/automations", "ComputePlane", "ManagementPlane", n8nPlacement)},
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			res := review(t, tc.before, tc.after)
 			if diff := cmp.Diff(tc.want, res.Changes); diff != "" {
 				t.Errorf("changes (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.facts, res.Facts); diff != "" {
+				t.Errorf("lifecycle facts (-want +got):\n%s", diff)
 			}
 			if len(res.Problems) > 0 {
 				t.Errorf("problems: %v", res.Problems)

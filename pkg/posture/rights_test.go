@@ -35,7 +35,7 @@ func TestRightsAndNamespaces(t *testing.T) {
 		old:  []posture.Record{routedApp("a", "computeplane-app-a", "tenant-acme-a")},
 		new:  []posture.Record{routedApp("a", "computeplane-app-a", "tenant-acme-a"), grant("computeplane-app-a", "cluster-admin")},
 		want: []posture.Change{{Tenant: "acme", Namespace: "tenant-acme", Change: posture.ChangeRights, Subject: "JupyterHub/a",
-			From: posture.RightsNamespaceAdmin, To: posture.RightsNamespaceAdmin + posture.GrantPrefix + "cluster-admin", Weakens: true}},
+			From: posture.RightsNamespaceAdmin, To: posture.RightsNamespaceAdmin + posture.GrantPrefix + "cluster-admin", Weakens: true, Cause: "spec.routing.grants"}},
 	}, {
 		name: "shared namespaces weaken",
 		old:  []posture.Record{routedApp("a", "computeplane-app-a", "tenant-acme-a")},
