@@ -160,6 +160,11 @@ var (
 	fluxUnits = edit{config, "  delivery: Direct\n", "  delivery: Direct\n  fleet:\n    sourceRef: {kind: GitRepository, name: fleet}\n    path: ./rendered\n"}
 	// fluxArtifacts lays each namespace out below its wiring group
 	// (_flux/ns-<g>-of-<n>/<namespace>/...), baselines included.
+	editable      = edit{config, "  inputs:", "  routing:\n    editableThroughAPI: true\n  inputs:"}
+	grantRules    = func(verbs string) edit {
+		return edit{config, "  inputs:", "  routing:\n    namespaces: PerApp\n    grants:\n    - definition: jupyterhub\n      clusterRole: jupyterhub-cluster\n      rules: [{apiGroups: [scheduling.k8s.io], resources: [priorityclasses], verbs: [" + verbs + "]}]\n  inputs:"}
+	}
+	noN8NApp      = edit{acme, "---\napiVersion: apps.cozystack.io/v1alpha1\nkind: N8N\nmetadata:\n  name: automations\n  namespace: tenant-acme\nspec: {}\n", ""}
 	jupyterGrant  = edit{config, "  inputs:", "  routing:\n    namespaces: PerApp\n    grants:\n    - {definition: jupyterhub, clusterRole: view}\n  inputs:"}
 	fluxArtifacts = edit{config, "  delivery: Direct\n", "  delivery: Direct\n  fleet:\n    sourceRef: {kind: GitRepository, name: fleet}\n    path: ./rendered\n    unitSource: ExternalArtifact\n"}
 )
@@ -317,6 +322,48 @@ func TestReview(t *testing.T) {
 		name:   "switching back from a source per namespace changes no posture, grants included",
 		before: []edit{fluxArtifacts, jupyterGrant},
 		after:  []edit{fluxUnits, jupyterGrant},
+	}, {
+		name:  "routed releases become editable through Cozystack's API",
+		after: []edit{editable},
+		want:  []posture.Change{because(acmeChange(posture.ChangeRouting, "tenant-acme", "fleet", "api", true), "spec.routing.editableThroughAPI")},
+	}, {
+		name:   "routed releases editable only through the fleet again: they leave the dashboard",
+		before: []edit{editable},
+		want:   []posture.Change{because(acmeChange(posture.ChangeRouting, "tenant-acme", "api", "fleet", false), "spec.routing.editableThroughAPI")},
+		facts: []posture.Fact{
+			fact("acme", posture.FactDashboardLost, "JupyterHub/research", "listed", "unlisted", "spec.routing.editableThroughAPI"),
+			fact("acme", posture.FactDashboardLost, "N8N/automations", "listed", "unlisted", "spec.routing.editableThroughAPI"),
+		},
+	}, {
+		// The flat folder carries the baseline as a HelmRelease's values.
+		name:  "a grant, read from the baseline release",
+		after: []edit{jupyterGrant},
+		want: []posture.Change{
+			because(acmeChange(posture.ChangeRights, "JupyterHub/research", "namespace-admin", "namespace-admin + ClusterRole view", true), "spec.routing.grants"),
+			acmeChange(posture.ChangeNamespaces, "tenant-acme", "Shared", "PerApp", false),
+		},
+	}, {
+		name:   "a granted ClusterRole allows more",
+		before: []edit{grantRules("get")},
+		after:  []edit{grantRules("get, create")},
+		want: []posture.Change{because(acmeChange(posture.ChangeRouting, "ClusterRole jupyterhub-cluster",
+			"scheduling.k8s.io/priorityclasses:get", "scheduling.k8s.io/priorityclasses:create scheduling.k8s.io/priorityclasses:get", true), "spec.routing.grants")},
+	}, {
+		name:   "a granted ClusterRole allows less, under the Flux unit layout",
+		before: []edit{fluxUnits, grantRules("get, create")},
+		after:  []edit{fluxUnits, grantRules("get")},
+		want: []posture.Change{because(acmeChange(posture.ChangeRouting, "ClusterRole jupyterhub-cluster",
+			"scheduling.k8s.io/priorityclasses:create scheduling.k8s.io/priorityclasses:get", "scheduling.k8s.io/priorityclasses:get", false), "spec.routing.grants")},
+	}, {
+		name:   "a definition leaves the ComputePlane with no app of its kind",
+		before: []edit{noN8NApp},
+		after:  []edit{noN8NApp, {n8n, "  placement: ComputePlane\n", "  placement: ManagementPlane\n"}},
+		want:   []posture.Change{n8nRoute("ComputePlane", "ManagementPlane", true)},
+	}, {
+		name:  "a routed definition's chart changes",
+		after: []edit{{n8n, "      name: cozystack-n8n-application-default-n8n\n", "      name: n8n-fork\n"}},
+		want: []posture.Change{{Change: posture.ChangeDefinition, Subject: "N8N", Weakens: true, Cause: "ApplicationDefinition n8n",
+			From: "ExternalArtifact cozy-system/cozystack-n8n-application-default-n8n", To: "ExternalArtifact cozy-system/n8n-fork"}},
 	}, {
 		name:   "several at once, weakening first",
 		before: []edit{reachableNotebooks},
