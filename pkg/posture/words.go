@@ -217,9 +217,9 @@ func FactSentence(f Fact) string {
 	case FactAdded:
 		return fmt.Sprintf("`%s` is added: Helm installs it on %s", f.Subject, where(f.To))
 	case FactRemoved:
-		return fmt.Sprintf("`%s` is removed: Helm uninstalls it from %s, and what its chart keeps on uninstall (volumes) stays there", f.Subject, where(f.From))
+		return fmt.Sprintf("`%s` is removed: Helm uninstalls it from %s", f.Subject, where(f.From))
 	case FactMoved:
-		return fmt.Sprintf("`%s` moves from %s to %s: Helm installs it afresh there and uninstalls it here; its data (volumes, databases) does not move", f.Subject, where(f.From), where(f.To))
+		return fmt.Sprintf("`%s` moves from %s to %s: Helm installs it afresh on the new cluster and uninstalls it from the old one; its data (volumes, databases) does not move with it", f.Subject, where(f.From), where(f.To))
 	case FactClusterKept:
 		return "its ComputePlane's cluster leaves the fleet but keeps running: prune is disabled on it, so Flux never deletes it, VMs and disks included, until someone deletes its HelmRelease by hand"
 	case FactDashboardLost:
