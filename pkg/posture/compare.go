@@ -108,14 +108,10 @@ func Compare(old, new *State) []Change {
 		}
 		switch {
 		case o == nil:
-			c := with(ChangeTenant, ns, Absent, Present, false)
-			c.Cause = "Tenant " + c.Tenant
-			add(c)
+			add(with(ChangeTenant, ns, Absent, Present, false))
 			continue
 		case n == nil:
-			c := with(ChangeTenant, ns, Present, Absent, false)
-			c.Cause = "Tenant " + c.Tenant
-			add(c)
+			add(with(ChangeTenant, ns, Present, Absent, false))
 			continue
 		}
 		for _, app := range unionKeys(o.Apps, n.Apps) {
@@ -140,28 +136,33 @@ func Compare(old, new *State) []Change {
 			continue
 		}
 		if o.PodSecurity != n.PodSecurity {
-			add(with(ChangePodSecurity, ns, o.PodSecurity, n.PodSecurity, levelRank(n.PodSecurity) < levelRank(o.PodSecurity)))
+			c := with(ChangePodSecurity, ns, o.PodSecurity, n.PodSecurity, levelRank(n.PodSecurity) < levelRank(o.PodSecurity))
+			c.Cause = "spec.cluster.podSecurity"
+			if o.PodSecurity == PodSecurityNone || n.PodSecurity == PodSecurityNone {
+				c.Cause = "spec.delivery"
+			}
+			add(c)
 		}
 		// An exemption means something only where a level is enforced:
 		// from or to privileged, the level's change says it all.
 		if levelRank(o.PodSecurity) > 0 && levelRank(n.PodSecurity) > 0 {
 			added, removed := diffSets(o.Exempt, n.Exempt)
 			for _, x := range added {
-				add(with(ChangeExemption, x, Absent, Present, true))
+				add(because(with(ChangeExemption, x, Absent, Present, true), exemptionCause))
 			}
 			for _, x := range removed {
-				add(with(ChangeExemption, x, Present, Absent, false))
+				add(because(with(ChangeExemption, x, Present, Absent, false), exemptionCause))
 			}
 		}
 		added, removed := diffSets(o.Reachable, n.Reachable)
 		for _, x := range added {
-			add(with(ChangeExposure, x, Denied, Reachable, true))
+			add(because(with(ChangeExposure, x, Denied, Reachable, true), exposureCause(ns, x)))
 		}
 		for _, x := range removed {
-			add(with(ChangeExposure, x, Reachable, Denied, false))
+			add(because(with(ChangeExposure, x, Reachable, Denied, false), exposureCause(ns, x)))
 		}
 		if o.AncestorIngress != "" && n.AncestorIngress != "" && o.AncestorIngress != n.AncestorIngress {
-			add(with(ChangeEgress, ns, o.AncestorIngress, n.AncestorIngress, n.AncestorIngress == Allowed))
+			add(because(with(ChangeEgress, ns, o.AncestorIngress, n.AncestorIngress, n.AncestorIngress == Allowed), "spec.cluster.egress.allowAncestorIngress"))
 		}
 		for _, app := range unionKeys(o.Rights, n.Rights) {
 			from, inOld := o.Rights[app]
@@ -196,7 +197,7 @@ func Compare(old, new *State) []Change {
 			add(with(ChangeCredentials, ns, o.Credentials, n.Credentials, n.Credentials == CredentialsReadable))
 		}
 		if o.AppNamespaces != "" && n.AppNamespaces != "" && o.AppNamespaces != n.AppNamespaces {
-			add(with(ChangeNamespaces, ns, o.AppNamespaces, n.AppNamespaces, n.AppNamespaces == api.NamespacesShared))
+			add(because(with(ChangeNamespaces, ns, o.AppNamespaces, n.AppNamespaces, n.AppNamespaces == api.NamespacesShared), "spec.routing.namespaces"))
 		}
 		for _, g := range unionKeys(o.NodeGroups, n.NodeGroups) {
 			from, to := cmp.Or(o.NodeGroups[g], Absent), cmp.Or(n.NodeGroups[g], Absent)
@@ -209,6 +210,20 @@ func Compare(old, new *State) []Change {
 	out = append(out, compareRoutes(old.Guard, new.Guard)...)
 	Sort(out)
 	return out
+}
+
+// exemptionCause: the cluster's level and addons decide its exemptions.
+const exemptionCause = "spec.cluster.podSecurity and spec.cluster.values"
+
+// exposureCause names the app whose annotation opens it to the VMs.
+func exposureCause(ns, app string) string {
+	kind, name, _ := strings.Cut(app, "/")
+	return kind + " " + ns + "/" + name + " (annotation " + api.ReachableAnnotation + ")"
+}
+
+func because(c Change, cause string) Change {
+	c.Cause = cause
+	return c
 }
 
 // RolePrefix begins the subject of a routing change of a ClusterRole.

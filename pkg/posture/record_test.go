@@ -202,7 +202,8 @@ spec:
 	}
 	old := posture.Assemble([]posture.Record{read(t, routed), read(t, egressPolicy("tenant-acme", ""))})
 	new := posture.Assemble([]posture.Record{read(t, routed), read(t, strings.Replace(egressPolicy("tenant-acme", ""), "values: [notebooks]", "values: [notebooks, orders]", 1))})
-	want := []posture.Change{{Tenant: "acme", Namespace: "tenant-acme", Change: posture.ChangeExposure, Subject: "Postgres/orders", From: "denied", To: "reachable", Weakens: true}}
+	want := []posture.Change{{Tenant: "acme", Namespace: "tenant-acme", Change: posture.ChangeExposure, Subject: "Postgres/orders", From: "denied", To: "reachable", Weakens: true,
+		Cause: "Postgres tenant-acme/orders (annotation computeplane.dev/reachable-from-computeplane)"}}
 	if diff := cmp.Diff(want, posture.Compare(old, new)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
@@ -308,7 +309,7 @@ spec:
   - {name: fluxIdentities, expression: '["flux"]'}
   - {name: computePlaneKinds, expression: '["JupyterHub","N8N"]'}
   - {name: computePlaneCharts, expression: '[{"kind":"ExternalArtifact","name":"a","namespace":"cozy-system"},{"kind":"ExternalArtifact","name":"b","namespace":"cozy-system"}]'}
-`), state(guardRouting("["+jupyterRouteJSON+"]")), []posture.Change{
+`), state(guardRouting("[" + jupyterRouteJSON + "]")), []posture.Change{
 			{Change: posture.ChangeDefinition, Subject: "N8N", From: "ComputePlane", To: "ManagementPlane", Weakens: true},
 		}},
 		// An older policy with its variables inlined states no routes this

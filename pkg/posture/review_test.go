@@ -144,6 +144,16 @@ func n8nRoute(from, to string, weakens bool) posture.Change {
 
 const n8nPlacement = "ApplicationDefinition n8n (placement)"
 
+// The inputs that cause the changes of these cases.
+const (
+	byPodSecurity     = "spec.cluster.podSecurity"
+	byExemption       = "spec.cluster.podSecurity and spec.cluster.values"
+	byReachable       = "Postgres tenant-acme/notebooks (annotation computeplane.dev/reachable-from-computeplane)"
+	byAncestorIngress = "spec.cluster.egress.allowAncestorIngress"
+	byDelivery        = "spec.delivery"
+	byNamespaces      = "spec.routing.namespaces"
+)
+
 var (
 	reachableNotebooks = edit{acme, "  name: notebooks\n  namespace: tenant-acme\n", "  name: notebooks\n  namespace: tenant-acme\n  annotations:\n    computeplane.dev/reachable-from-computeplane: \"true\"\n"}
 	podSecurity        = func(level string) edit {
@@ -160,8 +170,8 @@ var (
 	fluxUnits = edit{config, "  delivery: Direct\n", "  delivery: Direct\n  fleet:\n    sourceRef: {kind: GitRepository, name: fleet}\n    path: ./rendered\n"}
 	// fluxArtifacts lays each namespace out below its wiring group
 	// (_flux/ns-<g>-of-<n>/<namespace>/...), baselines included.
-	editable      = edit{config, "  inputs:", "  routing:\n    editableThroughAPI: true\n  inputs:"}
-	grantRules    = func(verbs string) edit {
+	editable   = edit{config, "  inputs:", "  routing:\n    editableThroughAPI: true\n  inputs:"}
+	grantRules = func(verbs string) edit {
 		return edit{config, "  inputs:", "  routing:\n    namespaces: PerApp\n    grants:\n    - definition: jupyterhub\n      clusterRole: jupyterhub-cluster\n      rules: [{apiGroups: [scheduling.k8s.io], resources: [priorityclasses], verbs: [" + verbs + "]}]\n  inputs:"}
 	}
 	noN8NApp      = edit{acme, "---\napiVersion: apps.cozystack.io/v1alpha1\nkind: N8N\nmetadata:\n  name: automations\n  namespace: tenant-acme\nspec: {}\n", ""}
@@ -181,28 +191,28 @@ func TestReview(t *testing.T) {
 		name:  "pod security drops to baseline: the exemption of ingress-nginx goes with it",
 		after: []edit{podSecurity("baseline")},
 		want: []posture.Change{
-			acmeChange(posture.ChangePodSecurity, "tenant-acme", "restricted", "baseline", true),
-			acmeChange(posture.ChangeExemption, "cozy-ingress-nginx", "present", "absent", false),
+			because(acmeChange(posture.ChangePodSecurity, "tenant-acme", "restricted", "baseline", true), byPodSecurity),
+			because(acmeChange(posture.ChangeExemption, "cozy-ingress-nginx", "present", "absent", false), byExemption),
 		},
 	}, {
 		name:   "pod security rises to restricted: ingress-nginx becomes exempt, which weakens that namespace",
 		before: []edit{podSecurity("baseline")},
 		want: []posture.Change{
-			acmeChange(posture.ChangeExemption, "cozy-ingress-nginx", "absent", "present", true),
-			acmeChange(posture.ChangePodSecurity, "tenant-acme", "baseline", "restricted", false),
+			because(acmeChange(posture.ChangeExemption, "cozy-ingress-nginx", "absent", "present", true), byExemption),
+			because(acmeChange(posture.ChangePodSecurity, "tenant-acme", "baseline", "restricted", false), byPodSecurity),
 		},
 	}, {
 		name:  "privileged: no admission ConfigMap, so nothing is enforced",
 		after: []edit{podSecurity("privileged")},
-		want:  []posture.Change{acmeChange(posture.ChangePodSecurity, "tenant-acme", "restricted", "privileged", true)},
+		want:  []posture.Change{because(acmeChange(posture.ChangePodSecurity, "tenant-acme", "restricted", "privileged", true), byPodSecurity)},
 	}, {
 		name:  "an app becomes reachable",
 		after: []edit{reachableNotebooks},
-		want:  []posture.Change{acmeChange(posture.ChangeExposure, "Postgres/notebooks", "denied", "reachable", true)},
+		want:  []posture.Change{because(acmeChange(posture.ChangeExposure, "Postgres/notebooks", "denied", "reachable", true), byReachable)},
 	}, {
 		name:   "an app is no longer reachable",
 		before: []edit{reachableNotebooks},
-		want:   []posture.Change{acmeChange(posture.ChangeExposure, "Postgres/notebooks", "reachable", "denied", false)},
+		want:   []posture.Change{because(acmeChange(posture.ChangeExposure, "Postgres/notebooks", "reachable", "denied", false), byReachable)},
 	}, {
 		name:  "a kind leaves the ComputePlane",
 		after: []edit{{n8n, "  placement: ComputePlane\n", "  placement: ManagementPlane\n"}},
@@ -251,8 +261,8 @@ func TestReview(t *testing.T) {
 		name:  "a tenant is removed, another added",
 		after: []edit{{globex, "", strings.ReplaceAll("apiVersion: apps.cozystack.io/v1alpha1\nkind: Postgres\nmetadata:\n  name: orders\n  namespace: tenant-initech\nspec: {}\n", "\t", "")}, {tenant, "  name: globex\n", "  name: initech\n"}},
 		want: []posture.Change{
-			{Tenant: "globex", Namespace: "tenant-globex", Change: posture.ChangeTenant, Subject: "tenant-globex", From: "present", To: "absent", Cause: "Tenant globex"},
-			{Tenant: "initech", Namespace: "tenant-initech", Change: posture.ChangeTenant, Subject: "tenant-initech", From: "absent", To: "present", Cause: "Tenant initech"},
+			{Tenant: "globex", Namespace: "tenant-globex", Change: posture.ChangeTenant, Subject: "tenant-globex", From: "present", To: "absent"},
+			{Tenant: "initech", Namespace: "tenant-initech", Change: posture.ChangeTenant, Subject: "tenant-initech", From: "absent", To: "present"},
 		},
 		facts: []posture.Fact{
 			fact("globex", posture.FactRemoved, "Postgres/orders", "ManagementPlane", "absent", "Tenant globex"),
@@ -263,7 +273,7 @@ func TestReview(t *testing.T) {
 		after: []edit{platform},
 		want: []posture.Change{
 			acmeChange(posture.ChangeCredentials, "tenant-acme", posture.CredentialsWithheld, posture.CredentialsReadable, true),
-			acmeChange(posture.ChangePodSecurity, "tenant-acme", "restricted", "none", true),
+			because(acmeChange(posture.ChangePodSecurity, "tenant-acme", "restricted", "none", true), byDelivery),
 		},
 		// The Direct cluster is never pruned: until someone deletes it, it
 		// runs beside the platform's.
@@ -272,16 +282,16 @@ func TestReview(t *testing.T) {
 		name:   "delivery Platform: an app becomes reachable",
 		before: []edit{platform},
 		after:  []edit{platform, reachableNotebooks},
-		want:   []posture.Change{acmeChange(posture.ChangeExposure, "Postgres/notebooks", "denied", "reachable", true)},
+		want:   []posture.Change{because(acmeChange(posture.ChangeExposure, "Postgres/notebooks", "denied", "reachable", true), byReachable)},
 	}, {
 		name:  "ancestor ingress allowed",
 		after: []edit{allowAncestorIngress},
-		want:  []posture.Change{acmeChange(posture.ChangeEgress, "tenant-acme", "denied", "allowed", true)},
+		want:  []posture.Change{because(acmeChange(posture.ChangeEgress, "tenant-acme", "denied", "allowed", true), byAncestorIngress)},
 	}, {
 		name:   "ancestor ingress denied again, under Platform",
 		before: []edit{platform, allowAncestorIngress},
 		after:  []edit{platform},
-		want:   []posture.Change{acmeChange(posture.ChangeEgress, "tenant-acme", "allowed", "denied", false)},
+		want:   []posture.Change{because(acmeChange(posture.ChangeEgress, "tenant-acme", "allowed", "denied", false), byAncestorIngress)},
 	}, {
 		name:  "the guard is turned off",
 		after: []edit{guardConfig("    enabled: false\n")},
@@ -299,18 +309,18 @@ func TestReview(t *testing.T) {
 		before: []edit{fluxUnits},
 		after:  []edit{fluxUnits, podSecurity("baseline"), reachableNotebooks},
 		want: []posture.Change{
-			acmeChange(posture.ChangeExposure, "Postgres/notebooks", "denied", "reachable", true),
-			acmeChange(posture.ChangePodSecurity, "tenant-acme", "restricted", "baseline", true),
-			acmeChange(posture.ChangeExemption, "cozy-ingress-nginx", "present", "absent", false),
+			because(acmeChange(posture.ChangeExposure, "Postgres/notebooks", "denied", "reachable", true), byReachable),
+			because(acmeChange(posture.ChangePodSecurity, "tenant-acme", "restricted", "baseline", true), byPodSecurity),
+			because(acmeChange(posture.ChangeExemption, "cozy-ingress-nginx", "present", "absent", false), byExemption),
 		},
 	}, {
 		name:   "a source per namespace (spec.fleet.unitSource: ExternalArtifact) reads the same",
 		before: []edit{fluxArtifacts},
 		after:  []edit{fluxArtifacts, podSecurity("baseline"), reachableNotebooks},
 		want: []posture.Change{
-			acmeChange(posture.ChangeExposure, "Postgres/notebooks", "denied", "reachable", true),
-			acmeChange(posture.ChangePodSecurity, "tenant-acme", "restricted", "baseline", true),
-			acmeChange(posture.ChangeExemption, "cozy-ingress-nginx", "present", "absent", false),
+			because(acmeChange(posture.ChangeExposure, "Postgres/notebooks", "denied", "reachable", true), byReachable),
+			because(acmeChange(posture.ChangePodSecurity, "tenant-acme", "restricted", "baseline", true), byPodSecurity),
+			because(acmeChange(posture.ChangeExemption, "cozy-ingress-nginx", "present", "absent", false), byExemption),
 		},
 	}, {
 		name:   "switching to a source per namespace changes no posture",
@@ -340,7 +350,7 @@ func TestReview(t *testing.T) {
 		after: []edit{jupyterGrant},
 		want: []posture.Change{
 			because(acmeChange(posture.ChangeRights, "JupyterHub/research", "namespace-admin", "namespace-admin + ClusterRole view", true), "spec.routing.grants"),
-			acmeChange(posture.ChangeNamespaces, "tenant-acme", "Shared", "PerApp", false),
+			because(acmeChange(posture.ChangeNamespaces, "tenant-acme", "Shared", "PerApp", false), byNamespaces),
 		},
 	}, {
 		name:   "a granted ClusterRole allows more",
@@ -372,8 +382,8 @@ func TestReview(t *testing.T) {
 		want: []posture.Change{
 			n8nRoute("ComputePlane", "ManagementPlane", true),
 			because(acmeChange(posture.ChangePlacement, "N8N/automations", "ComputePlane", "ManagementPlane", true), n8nPlacement),
-			acmeChange(posture.ChangePodSecurity, "tenant-acme", "restricted", "privileged", true),
-			acmeChange(posture.ChangeExposure, "Postgres/notebooks", "reachable", "denied", false),
+			because(acmeChange(posture.ChangePodSecurity, "tenant-acme", "restricted", "privileged", true), byPodSecurity),
+			because(acmeChange(posture.ChangeExposure, "Postgres/notebooks", "reachable", "denied", false), byReachable),
 			{Tenant: "globex", Namespace: "tenant-globex", Change: posture.ChangeComputePlane, Subject: "tenant-globex", From: "disabled", To: "enabled", Cause: "Tenant globex (spec.computeplane)"},
 		},
 		facts: []posture.Fact{fact("acme", posture.FactMoved, "N8N/automations", "ComputePlane", "ManagementPlane", n8nPlacement)},

@@ -40,7 +40,7 @@ func TestRightsAndNamespaces(t *testing.T) {
 		name: "shared namespaces weaken",
 		old:  []posture.Record{routedApp("a", "computeplane-app-a", "tenant-acme-a")},
 		new:  []posture.Record{routedApp("a", "computeplane-apps", "tenant-acme")},
-		want: []posture.Change{{Tenant: "acme", Namespace: "tenant-acme", Change: posture.ChangeNamespaces, Subject: "tenant-acme", From: api.NamespacesPerApp, To: api.NamespacesShared, Weakens: true}},
+		want: []posture.Change{{Tenant: "acme", Namespace: "tenant-acme", Change: posture.ChangeNamespaces, Subject: "tenant-acme", From: api.NamespacesPerApp, To: api.NamespacesShared, Weakens: true, Cause: "spec.routing.namespaces"}},
 	}, {
 		name: "back to super-admin weakens",
 		old:  []posture.Record{routedApp("a", "computeplane-apps", "tenant-acme")},

@@ -168,7 +168,7 @@ func postureChanges() *posture.Result {
 		{Tenant: "acme", Namespace: "tenant-acme", Change: posture.ChangeEgress, Subject: "tenant-acme", From: "denied", To: "allowed", Weakens: true},
 		{Tenant: "acme", Namespace: "tenant-acme", Change: posture.ChangeNodeGroups, Subject: "md0", From: "u1.medium 0-3 gpus=0", To: "u1.large 1-4 gpus=1"},
 		{Change: posture.ChangeGuard, Subject: "system:serviceaccount:ci:deployer", From: "absent", To: "present", Weakens: true, Role: wire.GuardFluxIdentitiesVariable},
-		{Tenant: "old", Namespace: "tenant-old", Change: posture.ChangeTenant, Subject: "tenant-old", From: "present", To: "absent", Cause: "Tenant old"},
+		{Tenant: "old", Namespace: "tenant-old", Change: posture.ChangeTenant, Subject: "tenant-old", From: "present", To: "absent"},
 		{Change: posture.ChangeDefinition, Subject: "JupyterHub", From: "ComputePlane", To: "ManagementPlane", Weakens: true, Cause: "ApplicationDefinition jupyterhub"},
 		{Change: posture.ChangeDefinition, Subject: "N8N", From: "ExternalArtifact cozy-system/cozystack-n8n", To: "ExternalArtifact cozy-system/n8n-fork", Weakens: true, Cause: "ApplicationDefinition n8n"},
 		{Tenant: "acme", Namespace: "tenant-acme", Change: posture.ChangeRouting, Subject: "tenant-acme", From: posture.EditingFleet, To: posture.EditingAPI, Weakens: true, Cause: "spec.routing.editableThroughAPI"},
