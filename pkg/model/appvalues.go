@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/knobs"
@@ -46,13 +47,13 @@ type appSchema struct {
 }
 
 // compileAppSchema compiles a definition's openAPISchema for its apps'
-// spec; nil without a schema.
-func compileAppSchema(def *api.Definition) appSchema {
-	if def.OpenAPISchema == "" {
+// spec; a nil schema without one.
+func compileAppSchema(openAPISchema string) appSchema {
+	if openAPISchema == "" {
 		return appSchema{}
 	}
 	var schema map[string]any
-	if err := json.Unmarshal([]byte(def.OpenAPISchema), &schema); err != nil {
+	if err := json.Unmarshal([]byte(openAPISchema), &schema); err != nil {
 		return appSchema{err: fmt.Errorf("not a JSON object: %w", err)}
 	}
 	openFreeForm(schema)
@@ -93,55 +94,74 @@ func openFreeForm(schema any) {
 	}
 }
 
-// checkAppValues checks every app's spec against its definition's schema,
-// each schema compiled once, the apps on every core. Under spec.apps.values
-// Warn it returns warnings (Fleet.Warnings reports them), under Refuse
-// problems; a definition whose schema does not compile is a warning either
-// way (it is the platform's, and cozystack-api takes it), and its apps are
-// not checked.
-func (f *Fleet) checkAppValues(apps []*App) (problems, warnings api.Problems) {
+// readApp is an app with the shape of its values, taken when it was read
+// (Reader.Read): apps are usually read before their definitions (the
+// input files are read in the order of their names, apps/ before
+// definitions/), so the shape is what is left to check without decoding
+// the values again.
+type readApp struct {
+	app   *App
+	shape knobs.Shape
+}
+
+// checkAppValues checks every app's values against its definition's
+// schema, each schema compiled once: the shape of each app's values first
+// (knobs.Schema.Suspect, on every core), and only where it may break the
+// schema the values themselves, decoded again, with the API server's own
+// packages, which decide what is reported. Under spec.apps.values Warn it
+// returns warnings (Fleet.Warnings reports them), under Refuse problems; a
+// definition whose schema does not compile is a warning either way (it is
+// the platform's, and cozystack-api takes it), and its apps are not
+// checked.
+func (f *Fleet) checkAppValues(apps []readApp) (problems, warnings api.Problems) {
 	if f.Config.Apps.Values == api.AppValuesIgnore || len(apps) == 0 {
 		return nil, nil
 	}
 	schemas := map[*api.Definition]appSchema{}
 	for _, a := range apps {
-		if _, done := schemas[a.Definition]; done || a.Values == nil {
+		d := a.app.Definition
+		if _, done := schemas[d]; done || a.shape == nil {
 			continue
 		}
-		s := compileAppSchema(a.Definition)
-		schemas[a.Definition] = s
+		s := compileAppSchema(d.OpenAPISchema)
+		schemas[d] = s
 		if s.err != nil {
-			d := a.Definition
 			warnings = append(warnings, api.Errorf(d.Ref, d.Origin, "spec.application.openAPISchema",
 				"the spec of %s apps is not checked against it (spec.apps.values): %v", d.Kind, s.err))
 		}
 	}
-	found := make([]api.Problems, len(apps))
-	var next sync.Mutex
-	i := 0
+	found := make([][]knobs.Violation, len(apps))
+	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(apps)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
-				next.Lock()
-				j := i
-				i++
-				next.Unlock()
-				if j >= len(apps) {
+				i := int(next.Add(1)) - 1
+				if i >= len(apps) {
 					return
 				}
-				if s := schemas[apps[j].Definition]; s.schema != nil {
-					found[j] = checkValues(apps[j], s.schema)
+				a := apps[i]
+				if s := schemas[a.app.Definition].schema; s != nil && s.Suspect(a.shape) {
+					found[i] = findings(s, a.app.Values)
 				}
 			}
 		}()
 	}
 	wg.Wait()
 	var out api.Problems
-	for _, ps := range found {
-		out = append(out, ps...)
+	for i, a := range apps {
+		def := a.app.Definition.Ref.Name
+		for _, v := range found[i] {
+			if v.Keyword == "properties" {
+				out = append(out, api.Errorf(a.app.Ref, a.app.Origin, v.Field,
+					"unknown field: the openAPISchema of ApplicationDefinition %s declares no such field, so the chart would most likely ignore it (cozystack-api and Helm pass it on as written); correct its name", def))
+			} else {
+				out = append(out, api.Errorf(a.app.Ref, a.app.Origin, v.Field,
+					"%s (the openAPISchema of ApplicationDefinition %s); the chart would get it as written and may fail at install, on the cluster", v.Message, def))
+			}
+		}
 	}
 	if f.Config.Apps.Values == api.AppValuesRefuse {
 		return out, warnings
@@ -149,37 +169,31 @@ func (f *Fleet) checkAppValues(apps []*App) (problems, warnings api.Problems) {
 	return nil, append(warnings, out...)
 }
 
-// checkValues reports the fields of one app's spec that its schema does not
-// know and the values of the wrong type.
-func checkValues(a *App, s *knobs.Schema) api.Problems {
-	node, err := yamltext.DecodeValues(a.Values)
+// findings returns what the schema finds in an app's encoded values that
+// is reported: fields it does not know, and values of the wrong type,
+// sorted by field.
+func findings(s *knobs.Schema, values []byte) []knobs.Violation {
+	node, err := yamltext.ReadValues(values)
 	if err != nil {
-		return api.Problems{api.Internal(fmt.Errorf("%s %s/%s: %w", a.Kind, a.Namespace, a.Name, err))}
+		// Text EncodeValues wrote: not reached.
+		return []knobs.Violation{{Field: "spec", Message: err.Error(), Keyword: "type"}}
 	}
 	v, err := yamlnode.ToValue(node, yamlnode.DefaultBudget)
 	if err != nil {
-		return api.Problems{api.Internal(fmt.Errorf("%s %s/%s: %w", a.Kind, a.Namespace, a.Name, err))}
+		return []knobs.Violation{{Field: "spec", Message: err.Error(), Keyword: "type"}}
 	}
-	spec, ok := v.(map[string]any)
+	m, ok := v.(map[string]any)
 	if !ok {
-		// A spec that is not a mapping: its decoding refused it already.
-		return nil
+		return nil // DecodeApp refuses a spec that is not a mapping
 	}
-	var out api.Problems
-	def := a.Definition.Ref.Name
-	violations := s.Check(spec)
-	slices.SortFunc(violations, func(x, y knobs.Violation) int {
-		return cmp.Or(cmp.Compare(x.Field, y.Field), cmp.Compare(x.Message, y.Message))
-	})
-	for _, violation := range violations {
-		switch violation.Keyword {
-		case "properties":
-			out = append(out, api.Errorf(a.Ref, a.Origin, violation.Field,
-				"unknown field: the openAPISchema of ApplicationDefinition %s declares no such field, so the chart would most likely ignore it (cozystack-api and Helm pass it on as written); correct its name", def))
-		case "type":
-			out = append(out, api.Errorf(a.Ref, a.Origin, violation.Field,
-				"%s (the openAPISchema of ApplicationDefinition %s); the chart would get it as written and may fail at install, on the cluster", violation.Message, def))
+	var out []knobs.Violation
+	for _, violation := range s.CheckValues(m) {
+		if violation.Keyword == "properties" || violation.Keyword == "type" {
+			out = append(out, violation)
 		}
 	}
+	slices.SortFunc(out, func(x, y knobs.Violation) int {
+		return cmp.Or(cmp.Compare(x.Field, y.Field), cmp.Compare(x.Message, y.Message))
+	})
 	return out
 }

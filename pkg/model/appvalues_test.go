@@ -1,6 +1,8 @@
 package model_test
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -23,7 +25,7 @@ const postgresSchema = `{"type":"object","properties":{` +
 	`"labels":{"type":"object"},` +
 	`"storageClass":{"type":"string","x-kubernetes-validations":[{"rule":"self == oldSelf","message":"immutable"}]}}}`
 
-func valuesFleet(t *testing.T, mode, schema, spec string) (*model.Fleet, api.Problems) {
+func valuesFleet(t *testing.T, appFirst bool, mode, schema, spec string) (*model.Fleet, api.Problems) {
 	t.Helper()
 	text := `apiVersion: cozystack.io/v1alpha1
 kind: ApplicationDefinition
@@ -45,6 +47,9 @@ metadata: {name: db, namespace: tenant-a}
 		t.Fatal(err)
 	}
 	cfg := &api.Config{Delivery: api.Direct, Apps: api.AppsConfig{Values: mode}}
+	if appFirst {
+		slices.Reverse(objs)
+	}
 	return model.Build(cfg, model.Reader{Config: cfg, EncodeValues: yamltext.EncodeValues}.ReadAll(objs))
 }
 
@@ -96,22 +101,24 @@ func TestAppValues(t *testing.T) {
 		warnings: []api.Problem{{Object: api.ObjectRef{Kind: "ApplicationDefinition", Name: "postgres"}, File: "apps.yaml", Field: "spec.application.openAPISchema",
 			Message: "the spec of Postgres apps is not checked against it (spec.apps.values): not a JSON object: invalid character 'n' looking for beginning of object key string"}},
 	}} {
-		t.Run(tc.name, func(t *testing.T) {
-			schema := tc.schema
-			if schema == "" {
-				schema = postgresSchema
-			}
-			f, problems := valuesFleet(t, tc.mode, schema, tc.spec)
-			if diff := cmp.Diff(api.Problems(tc.problems), problems, cmpProblems); diff != "" {
-				t.Fatalf("problems (-want +got):\n%s", diff)
-			}
-			if f == nil {
-				return
-			}
-			if diff := cmp.Diff(api.Problems(tc.warnings), f.Warnings(), cmpProblems); diff != "" {
-				t.Errorf("warnings (-want +got):\n%s", diff)
-			}
-		})
+		for _, appFirst := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/app read first %v", tc.name, appFirst), func(t *testing.T) {
+				schema := tc.schema
+				if schema == "" {
+					schema = postgresSchema
+				}
+				f, problems := valuesFleet(t, appFirst, tc.mode, schema, tc.spec)
+				if diff := cmp.Diff(api.Problems(tc.problems), problems, cmpProblems); diff != "" {
+					t.Fatalf("problems (-want +got):\n%s", diff)
+				}
+				if f == nil {
+					return
+				}
+				if diff := cmp.Diff(api.Problems(tc.warnings), f.Warnings(), cmpProblems); diff != "" {
+					t.Errorf("warnings (-want +got):\n%s", diff)
+				}
+			})
+		}
 	}
 }
 

@@ -369,6 +369,7 @@ func (f *Fleet) attachKnobs(knobs []*api.Knobs) api.Problems {
 
 func (f *Fleet) buildApps(inputs []*Input) api.Problems {
 	var problems api.Problems
+	read := make([]readApp, 0, len(inputs))
 	f.Apps = make([]*App, 0, len(inputs))
 	cluster := f.ClusterRelease()
 	for _, in := range inputs {
@@ -423,8 +424,10 @@ func (f *Fleet) buildApps(inputs []*Input) api.Problems {
 		}
 		app.Tenant.Apps = append(app.Tenant.Apps, app)
 		f.Apps = append(f.Apps, app)
+		read = append(read, readApp{app, in.shape})
+		in.shape = nil
 	}
-	refused, warned := f.checkAppValues(f.Apps)
+	refused, warned := f.checkAppValues(read)
 	f.valueWarnings = warned
 	return append(problems, refused...)
 }
