@@ -54,3 +54,13 @@ func (f *Fleet) Warnings() api.Problems {
 	}
 	return append(out, f.valueWarnings...)
 }
+
+// ValueWarnings are the warnings of the check of the apps' values against
+// their definitions (spec.apps.values: Warn), the last of Warnings: each
+// names the app, its file and the field.
+func (f *Fleet) ValueWarnings() api.Problems {
+	if f == nil {
+		return nil
+	}
+	return f.valueWarnings
+}

@@ -71,6 +71,7 @@ func Write(w io.Writer, r Report) error {
 	} else {
 		s := newStats(r.Fleet)
 		s.writeOverview(&b)
+		writeValueWarnings(&b, r.Fleet.ValueWarnings())
 		if r.Dir != "" && r.Failure == nil && r.Review != nil {
 			writePosture(&b, r, s.rows)
 		}
@@ -90,6 +91,25 @@ func Write(w io.Writer, r Report) error {
 		return fmt.Errorf("failed to write summary: %w", err)
 	}
 	return nil
+}
+
+// writeValueWarnings states the app values that break their definition's
+// schema (spec.apps.values: Warn), before the posture: a typo a reviewer
+// can still fix in the pull request.
+func writeValueWarnings(b *strings.Builder, warnings api.Problems) {
+	if len(warnings) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "**⚠️ %s** about app values and their definitions' schemas: rendered as written, as cozystack-api would take them (`spec.apps.values: Refuse` makes them errors).\n\n```text\n", plural(len(warnings), "warning", "warnings"))
+	for i, w := range warnings {
+		if i == MaxProblems {
+			fmt.Fprintf(b, "... and %d more\n", len(warnings)-MaxProblems)
+			break
+		}
+		b.WriteString(strings.ReplaceAll(w.Error(), "```", "'''"))
+		b.WriteByte('\n')
+	}
+	b.WriteString("```\n\n")
 }
 
 func writeRefusal(b *strings.Builder, problems api.Problems, refusal, dir string) {

@@ -245,3 +245,36 @@ func TestSummaryJSONWithoutFolder(t *testing.T) {
 	}
 	goldenFile(t, "small-fleet.json", buf.String())
 }
+
+// TestSummaryValueWarnings: an app value its definition's schema does not
+// know is stated in the summary, with its file, app and field.
+func TestSummaryValueWarnings(t *testing.T) {
+	dir := t.TempDir()
+	for name, content := range map[string]string{
+		"config.yaml": "apiVersion: fn.computeplane.dev/v1alpha1\nkind: ComputePlaneGenerator\nmetadata:\n  name: fleet\nspec:\n  inputs: [in.yaml]\n",
+		"in.yaml": `apiVersion: cozystack.io/v1alpha1
+kind: ApplicationDefinition
+metadata: {name: postgres}
+spec:
+  application: {kind: Postgres, openAPISchema: '{"type":"object","properties":{"replicas":{"type":"integer"}}}'}
+  release: {prefix: postgres-, chartRef: {kind: ExternalArtifact, name: postgres}}
+---
+apiVersion: apps.cozystack.io/v1alpha1
+kind: Postgres
+metadata: {name: db, namespace: tenant-root}
+spec: {replcas: 2}
+`} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, problems := pipeline.Run(pipeline.Options{Dir: dir, ConfigFile: filepath.Join(dir, "config.yaml")})
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	md := write(t, summary.Report{Fleet: r.Fleet})
+	want := "**⚠️ 1 warning** about app values and their definitions' schemas: rendered as written, as cozystack-api would take them (`spec.apps.values: Refuse` makes them errors).\n\n```text\nin.yaml: Postgres tenant-root/db: spec.replcas: unknown field: the openAPISchema of ApplicationDefinition postgres declares no such field"
+	if !strings.Contains(md, want) {
+		t.Errorf("summary:\n%s\nwant it to hold:\n%s", md, want)
+	}
+}
