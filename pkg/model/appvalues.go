@@ -56,6 +56,11 @@ func compileAppSchema(openAPISchema string) appSchema {
 	if err := json.Unmarshal([]byte(openAPISchema), &schema); err != nil {
 		return appSchema{err: fmt.Errorf("not a JSON object: %w", err)}
 	}
+	// An app's spec is an object: a schema that says nothing ({}) is a
+	// free-form object, not one the API server would refuse as untyped.
+	if _, typed := schema["type"]; !typed {
+		schema["type"] = "object"
+	}
 	openFreeForm(schema)
 	s, err := knobs.Compile(schema)
 	return appSchema{schema: s, err: err}

@@ -92,6 +92,10 @@ func TestAppValues(t *testing.T) {
 		mode: api.AppValuesIgnore,
 		spec: "spec:\n  replcas: 2\n",
 	}, {
+		name:   "a schema that says nothing ({}) knows every field",
+		schema: "{}",
+		spec:   "spec:\n  replcas: 2\n",
+	}, {
 		name: "an app without a spec",
 	}, {
 		name:   "a definition whose schema is no JSON: its apps are not checked, and it says so",
