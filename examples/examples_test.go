@@ -5,6 +5,7 @@ package examples_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/computeplane-dev/computeplane-fn/internal/testkit/testfs"
+	"github.com/computeplane-dev/computeplane-fn/pkg/summary"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamltext/readback"
 )
 
@@ -260,9 +262,30 @@ func TestExamplesCIChanges(t *testing.T) {
 			md := readFile(t, filepath.Join(dir, "summary.md"))
 			expect(t, filepath.Join(change, "expected-summary.md"), md)
 			expect(t, filepath.Join(change, "expected-summary.json"), readFile(t, filepath.Join(dir, "summary.json")))
+			var j summary.JSON
+			if err := json.Unmarshal([]byte(readFile(t, filepath.Join(dir, "summary.json"))), &j); err != nil {
+				t.Fatal(err)
+			}
+			weakens, tenantChange := false, false
+			for _, c := range j.Changes {
+				weakens = weakens || c.Weakens
+				tenantChange = tenantChange || c.Namespace != ""
+			}
+			// The convention of ci/README.md: a change whose folder is
+			// named strengthening... weakens nothing, every other one
+			// weakens isolation.
+			if strengthening := strings.HasPrefix(filepath.Base(change), "strengthening"); weakens == strengthening {
+				t.Errorf("weakens = %v for %s, want %v (examples/ci/README.md: folders named strengthening... must not weaken, every other must)", weakens, change, !strengthening)
+			}
+			// The posture comes before the file list; a change of a
+			// tenant is drawn, a fleet-wide one (the guard, a definition)
+			// has no tenant to draw.
 			posture, files := strings.Index(md, "### Isolation posture"), strings.Index(md, "### Fleet folder")
-			if posture < 0 || files < posture || !strings.Contains(md[posture:files], "```mermaid\n") {
+			if posture < 0 || files < posture || (tenantChange && !strings.Contains(md[posture:files], "```mermaid\n")) {
 				t.Errorf("the posture change is not stated, with its diagram, before the file list:\n%s", md)
+			}
+			if weakens && !strings.Contains(md[posture:files], "**⚠️ ") {
+				t.Errorf("the weakening is not stated first in the posture section:\n%s", md)
 			}
 		})
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/computeplane-dev/computeplane-fn/internal/testkit/testfs"
 )
 
@@ -85,5 +87,52 @@ func TestWarningsOnStderrEveryMode(t *testing.T) {
 	}
 	if !strings.Contains(k.stdout, "kind: HelmRelease") {
 		t.Errorf("kustomize build rendered no HelmRelease:\n%s", k.stdout)
+	}
+}
+
+// TestAppValuesChecked edits an app of the CI example as a person would,
+// with a misspelled field and a value of the wrong type, and runs the
+// example's own script: `./fleet.sh render` warns, naming the file, the app
+// and each field, and renders; with spec.apps.values: Refuse the same
+// inputs are refused, the fleet folder left as it was.
+func TestAppValuesChecked(t *testing.T) {
+	env := []string{"COMPUTEPLANE_FN=" + binary}
+	dir := t.TempDir()
+	testfs.CopyTree(t, "ci", dir)
+	apps := filepath.Join(dir, "fleet", "apps", "acme.yaml")
+	writeFile(t, apps, strings.Replace(readFile(t, apps), "spec:\n  users: 20\n", "spec:\n  users: twenty\n  admns: [alice]\n", 1))
+	r := run(t, dir, env, "sh", "fleet.sh", "render")
+	if r.code != 0 {
+		t.Fatalf("render: exit %d: %s", r.code, r.stderr)
+	}
+	want := []string{
+		"computeplane-fn: warning: fleet/apps/acme.yaml: JupyterHub tenant-acme/research: spec.admns: unknown field: the openAPISchema of ApplicationDefinition jupyterhub declares no such field",
+		`computeplane-fn: warning: fleet/apps/acme.yaml: JupyterHub tenant-acme/research: spec.users: Invalid value: "string": spec.users in body must be of type integer: "string" (the openAPISchema of ApplicationDefinition jupyterhub)`,
+	}
+	got := warningLines(r.stderr)
+	if len(got) != len(want) {
+		t.Fatalf("render: warnings\n%s\nwant %d, beginning\n%s", strings.Join(got, "\n"), len(want), strings.Join(want, "\n"))
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("render: warning\n%s\nwant it to begin\n%s", got[i], want[i])
+		}
+	}
+	release := readFile(t, filepath.Join(dir, "rendered", "tenant-acme", "helmrelease-jupyterhub-research.yaml"))
+	if !strings.Contains(release, "users: twenty") {
+		t.Errorf("the release does not hold the values as written:\n%s", release)
+	}
+
+	config := filepath.Join(dir, "fleet", "config.yaml")
+	writeFile(t, config, readFile(t, config)+"  apps:\n    values: Refuse\n")
+	before := readTree(t, filepath.Join(dir, "rendered"))
+	writeFile(t, apps, strings.Replace(readFile(t, apps), "  users: twenty\n", "  users: 20\n", 1))
+	r = run(t, dir, env, "sh", "fleet.sh", "render")
+	if r.code != 1 || !strings.Contains(r.stderr, "fleet/apps/acme.yaml: JupyterHub tenant-acme/research: spec.admns: unknown field") ||
+		strings.Contains(r.stderr, "spec.users") {
+		t.Errorf("render under Refuse: exit %d, want 1 naming spec.admns alone:\n%s", r.code, r.stderr)
+	}
+	if diff := cmp.Diff(before, readTree(t, filepath.Join(dir, "rendered"))); diff != "" {
+		t.Errorf("a refused render changed the fleet folder (-before +after):\n%s", diff)
 	}
 }

@@ -157,6 +157,7 @@ func runFleetFolder(f folderFlags, config *api.Config, inputs []string, stdout, 
 	if !f.allowEmpty {
 		if msg := emptyFleet(f.dir, r); msg != "" {
 			fmt.Fprintf(stderr, "computeplane-fn: %s; %s was left as it was (--allow-empty if that is meant)\n", msg, f.dir)
+			report.Refusal = msg + " (--allow-empty if that is meant)"
 			return f.summaries.write(report, false, 1, stderr)
 		}
 	}

@@ -50,6 +50,7 @@ type Config struct {
 	Source     SourceConfig   `json:"source"`
 	Cluster    ClusterConfig  `json:"cluster"`
 	Routing    RoutingConfig  `json:"routing"`
+	Apps       AppsConfig     `json:"apps"`
 	Releases   ReleasesConfig `json:"releases"`
 	// Platform is what the management cluster serves: the function never
 	// guesses it, and renders nothing the named platform does not serve.
@@ -100,6 +101,26 @@ type EgressConfig struct {
 	// the management API server.
 	AllowAncestorIngress bool `json:"allowAncestorIngress"`
 }
+
+// AppsConfig says how app objects are checked against their
+// ApplicationDefinition.
+type AppsConfig struct {
+	// Values is what a field of an app's spec that the definition's
+	// openAPISchema does not declare, or a value of the wrong type, is:
+	// AppValuesWarn (the default), AppValuesRefuse or AppValuesIgnore.
+	Values string `json:"values"`
+}
+
+// The values of spec.apps.values.
+const (
+	// AppValuesWarn reports each as a warning and renders the app as
+	// written, as cozystack-api accepts it.
+	AppValuesWarn = "Warn"
+	// AppValuesRefuse reports each as an error: nothing is rendered.
+	AppValuesRefuse = "Refuse"
+	// AppValuesIgnore checks nothing.
+	AppValuesIgnore = "Ignore"
+)
 
 // ReleasesConfig tunes every HelmRelease the function renders in a tenant
 // namespace (apps and clusters).
@@ -220,6 +241,9 @@ func (c *Config) Default() {
 	}
 	if c.Platform.Flux == "" {
 		c.Platform.Flux = DefaultFlux
+	}
+	if c.Apps.Values == "" {
+		c.Apps.Values = AppValuesWarn
 	}
 	if c.Releases.ShardLabel == "" {
 		switch {

@@ -68,7 +68,7 @@ func TestConfigMapFunctionConfigRefused(t *testing.T) {
 		data string
 		want []string
 	}{
-		{`{delivry: Platform}`, []string{"data.delivry: unknown field spec.delivry of ComputePlaneGenerator; a ConfigMap functionConfig (kpt fn eval -- key=value) sets the scalar fields of the spec by their path, such as delivery=Platform or guard.enabled=false (baseline.namespace, "}},
+		{`{delivry: Platform}`, []string{"data.delivry: unknown field spec.delivry of ComputePlaneGenerator; a ConfigMap functionConfig (kpt fn eval -- key=value) sets the scalar fields of the spec by their path, such as delivery=Platform or guard.enabled=false (apps.values, baseline.namespace, "}},
 		{`{inputs: apps/}`, []string{"data.inputs: spec.inputs is a list; a ConfigMap functionConfig (kpt fn eval -- key=value) sets scalar fields only: give a fn.computeplane.dev/v1alpha1 ComputePlaneGenerator (--fn-config) for it"}},
 		{`{cluster.values: x}`, []string{"data[cluster.values]: spec.cluster.values is a map; "}},
 		{`{guard: x}`, []string{"data.guard: spec.guard is a map; "}},

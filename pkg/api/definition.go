@@ -48,6 +48,9 @@ type Definition struct {
 	Kind     string // spec.application.kind
 	Plural   string
 	Singular string
+	// OpenAPISchema is spec.application.openAPISchema: the JSON Schema of
+	// its apps' spec, as written; "" when the definition has none.
+	OpenAPISchema string
 
 	Prefix           string            // spec.release.prefix
 	Labels           map[string]string // spec.release.labels
@@ -111,7 +114,7 @@ func DecodeDefinition(o Object) (*Definition, Problems) {
 	}
 	def.Plural = d.str(get(app, "plural"), "spec.application.plural")
 	def.Singular = d.str(get(app, "singular"), "spec.application.singular")
-	d.str(get(app, "openAPISchema"), "spec.application.openAPISchema")
+	def.OpenAPISchema = d.str(get(app, "openAPISchema"), "spec.application.openAPISchema")
 
 	rel := d.mapping(get(spec, "release"), "spec.release")
 	if rel == nil {

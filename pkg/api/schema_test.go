@@ -479,7 +479,7 @@ func TestConfigDecodedAfterTheSchema(t *testing.T) {
 		"cluster":  map[string]any{"values": map[string]any{"a": nil, "b": 3}},
 	})
 	want := map[string][]string{
-		"spec.Delivery":                                 {"unknown field; known fields here: inputs, delivery, keepInputs, source, cluster, routing, releases, platform, baseline, fleet, guard"},
+		"spec.Delivery":                                 {"unknown field; known fields here: inputs, delivery, keepInputs, source, cluster, routing, apps, releases, platform, baseline, fleet, guard"},
 		"spec.routing.resourceQuota.hard[pods]":         {"must be a string or a whole number, not the number 0.5"},
 		"spec.routing.resourceQuota.hard[requests.cpu]": {"must be a string or a whole number, not a list"},
 	}

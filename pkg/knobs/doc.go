@@ -25,6 +25,12 @@
 // operator believes in and nobody runs. Defaults are not applied: the knobs
 // go to the chart as the tenant wrote them, so a required field must be set.
 //
+// [Schema.CheckValues] is Check field by field, for many objects of a
+// large schema (an ApplicationDefinition's, package model checks every
+// app against it), and [Schema.Suspect] reads an object's [Shape], taken
+// when it was read, to tell in one pass without allocating whether
+// CheckValues may find anything in it.
+//
 // [Schema.Check] is the API server's checks alone, each violation with the
 // schema keyword it breaks: package api checks the function config's spec
 // with it against the config's JSON Schema, and words its own messages.

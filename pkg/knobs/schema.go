@@ -2,6 +2,7 @@ package knobs
 
 import (
 	"cmp"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -21,6 +22,8 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/strfmt"
 	"k8s.io/kube-openapi/pkg/validation/validate"
 
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
 
@@ -33,6 +36,9 @@ const Root = "spec"
 type Schema struct {
 	root      *structuralschema.Structural // {type: object, properties: {spec: knobs}}
 	validator createValidator
+	// fields are a validator per property of the schema's root, for
+	// CheckValues.
+	fields map[string]createValidator
 }
 
 // Violation is one way in which knobs break the schema.
@@ -118,7 +124,11 @@ func Compile(schema map[string]any) (*Schema, error) {
 	}
 	openapi := root.ToKubeOpenAPI()
 	intOrString(openapi)
-	return &Schema{root: root, validator: createValidator{validate.NewSchemaValidator(openapi, nil, "", strfmt.Default)}}, nil
+	fields := map[string]createValidator{}
+	for name, p := range openapi.Properties[Root].Properties {
+		fields[name] = createValidator{validate.NewSchemaValidator(&p, nil, Root+"."+name, strfmt.Default)}
+	}
+	return &Schema{root: root, validator: createValidator{validate.NewSchemaValidator(openapi, nil, "", strfmt.Default)}, fields: fields}, nil
 }
 
 // dropClosedObjects removes, in place, every additionalProperties: false
@@ -250,6 +260,52 @@ func (s *Schema) Check(spec map[string]any) (vs []Violation) {
 	return vs
 }
 
+// CheckValues is [Schema.Check] for many objects of a large schema (an
+// ApplicationDefinition's, with dozens of fields): the fields the schema
+// does not declare, as Check finds them, and the violations of the values
+// of each field the object sets, each checked against that field's own
+// schema by kube-openapi's validator. It leaves out what only the root
+// object can break (required, minProperties, maxProperties, anyOf at the
+// root), and so costs what the object holds, where Check walks every
+// field the schema declares on every call (kube-openapi's object
+// validator copies the schema of each). spec is not changed; CheckValues
+// never panics.
+func (s *Schema) CheckValues(spec map[string]any) (vs []Violation) {
+	defer func() {
+		if r := recover(); r != nil {
+			vs = []Violation{{Field: Root, Message: fmt.Sprintf("internal error while validating: %v", r)}}
+		}
+	}()
+	obj := map[string]any{Root: yamlnode.CopyValue(spec)}
+	unknown := pruning.PruneWithOptions(obj, s.root, false, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true})
+	for _, path := range unknown {
+		vs = append(vs, Violation{Field: path, Message: "unknown field", Keyword: "properties"})
+	}
+	pruned, _ := obj[Root].(map[string]any)
+	for _, name := range slices.Sorted(maps.Keys(pruned)) {
+		validator, ok := s.fields[name]
+		if !ok {
+			continue
+		}
+		v := &resultKeeper{createValidator: validator}
+		errs := validation.ValidateCustomResource(nil, pruned[name], v)
+		for i, err := range errs {
+			var keyword string
+			if v.result != nil && len(v.result.Errors) == len(errs) {
+				if e, ok := v.result.Errors[i].(*openapierrors.Validation); ok {
+					keyword = keywords[e.Code()]
+				}
+			}
+			f := err.Field
+			if f == nowhere {
+				f = Root + "." + name
+			}
+			vs = append(vs, Violation{Field: f, Message: err.ErrorBody(), Keyword: keyword})
+		}
+	}
+	return vs
+}
+
 // resultKeeper is the schema's validator for one [Schema.Check], keeping
 // the result it returns.
 type resultKeeper struct {
@@ -307,4 +363,176 @@ type createValidator struct{ *validate.SchemaValidator }
 
 func (v createValidator) Validate(obj any, _ ...validation.ValidationOption) *validate.Result {
 	return v.SchemaValidator.Validate(obj)
+}
+
+// Shape is the structure of a YAML tree without its scalars: the keys of
+// its mappings, the items of its sequences and the kind of each scalar
+// (string, integer, float, boolean, null, other), in a few hundred bytes
+// where the tree takes tens of kilobytes. A caller that reads many objects
+// before it knows their schema (every app of a large fleet, read before
+// its definition) keeps their shapes, and asks [Schema.Suspect] later
+// without decoding the objects again.
+type Shape []byte
+
+// The bytes of a Shape: a mapping is shapeMap, then per entry the key's
+// length (uvarint), the key and the value's shape, then shapeEnd; a
+// sequence shapeSeq, its items' shapes, shapeEnd; a scalar one byte of its
+// kind.
+const (
+	shapeMap   = '{'
+	shapeSeq   = '['
+	shapeEnd   = '}'
+	shapeStr   = 's'
+	shapeInt   = 'i'
+	shapeFloat = 'f'
+	shapeBool  = 'b'
+	shapeOther = '?'
+)
+
+// ShapeOf returns the shape of n (aliases followed), nil for nil.
+func ShapeOf(n *yaml.Node) Shape {
+	if n == nil {
+		return nil
+	}
+	return Shape(appendShape(nil, n, 0))
+}
+
+func appendShape(b []byte, n *yaml.Node, depth int) []byte {
+	n = yamlnode.Resolve(n)
+	if n == nil || depth > yamlnode.MaxDepth {
+		return append(b, shapeOther)
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		b = append(b, shapeMap)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key := yamlnode.Resolve(n.Content[i])
+			if key == nil {
+				return append(b, shapeOther)
+			}
+			b = binary.AppendUvarint(b, uint64(len(key.Value)))
+			b = append(b, key.Value...)
+			b = appendShape(b, n.Content[i+1], depth+1)
+		}
+		return append(b, shapeEnd)
+	case yaml.SequenceNode:
+		b = append(b, shapeSeq)
+		for _, item := range n.Content {
+			b = appendShape(b, item, depth+1)
+		}
+		return append(b, shapeEnd)
+	case yaml.ScalarNode:
+		switch n.ShortTag() {
+		case yamlnode.TagString:
+			return append(b, shapeStr)
+		case yamlnode.TagInt:
+			return append(b, shapeInt)
+		case yamlnode.TagFloat:
+			return append(b, shapeFloat)
+		case yamlnode.TagBool:
+			return append(b, shapeBool)
+		}
+	}
+	return append(b, shapeOther)
+}
+
+// Suspect reports whether [Schema.CheckValues] may find anything in the
+// values of shape: a field the schema does not declare, or a value whose
+// kind (mapping, sequence, string, number, boolean) its type does not
+// take. It reads the shape once and allocates nothing, so a caller that
+// checks many objects asks the API server's packages only about the few
+// that may break the schema: they alone decide what is reported. It errs
+// on the side of true (a null, a tag it does not know, a shape it cannot
+// read), never of false.
+func (s *Schema) Suspect(shape Shape) bool {
+	if len(shape) == 0 {
+		return false
+	}
+	rest, suspected := suspect(shape, s.root.Properties[Root])
+	return suspected || len(rest) != 0
+}
+
+// suspect reads one value's shape against s and returns the shape after
+// it, and whether it is suspect; a suspect value ends the reading.
+func suspect(shape Shape, s structuralschema.Structural) (Shape, bool) {
+	if len(shape) == 0 {
+		return nil, true
+	}
+	kind, shape := shape[0], shape[1:]
+	switch kind {
+	case shapeMap:
+		if (s.Type != "object" && s.Type != "") || s.XIntOrString {
+			return nil, true
+		}
+		for len(shape) > 0 && shape[0] != shapeEnd {
+			n, size := binary.Uvarint(shape)
+			if size <= 0 || uint64(len(shape)-size) < n {
+				return nil, true
+			}
+			key := shape[size : size+int(n)]
+			shape = shape[size+int(n):]
+			var child structuralschema.Structural
+			if p, ok := s.Properties[string(key)]; ok {
+				child = p
+			} else {
+				switch {
+				case s.AdditionalProperties != nil && s.AdditionalProperties.Structural != nil:
+					child = *s.AdditionalProperties.Structural
+				case s.AdditionalProperties != nil && s.AdditionalProperties.Bool, s.XPreserveUnknownFields:
+					child = structuralschema.Structural{Extensions: structuralschema.Extensions{XPreserveUnknownFields: true}}
+				default:
+					return nil, true
+				}
+			}
+			var suspected bool
+			if shape, suspected = suspect(shape, child); suspected {
+				return nil, true
+			}
+		}
+		if len(shape) == 0 {
+			return nil, true
+		}
+		return shape[1:], false
+	case shapeSeq:
+		if (s.Type != "array" && s.Type != "") || s.XIntOrString {
+			return nil, true
+		}
+		item := structuralschema.Structural{Extensions: structuralschema.Extensions{XPreserveUnknownFields: true}}
+		if s.Items != nil {
+			item = *s.Items
+		}
+		for len(shape) > 0 && shape[0] != shapeEnd {
+			var suspected bool
+			if shape, suspected = suspect(shape, item); suspected {
+				return nil, true
+			}
+		}
+		if len(shape) == 0 {
+			return nil, true
+		}
+		return shape[1:], false
+	case shapeStr, shapeInt, shapeFloat, shapeBool:
+		return shape, !takes(s, kind)
+	}
+	return nil, true
+}
+
+// takes reports whether a scalar of a kind has a type s takes.
+func takes(s structuralschema.Structural, kind byte) bool {
+	if s.XIntOrString {
+		return kind == shapeInt || kind == shapeStr
+	}
+	switch s.Type {
+	case "":
+		return true
+	case "string":
+		return kind == shapeStr
+	case "integer":
+		return kind == shapeInt
+	case "number":
+		return kind == shapeInt || kind == shapeFloat
+	case "boolean":
+		return kind == shapeBool
+	}
+	return false
 }

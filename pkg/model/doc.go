@@ -11,7 +11,9 @@
 // where no cluster takes them, a Direct delivery next to the platform's own
 // ComputePlane module, the cluster values and every tenant's knobs
 // (ClusterPlan), app values that cannot be copied into a release
-// (Reader), and inputs that would make the output copy too much
+// (Reader), app values that break their definition's openAPISchema
+// (appvalues.go: a warning, or a problem under spec.apps.values: Refuse),
+// and inputs that would make the output copy too much
 // (checkCopies). Build returns every problem at once, or a fleet that the
 // render stage can render without failing on anything the user wrote; the
 // warnings a person should read go with it (Fleet.Warnings).
@@ -29,7 +31,9 @@
 // cluster's release. A knob outside the knob schema or on a fixed path is
 // refused, never overridden.
 //
-// The model never reads the values it carries: an app's values are the
-// text their release holds (App.Values), encoded by the function the
-// pipeline gives the Reader.
+// The model reads the values it carries only to check them: an app's
+// values are the text their release holds (App.Values), encoded by the
+// function the pipeline gives the Reader, and the Reader keeps their shape
+// (knobs.Shape) for the check against the definition's schema, which
+// decodes the text again only for the apps whose shape may break it.
 package model

@@ -42,6 +42,10 @@ type Fleet struct {
 	// Passthrough are the objects that are not inputs of this function.
 	Passthrough []api.Object
 
+	// valueWarnings are the warnings of the check of the apps' values
+	// against their definitions (checkAppValues).
+	valueWarnings api.Problems
+
 	// unread are the namespaces of Tenants refused while decoding: their
 	// own problems are reported, and what follows from their absence (a
 	// child, knobs or apps of no known tenant) is not.
@@ -66,8 +70,9 @@ type Tenant struct {
 type App struct {
 	*api.App
 	// Values are the app's spec, the Helm values of its release, held as
-	// the text they take there (Reader.EncodeValues), which the model never
-	// reads; nil when the app has no spec.
+	// the text they take there (Reader.EncodeValues), which the model reads
+	// back only to check it against its definition's schema
+	// (checkAppValues); nil when the app has no spec.
 	Values     []byte
 	Definition *api.Definition
 	// Tenant owns the app's namespace; nil when no known tenant does.
@@ -364,6 +369,7 @@ func (f *Fleet) attachKnobs(knobs []*api.Knobs) api.Problems {
 
 func (f *Fleet) buildApps(inputs []*Input) api.Problems {
 	var problems api.Problems
+	read := make([]readApp, 0, len(inputs))
 	f.Apps = make([]*App, 0, len(inputs))
 	cluster := f.ClusterRelease()
 	for _, in := range inputs {
@@ -418,8 +424,12 @@ func (f *Fleet) buildApps(inputs []*Input) api.Problems {
 		}
 		app.Tenant.Apps = append(app.Tenant.Apps, app)
 		f.Apps = append(f.Apps, app)
+		read = append(read, readApp{app, in.shape})
+		in.shape = nil
 	}
-	return problems
+	refused, warned := f.checkAppValues(read)
+	f.valueWarnings = warned
+	return append(problems, refused...)
 }
 
 func (f *Fleet) knownKinds() string {

@@ -6,6 +6,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
+	"github.com/computeplane-dev/computeplane-fn/pkg/knobs"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
 
@@ -58,6 +59,9 @@ type Input struct {
 	// (Reader.EncodeValues).
 	values   []byte
 	problems api.Problems
+	// shape of an app's values, for their check against its definition
+	// (checkAppValues); nil under spec.apps.values: Ignore.
+	shape knobs.Shape
 }
 
 // Reader reads objects as inputs of one run.
@@ -90,6 +94,8 @@ func (r Reader) Read(o api.Object) *Input {
 			var err error
 			if in.values, err = r.EncodeValues(spec); err != nil {
 				in.problems = api.Problems{valuesProblem(in.app, o.Origin, err)}
+			} else if r.Config.Apps.Values != api.AppValuesIgnore {
+				in.shape = knobs.ShapeOf(spec)
 			}
 		}
 	}

@@ -20,7 +20,8 @@ import (
 // module's cluster as it installs every other chart. Each names the
 // tenant's Tenant object; none changes the output or the exit status. The KRM function reports them as results of severity
 // warning, the standalone CLI on stderr, and the pull-request summary in
-// its text.
+// its text. Last come the apps whose spec breaks its definition's schema
+// (spec.apps.values: Warn), each naming the app, its file and the field.
 func (f *Fleet) Warnings() api.Problems {
 	if f == nil {
 		return nil
@@ -51,5 +52,15 @@ func (f *Fleet) Warnings() api.Problems {
 			}
 		}
 	}
-	return out
+	return append(out, f.valueWarnings...)
+}
+
+// ValueWarnings are the warnings of the check of the apps' values against
+// their definitions (spec.apps.values: Warn), the last of Warnings: each
+// names the app, its file and the field.
+func (f *Fleet) ValueWarnings() api.Problems {
+	if f == nil {
+		return nil
+	}
+	return f.valueWarnings
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -95,6 +96,37 @@ func BenchmarkIndex(b *testing.B) {
 		if _, problems := model.Build(cfg, objs); len(problems) > 0 {
 			b.Fatal(problems)
 		}
+	}
+}
+
+// BenchmarkCheckValues reads, builds and checks the fleet with every app's
+// values checked against its definition's schema (spec.apps.values: Warn,
+// the default: each app as it is read, model.ValuesCheck) and without
+// (Ignore): the difference is the check's cost. Every generated app is
+// valid against its definition, as Cozystack's are, so both build the same
+// fleet.
+func BenchmarkCheckValues(b *testing.B) {
+	dir := benchFleet(b)
+	for _, values := range []string{api.AppValuesWarn, api.AppValuesIgnore} {
+		b.Run("values="+values, func(b *testing.B) {
+			cfg, _ := readFleet(b, dir)
+			cfg.Apps.Values = values
+			b.SetBytes(inputBytes(b, dir))
+			b.ReportAllocs()
+			for b.Loop() {
+				_, objs, problems := read(Options{Dir: dir, Config: cfg})
+				if len(problems) > 0 {
+					b.Fatal(problems)
+				}
+				f, problems := model.Build(cfg, objs)
+				if len(problems) > 0 {
+					b.Fatal(problems)
+				}
+				if w := f.Warnings(); len(w) > 0 && strings.Contains(w[len(w)-1].Message, "openAPISchema") {
+					b.Fatalf("the generated fleet's apps break their schemas: %v", w[len(w)-1])
+				}
+			}
+		})
 	}
 }
 

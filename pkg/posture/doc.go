@@ -2,8 +2,16 @@
 // and states how it changes between two renders: whether the tenant has a
 // ComputePlane, the Pod Security level and exemptions of its cluster, which
 // of its apps the cluster's VMs may reach, where each app runs, whether the
-// VMs may reach the ancestors' ingress, the cluster's node groups, and the
-// management-plane guard with its identities (docs/fleet-repo.md, "The posture change").
+// VMs may reach the ancestors' ingress, the cluster's node groups, the
+// rights of routed apps inside the ComputePlane (the in-cluster baseline's
+// grants and the rules of the ClusterRoles it defines), whether Cozystack's
+// API may edit the routed releases, and the management-plane guard with its
+// identities and the definitions whose kinds and charts it routes
+// (docs/fleet-repo.md, "The posture change"). Beside the posture,
+// [Lifecycle] states what a change does to what runs: apps added, removed
+// or moved between clusters, clusters left running, apps that leave
+// Cozystack's dashboard. Each change and fact
+// names the input that caused it, where the objects tell it.
 //
 // Both sides are read the same way, from the objects alone, never from the
 // inputs that made them: the committed fleet folder holds only objects, and

@@ -35,6 +35,13 @@ const (
 	// KindGrant is a ClusterRoleBinding of the in-cluster baseline: an
 	// operator's grant to the account of routed apps.
 	KindGrant Kind = "grant"
+	// KindRole is a ClusterRole the in-cluster baseline defines with the
+	// rules of a grant (spec.routing.grants[].rules).
+	KindRole Kind = "role"
+	// KindBaseline is the in-cluster baseline delivered as a HelmRelease
+	// (the stream and the flat fleet folder): the objects it carries are
+	// its InCluster records.
+	KindBaseline Kind = "baseline"
 	// KindOther is any other object: it carries no posture, but its
 	// namespace shows that the tenant is there.
 	KindOther Kind = "other"
@@ -79,6 +86,22 @@ type Record struct {
 	CredentialsWithheld bool
 	// FluxIdentities and PlatformIdentities of the guard, sorted.
 	FluxIdentities, HelmIdentities, PlatformIdentities []string
+	// Routes of the guard: the definitions whose kinds and charts its
+	// rule G1 routes (wire.GuardRoutesAnnotation), by kind; RoutesKnown is
+	// false for a policy that states them nowhere this package reads.
+	Routes      map[string]render.GuardRoute
+	RoutesKnown bool
+	// Listed of an app release: it carries cozystack-api's lineage labels
+	// (apps.cozystack.io/application.*), so Cozystack's API and dashboard
+	// list the app and let its users edit it.
+	Listed bool
+	// Rules of a role: what it allows, one "<apiGroup>/<resource>:<verb>"
+	// (with "[<names>]" when the rule names resources, or "<url>:<verb>"
+	// for a non-resource URL) per permission, sorted.
+	Rules []string
+	// InCluster of a baseline release: the records of the objects it
+	// installs inside the ComputePlane (its values.objects).
+	InCluster []Record
 }
 
 // ReadDocument reads one object. Objects that carry no posture give a
@@ -125,13 +148,17 @@ func (r *Record) readRelease(doc *yaml.Node) error {
 		return r.readNodeGroups(yamlnode.Lookup(doc, "spec", "values", "nodeGroups"))
 	}
 	kind, name := scalar(yamlnode.Get(labels, wire.RoutedKindLabel)), scalar(yamlnode.Get(labels, wire.RoutedNameLabel))
+	listed := kind == ""
 	if kind == "" || name == "" {
 		kind, name = scalar(yamlnode.Get(labels, wire.ApplicationKindLabel)), scalar(yamlnode.Get(labels, wire.ApplicationNameLabel))
 	}
 	if kind == "" || name == "" {
+		if r.Key.Name == wire.BaselineRelease && !yamlnode.IsNull(yamlnode.Lookup(doc, "spec", "kubeConfig")) {
+			return r.readBaselineRelease(doc)
+		}
 		return nil // a release of no app: nothing to read
 	}
-	r.Kind, r.App, r.Placement = KindApp, kind+"/"+name, api.PlacementManagementPlane
+	r.Kind, r.App, r.Placement, r.Listed = KindApp, kind+"/"+name, api.PlacementManagementPlane, listed
 	if !yamlnode.IsNull(yamlnode.Lookup(doc, "spec", "kubeConfig")) {
 		r.Placement = api.PlacementComputePlane
 		r.Account = scalar(yamlnode.Lookup(doc, "spec", "serviceAccountName"))
@@ -156,6 +183,9 @@ func ReadInCluster(tenantNamespace string, doc *yaml.Node) (Record, error) {
 	md := yamlnode.Get(doc, "metadata")
 	kind := scalar(yamlnode.Get(doc, "kind"))
 	r := Record{Kind: KindOther, Key: InClusterKey(tenantNamespace, kind, scalar(yamlnode.Get(md, "namespace")), scalar(yamlnode.Get(md, "name")))}
+	if kind == "ClusterRole" {
+		return r, r.readRole(doc, tenantNamespace)
+	}
 	if kind != "ClusterRoleBinding" {
 		return r, nil
 	}
@@ -167,6 +197,69 @@ func ReadInCluster(tenantNamespace string, doc *yaml.Node) (Record, error) {
 	}
 	r.Account = scalar(yamlnode.Get(subjects.Content[0], "name"))
 	return r, nil
+}
+
+// readBaselineRelease reads the objects a baseline HelmRelease installs
+// inside the tenant's ComputePlane: its spec.values.objects, the same list
+// the fleet folder's _baseline holds as files.
+func (r *Record) readBaselineRelease(doc *yaml.Node) error {
+	r.Kind = KindBaseline
+	objects := yamlnode.Lookup(doc, "spec", "values", "objects")
+	if yamlnode.IsNull(objects) {
+		return nil
+	}
+	if objects.Kind != yaml.SequenceNode {
+		return fmt.Errorf("spec.values.objects: not a list of objects")
+	}
+	for i, o := range objects.Content {
+		in, err := ReadInCluster(r.Key.Namespace, o)
+		if err != nil {
+			return fmt.Errorf("spec.values.objects[%d]: %w", i, err)
+		}
+		r.InCluster = append(r.InCluster, in)
+	}
+	return nil
+}
+
+// policyRule is the part of an RBAC rule that says what it allows.
+type policyRule struct {
+	APIGroups       []string `yaml:"apiGroups"`
+	Resources       []string `yaml:"resources"`
+	ResourceNames   []string `yaml:"resourceNames"`
+	NonResourceURLs []string `yaml:"nonResourceURLs"`
+	Verbs           []string `yaml:"verbs"`
+}
+
+// readRole reads a ClusterRole's rules as single permissions, so that a
+// rule split or merged reads the same, and a wildcard or a dropped
+// resourceNames reads as a permission the role did not have.
+func (r *Record) readRole(doc *yaml.Node, tenantNamespace string) error {
+	r.Kind = KindRole
+	var role struct {
+		Rules []policyRule `yaml:"rules"`
+	}
+	if err := doc.Decode(&role); err != nil {
+		return fmt.Errorf("failed to read the posture of ClusterRole %s in the ComputePlane of %s: rules: %w", strings.TrimPrefix(r.Key.Name, inClusterKeyPrefix+"/"), tenantNamespace, err)
+	}
+	var perms []string
+	for _, rule := range role.Rules {
+		names := ""
+		if len(rule.ResourceNames) > 0 {
+			names = "[" + strings.Join(sortedSet(rule.ResourceNames), ",") + "]"
+		}
+		for _, verb := range rule.Verbs {
+			for _, g := range rule.APIGroups {
+				for _, res := range rule.Resources {
+					perms = append(perms, g+"/"+res+names+":"+verb)
+				}
+			}
+			for _, url := range rule.NonResourceURLs {
+				perms = append(perms, url+":"+verb)
+			}
+		}
+	}
+	r.Rules = sortedSet(perms)
+	return nil
 }
 
 // InClusterKey is the Key of an object inside a tenant's ComputePlane.
@@ -286,6 +379,9 @@ func (r *Record) readGuard(doc *yaml.Node) error {
 		wire.GuardHelmIdentitiesVariable:     &r.HelmIdentities,
 		wire.GuardPlatformIdentitiesVariable: &r.PlatformIdentities,
 	}
+	if err := r.readRoutes(doc); err != nil {
+		return err
+	}
 	if a := yamlnode.Lookup(doc, "metadata", "annotations", wire.GuardIdentitiesAnnotation); a != nil {
 		var ids map[string][]string
 		if err := json.Unmarshal([]byte(scalar(a)), &ids); err != nil {
@@ -310,6 +406,60 @@ func (r *Record) readGuard(doc *yaml.Node) error {
 			return fmt.Errorf("spec.variables[%d].expression: not a JSON array of user names: %w", i, err)
 		}
 		*list = sortedSet(ids)
+	}
+	return nil
+}
+
+// readRoutes reads what the guard's G1 routes from its annotation
+// (wire.GuardRoutesAnnotation). A policy rendered before the annotation has
+// the kinds and charts only in its variables (where the platform keeps
+// them; they are inlined below Kubernetes 1.36), without the definitions'
+// names; without either the routes are unknown and never compared.
+func (r *Record) readRoutes(doc *yaml.Node) error {
+	if a := yamlnode.Lookup(doc, "metadata", "annotations", wire.GuardRoutesAnnotation); a != nil {
+		var routes []render.GuardRoute
+		if err := json.Unmarshal([]byte(scalar(a)), &routes); err != nil {
+			return fmt.Errorf("metadata.annotations.%s: not a JSON list of routed definitions: %w", wire.GuardRoutesAnnotation, err)
+		}
+		r.Routes, r.RoutesKnown = map[string]render.GuardRoute{}, true
+		for _, route := range routes {
+			r.Routes[route.Kind] = route
+		}
+		return nil
+	}
+	vars := yamlnode.Lookup(doc, "spec", "variables")
+	if vars == nil {
+		return nil
+	}
+	var kinds []string
+	var charts []render.GuardChart
+	found := 0
+	for i, v := range vars.Content {
+		var err error
+		switch scalar(yamlnode.Get(v, "name")) {
+		case "computePlaneKinds":
+			found++
+			err = json.Unmarshal([]byte(scalar(yamlnode.Get(v, "expression"))), &kinds)
+		case "computePlaneCharts":
+			found++
+			err = json.Unmarshal([]byte(scalar(yamlnode.Get(v, "expression"))), &charts)
+		}
+		if err != nil {
+			return fmt.Errorf("spec.variables[%d].expression: not the JSON the guard writes: %w", i, err)
+		}
+	}
+	if found < 2 {
+		return nil
+	}
+	// Without the annotation, kinds and charts are two lists: a kind's
+	// chart is known only when there is one of each.
+	r.Routes, r.RoutesKnown = map[string]render.GuardRoute{}, true
+	for _, k := range kinds {
+		route := render.GuardRoute{Kind: k}
+		if len(kinds) == 1 && len(charts) == 1 {
+			route.ChartRef = charts[0]
+		}
+		r.Routes[k] = route
 	}
 	return nil
 }

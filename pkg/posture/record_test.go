@@ -131,11 +131,11 @@ func TestGuard(t *testing.T) {
 		want     []posture.Change
 	}{
 		{"unchanged", state(on), state(on), nil},
-		{"turned off", state(on), state(), []posture.Change{{Change: posture.ChangeGuard, Subject: "computeplane-guard", From: "enabled", To: "disabled", Weakens: true}}},
-		{"turned on", state(), state(on), []posture.Change{{Change: posture.ChangeGuard, Subject: "computeplane-guard", From: "disabled", To: "enabled"}}},
+		{"turned off", state(on), state(), []posture.Change{{Change: posture.ChangeGuard, Subject: "computeplane-guard", From: "enabled", To: "disabled", Weakens: true, Cause: "spec.guard.enabled"}}},
+		{"turned on", state(), state(on), []posture.Change{{Change: posture.ChangeGuard, Subject: "computeplane-guard", From: "disabled", To: "enabled", Cause: "spec.guard.enabled"}}},
 		{"identities added and removed", state(on), state(guard(`["`+kc+`", "system:serviceaccount:ci:deployer"]`, `[]`)), []posture.Change{
-			{Change: posture.ChangeGuard, Subject: "system:serviceaccount:ci:deployer", From: "absent", To: "present", Weakens: true, Role: wire.GuardFluxIdentitiesVariable},
-			{Change: posture.ChangeGuard, Subject: capi, From: "present", To: "absent", Role: wire.GuardPlatformIdentitiesVariable},
+			{Change: posture.ChangeGuard, Subject: "system:serviceaccount:ci:deployer", From: "absent", To: "present", Weakens: true, Role: wire.GuardFluxIdentitiesVariable, Cause: "spec.guard.fluxIdentities"},
+			{Change: posture.ChangeGuard, Subject: capi, From: "present", To: "absent", Role: wire.GuardPlatformIdentitiesVariable, Cause: "spec.guard.platformIdentities"},
 		}},
 	}
 	for _, tc := range cases {
@@ -202,7 +202,8 @@ spec:
 	}
 	old := posture.Assemble([]posture.Record{read(t, routed), read(t, egressPolicy("tenant-acme", ""))})
 	new := posture.Assemble([]posture.Record{read(t, routed), read(t, strings.Replace(egressPolicy("tenant-acme", ""), "values: [notebooks]", "values: [notebooks, orders]", 1))})
-	want := []posture.Change{{Tenant: "acme", Namespace: "tenant-acme", Change: posture.ChangeExposure, Subject: "Postgres/orders", From: "denied", To: "reachable", Weakens: true}}
+	want := []posture.Change{{Tenant: "acme", Namespace: "tenant-acme", Change: posture.ChangeExposure, Subject: "Postgres/orders", From: "denied", To: "reachable", Weakens: true,
+		Cause: "Postgres tenant-acme/orders (annotation computeplane.dev/reachable-from-computeplane)"}}
 	if diff := cmp.Diff(want, posture.Compare(old, new)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
@@ -246,5 +247,92 @@ spec:
 		if diff := cmp.Diff(want, posture.Compare(withheld, state(doc))); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", name, diff)
 		}
+	}
+}
+
+// guardRouting is a policy whose routes annotation holds routes (a JSON
+// list, as render.RenderGuard writes it).
+func guardRouting(routes string) string {
+	return `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: computeplane-guard
+  annotations:
+    computeplane.dev/guard-identities: '{"fluxIdentities": ["flux"]}'
+    computeplane.dev/guard-routes: '` + routes + `'
+spec: {}
+`
+}
+
+const (
+	jupyterRouteJSON = `{"kind": "JupyterHub", "definition": "jupyterhub", "chartRef": {"kind": "ExternalArtifact", "name": "cozystack-jupyterhub", "namespace": "cozy-system"}}`
+	n8nRouteJSON     = `{"kind": "N8N", "definition": "n8n", "chartRef": {"kind": "ExternalArtifact", "name": "cozystack-n8n", "namespace": "cozy-system"}}`
+)
+
+// TestRoutes: what the guard routes is read from the policy alone, so a
+// definition that leaves the ComputePlane weakens with or without apps of
+// its kind, and so does a routed definition's new chart.
+func TestRoutes(t *testing.T) {
+	state := func(docs ...string) *posture.State {
+		var recs []posture.Record
+		for _, d := range docs {
+			recs = append(recs, read(t, d))
+		}
+		return posture.Assemble(recs)
+	}
+	both := guardRouting("[" + jupyterRouteJSON + ", " + n8nRouteJSON + "]")
+	for _, tc := range []struct {
+		name     string
+		old, new *posture.State
+		want     []posture.Change
+	}{
+		{"unchanged", state(both), state(both), nil},
+		{"a definition leaves the ComputePlane, no app of its kind anywhere", state(both), state(guardRouting("[" + jupyterRouteJSON + "]")), []posture.Change{
+			{Change: posture.ChangeDefinition, Subject: "N8N", From: "ComputePlane", To: "ManagementPlane", Weakens: true, Cause: "ApplicationDefinition n8n"},
+		}},
+		{"a definition is placed on the ComputePlane", state(guardRouting("[" + jupyterRouteJSON + "]")), state(both), []posture.Change{
+			{Change: posture.ChangeDefinition, Subject: "N8N", From: "ManagementPlane", To: "ComputePlane", Cause: "ApplicationDefinition n8n"},
+		}},
+		{"a routed definition's chart changes", state(both), state(guardRouting("[" + jupyterRouteJSON + ", " + strings.Replace(n8nRouteJSON, `"cozystack-n8n"`, `"n8n-fork"`, 1) + "]")), []posture.Change{
+			{Change: posture.ChangeDefinition, Subject: "N8N", From: "ExternalArtifact cozy-system/cozystack-n8n", To: "ExternalArtifact cozy-system/n8n-fork", Weakens: true, Cause: "ApplicationDefinition n8n"},
+		}},
+		{"the last routed definition leaves", state(guardRouting("[" + n8nRouteJSON + "]")), state(guardRouting("[]")), []posture.Change{
+			{Change: posture.ChangeDefinition, Subject: "N8N", From: "ComputePlane", To: "ManagementPlane", Weakens: true, Cause: "ApplicationDefinition n8n"},
+		}},
+		// A policy rendered before the annotation states its kinds in its
+		// variables, without the definitions' names.
+		{"read from the variables of an older policy", state(`apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: computeplane-guard}
+spec:
+  variables:
+  - {name: fluxIdentities, expression: '["flux"]'}
+  - {name: computePlaneKinds, expression: '["JupyterHub","N8N"]'}
+  - {name: computePlaneCharts, expression: '[{"kind":"ExternalArtifact","name":"a","namespace":"cozy-system"},{"kind":"ExternalArtifact","name":"b","namespace":"cozy-system"}]'}
+`), state(guardRouting("[" + jupyterRouteJSON + "]")), []posture.Change{
+			{Change: posture.ChangeDefinition, Subject: "N8N", From: "ComputePlane", To: "ManagementPlane", Weakens: true},
+		}},
+		// An older policy with its variables inlined states no routes this
+		// package reads: nothing is compared rather than everything new.
+		{"unknown on one side", state(guard(`["flux"]`, `[]`)), state(both), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := posture.Compare(tc.old, tc.new)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+			for _, c := range got {
+				if posture.Sentence(c) == "" || posture.Why(c) == "" {
+					t.Errorf("%+v has no words", c)
+				}
+			}
+		})
+	}
+	var n yaml.Node
+	if err := yaml.Unmarshal([]byte(guardRouting("not json")), &n); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := posture.ReadDocument(&n); err == nil || !strings.Contains(err.Error(), "metadata.annotations.computeplane.dev/guard-routes") {
+		t.Errorf("a guard whose routes are not JSON: %v, want an error naming the annotation", err)
 	}
 }

@@ -76,6 +76,9 @@ func (c *Collector) Read(path string, old bool, docs []*yaml.Node) {
 type Result struct {
 	Old, New *State
 	Changes  []Change
+	// Facts are the lifecycle facts: apps added, removed or moved, clusters
+	// left running, apps that leave Cozystack's dashboard.
+	Facts []Fact
 	// Problems are posture objects that could not be read (a hand edit
 	// that broke one): what they say is left out, and a reviewer must look
 	// at them.
@@ -123,7 +126,7 @@ func Review(objs []render.Object, c *Collector) (*Result, error) {
 		}
 	}
 	for k := range c.changed {
-		if touched[k.Namespace] && strings.HasPrefix(k.Name, inClusterKeyPrefix) {
+		if touched[k.Namespace] && (strings.HasPrefix(k.Name, inClusterKeyPrefix) || (k.Kind == "HelmRelease" && k.Name == wire.BaselineRelease)) {
 			again[k.Namespace] = true
 		}
 	}
@@ -138,6 +141,7 @@ func Review(objs []render.Object, c *Collector) (*Result, error) {
 		res.Old, res.New = Assemble(append(slices.Clone(shared), old...)), Assemble(append(slices.Clone(shared), new...))
 	}
 	res.Changes = Compare(res.Old, res.New)
+	res.Facts = Lifecycle(res.Old, res.New)
 	res.Problems = slices.Clone(c.problems)
 	slices.Sort(res.Problems)
 	return res, nil
@@ -198,7 +202,7 @@ func sharedRecords(objs []render.Object, changed map[Key]bool, want func(render.
 func isPostureObject(o render.Object) bool {
 	switch o.Kind {
 	case "HelmRelease":
-		return o.Name == wire.DirectClusterRelease
+		return o.Name == wire.DirectClusterRelease || o.Name == wire.BaselineRelease
 	case "ConfigMap":
 		return o.Name == wire.AdmissionConfigMapName
 	case "CiliumNetworkPolicy":

@@ -127,6 +127,33 @@ func acmeChange(change posture.ChangeKind, subject, from, to string, weakens boo
 	return posture.Change{Tenant: "acme", Namespace: "tenant-acme", Change: change, Subject: subject, From: from, To: to, Weakens: weakens}
 }
 
+// because gives a change its cause.
+func because(c posture.Change, cause string) posture.Change {
+	c.Cause = cause
+	return c
+}
+
+func fact(tenant string, kind posture.FactKind, subject, from, to, cause string) posture.Fact {
+	return posture.Fact{Tenant: tenant, Namespace: "tenant-" + tenant, Fact: kind, Subject: subject, From: from, To: to, Cause: cause}
+}
+
+// n8nRoute is the definition change of N8N's placement.
+func n8nRoute(from, to string, weakens bool) posture.Change {
+	return posture.Change{Change: posture.ChangeDefinition, Subject: "N8N", From: from, To: to, Weakens: weakens, Cause: "ApplicationDefinition n8n"}
+}
+
+const n8nPlacement = "ApplicationDefinition n8n (placement)"
+
+// The inputs that cause the changes of these cases.
+const (
+	byPodSecurity     = "spec.cluster.podSecurity"
+	byExemption       = "spec.cluster.podSecurity and spec.cluster.values"
+	byReachable       = "Postgres tenant-acme/notebooks (annotation computeplane.dev/reachable-from-computeplane)"
+	byAncestorIngress = "spec.cluster.egress.allowAncestorIngress"
+	byDelivery        = "spec.delivery"
+	byNamespaces      = "spec.routing.namespaces"
+)
+
 var (
 	reachableNotebooks = edit{acme, "  name: notebooks\n  namespace: tenant-acme\n", "  name: notebooks\n  namespace: tenant-acme\n  annotations:\n    computeplane.dev/reachable-from-computeplane: \"true\"\n"}
 	podSecurity        = func(level string) edit {
@@ -143,6 +170,11 @@ var (
 	fluxUnits = edit{config, "  delivery: Direct\n", "  delivery: Direct\n  fleet:\n    sourceRef: {kind: GitRepository, name: fleet}\n    path: ./rendered\n"}
 	// fluxArtifacts lays each namespace out below its wiring group
 	// (_flux/ns-<g>-of-<n>/<namespace>/...), baselines included.
+	editable   = edit{config, "  inputs:", "  routing:\n    editableThroughAPI: true\n  inputs:"}
+	grantRules = func(verbs string) edit {
+		return edit{config, "  inputs:", "  routing:\n    namespaces: PerApp\n    grants:\n    - definition: jupyterhub\n      clusterRole: jupyterhub-cluster\n      rules: [{apiGroups: [scheduling.k8s.io], resources: [priorityclasses], verbs: [" + verbs + "]}]\n  inputs:"}
+	}
+	noN8NApp      = edit{acme, "---\napiVersion: apps.cozystack.io/v1alpha1\nkind: N8N\nmetadata:\n  name: automations\n  namespace: tenant-acme\nspec: {}\n", ""}
 	jupyterGrant  = edit{config, "  inputs:", "  routing:\n    namespaces: PerApp\n    grants:\n    - {definition: jupyterhub, clusterRole: view}\n  inputs:"}
 	fluxArtifacts = edit{config, "  delivery: Direct\n", "  delivery: Direct\n  fleet:\n    sourceRef: {kind: GitRepository, name: fleet}\n    path: ./rendered\n    unitSource: ExternalArtifact\n"}
 )
@@ -152,42 +184,54 @@ func TestReview(t *testing.T) {
 		name          string
 		before, after []edit
 		want          []posture.Change
+		facts         []posture.Fact
 	}{{
 		name: "nothing changes",
 	}, {
 		name:  "pod security drops to baseline: the exemption of ingress-nginx goes with it",
 		after: []edit{podSecurity("baseline")},
 		want: []posture.Change{
-			acmeChange(posture.ChangePodSecurity, "tenant-acme", "restricted", "baseline", true),
-			acmeChange(posture.ChangeExemption, "cozy-ingress-nginx", "present", "absent", false),
+			because(acmeChange(posture.ChangePodSecurity, "tenant-acme", "restricted", "baseline", true), byPodSecurity),
+			because(acmeChange(posture.ChangeExemption, "cozy-ingress-nginx", "present", "absent", false), byExemption),
 		},
 	}, {
 		name:   "pod security rises to restricted: ingress-nginx becomes exempt, which weakens that namespace",
 		before: []edit{podSecurity("baseline")},
 		want: []posture.Change{
-			acmeChange(posture.ChangeExemption, "cozy-ingress-nginx", "absent", "present", true),
-			acmeChange(posture.ChangePodSecurity, "tenant-acme", "baseline", "restricted", false),
+			because(acmeChange(posture.ChangeExemption, "cozy-ingress-nginx", "absent", "present", true), byExemption),
+			because(acmeChange(posture.ChangePodSecurity, "tenant-acme", "baseline", "restricted", false), byPodSecurity),
 		},
 	}, {
 		name:  "privileged: no admission ConfigMap, so nothing is enforced",
 		after: []edit{podSecurity("privileged")},
-		want:  []posture.Change{acmeChange(posture.ChangePodSecurity, "tenant-acme", "restricted", "privileged", true)},
+		want:  []posture.Change{because(acmeChange(posture.ChangePodSecurity, "tenant-acme", "restricted", "privileged", true), byPodSecurity)},
 	}, {
 		name:  "an app becomes reachable",
 		after: []edit{reachableNotebooks},
-		want:  []posture.Change{acmeChange(posture.ChangeExposure, "Postgres/notebooks", "denied", "reachable", true)},
+		want:  []posture.Change{because(acmeChange(posture.ChangeExposure, "Postgres/notebooks", "denied", "reachable", true), byReachable)},
 	}, {
 		name:   "an app is no longer reachable",
 		before: []edit{reachableNotebooks},
-		want:   []posture.Change{acmeChange(posture.ChangeExposure, "Postgres/notebooks", "reachable", "denied", false)},
+		want:   []posture.Change{because(acmeChange(posture.ChangeExposure, "Postgres/notebooks", "reachable", "denied", false), byReachable)},
 	}, {
 		name:  "a kind leaves the ComputePlane",
 		after: []edit{{n8n, "  placement: ComputePlane\n", "  placement: ManagementPlane\n"}},
-		want:  []posture.Change{acmeChange(posture.ChangePlacement, "N8N/automations", "ComputePlane", "ManagementPlane", true)},
+		want: []posture.Change{
+			n8nRoute("ComputePlane", "ManagementPlane", true),
+			because(acmeChange(posture.ChangePlacement, "N8N/automations", "ComputePlane", "ManagementPlane", true), n8nPlacement),
+		},
+		facts: []posture.Fact{fact("acme", posture.FactMoved, "N8N/automations", "ComputePlane", "ManagementPlane", n8nPlacement)},
 	}, {
-		name:   "a kind moves onto the ComputePlane",
+		name:   "a kind moves onto the ComputePlane: it leaves the dashboard",
 		before: []edit{{n8n, "  placement: ComputePlane\n", "  placement: ManagementPlane\n"}},
-		want:   []posture.Change{acmeChange(posture.ChangePlacement, "N8N/automations", "ManagementPlane", "ComputePlane", false)},
+		want: []posture.Change{
+			n8nRoute("ManagementPlane", "ComputePlane", false),
+			because(acmeChange(posture.ChangePlacement, "N8N/automations", "ManagementPlane", "ComputePlane", false), n8nPlacement),
+		},
+		facts: []posture.Fact{
+			fact("acme", posture.FactDashboardLost, "N8N/automations", "listed", "unlisted", n8nPlacement),
+			fact("acme", posture.FactMoved, "N8N/automations", "ManagementPlane", "ComputePlane", n8nPlacement),
+		},
 	}, {
 		name:   "node groups added, changed, removed",
 		before: []edit{knobs("    md0: {instanceType: u1.medium, minReplicas: 1, maxReplicas: 3, diskSize: 20Gi, roles: [ingress-nginx]}\n    old: {instanceType: u1.small, minReplicas: 0, maxReplicas: 1, diskSize: 20Gi}\n")},
@@ -203,11 +247,16 @@ func TestReview(t *testing.T) {
 			{tenant, "  name: acme\n  namespace: tenant-root\nspec:\n  computeplane: true\n", "  name: acme\n  namespace: tenant-root\nspec:\n  computeplane: false\n"},
 			{acme, "", "apiVersion: apps.cozystack.io/v1alpha1\nkind: Postgres\nmetadata:\n  name: notebooks\n  namespace: tenant-acme\nspec:\n  replicas: 2\n"},
 		},
-		want: []posture.Change{acmeChange(posture.ChangeComputePlane, "tenant-acme", "enabled", "disabled", true)},
+		want: []posture.Change{because(acmeChange(posture.ChangeComputePlane, "tenant-acme", "enabled", "disabled", true), "Tenant acme (spec.computeplane)")},
+		facts: []posture.Fact{
+			fact("acme", posture.FactClusterKept, "tenant-acme", "present", "absent", "Tenant acme (spec.computeplane)"),
+			fact("acme", posture.FactRemoved, "JupyterHub/research", "ComputePlane", "absent", "JupyterHub tenant-acme/research"),
+			fact("acme", posture.FactRemoved, "N8N/automations", "ComputePlane", "absent", "N8N tenant-acme/automations"),
+		},
 	}, {
 		name:  "a ComputePlane is enabled",
 		after: []edit{{tenant, "  name: globex\n  namespace: tenant-root\nspec:\n  computeplane: false\n", "  name: globex\n  namespace: tenant-root\nspec:\n  computeplane: true\n"}},
-		want:  []posture.Change{{Tenant: "globex", Namespace: "tenant-globex", Change: posture.ChangeComputePlane, Subject: "tenant-globex", From: "disabled", To: "enabled"}},
+		want:  []posture.Change{{Tenant: "globex", Namespace: "tenant-globex", Change: posture.ChangeComputePlane, Subject: "tenant-globex", From: "disabled", To: "enabled", Cause: "Tenant globex (spec.computeplane)"}},
 	}, {
 		name:  "a tenant is removed, another added",
 		after: []edit{{globex, "", strings.ReplaceAll("apiVersion: apps.cozystack.io/v1alpha1\nkind: Postgres\nmetadata:\n  name: orders\n  namespace: tenant-initech\nspec: {}\n", "\t", "")}, {tenant, "  name: globex\n", "  name: initech\n"}},
@@ -215,56 +264,63 @@ func TestReview(t *testing.T) {
 			{Tenant: "globex", Namespace: "tenant-globex", Change: posture.ChangeTenant, Subject: "tenant-globex", From: "present", To: "absent"},
 			{Tenant: "initech", Namespace: "tenant-initech", Change: posture.ChangeTenant, Subject: "tenant-initech", From: "absent", To: "present"},
 		},
+		facts: []posture.Fact{
+			fact("globex", posture.FactRemoved, "Postgres/orders", "ManagementPlane", "absent", "Tenant globex"),
+			fact("initech", posture.FactAdded, "Postgres/orders", "absent", "ManagementPlane", "Tenant initech"),
+		},
 	}, {
 		name:  "delivery Platform: the cluster is the platform's, its ComputePlane runs without Pod Security, its credentials readable by the tenant",
 		after: []edit{platform},
 		want: []posture.Change{
 			acmeChange(posture.ChangeCredentials, "tenant-acme", posture.CredentialsWithheld, posture.CredentialsReadable, true),
-			acmeChange(posture.ChangePodSecurity, "tenant-acme", "restricted", "none", true),
+			because(acmeChange(posture.ChangePodSecurity, "tenant-acme", "restricted", "none", true), byDelivery),
 		},
+		// The Direct cluster is never pruned: until someone deletes it, it
+		// runs beside the platform's.
+		facts: []posture.Fact{fact("acme", posture.FactClusterKept, "tenant-acme", "present", "absent", "spec.delivery")},
 	}, {
 		name:   "delivery Platform: an app becomes reachable",
 		before: []edit{platform},
 		after:  []edit{platform, reachableNotebooks},
-		want:   []posture.Change{acmeChange(posture.ChangeExposure, "Postgres/notebooks", "denied", "reachable", true)},
+		want:   []posture.Change{because(acmeChange(posture.ChangeExposure, "Postgres/notebooks", "denied", "reachable", true), byReachable)},
 	}, {
 		name:  "ancestor ingress allowed",
 		after: []edit{allowAncestorIngress},
-		want:  []posture.Change{acmeChange(posture.ChangeEgress, "tenant-acme", "denied", "allowed", true)},
+		want:  []posture.Change{because(acmeChange(posture.ChangeEgress, "tenant-acme", "denied", "allowed", true), byAncestorIngress)},
 	}, {
 		name:   "ancestor ingress denied again, under Platform",
 		before: []edit{platform, allowAncestorIngress},
 		after:  []edit{platform},
-		want:   []posture.Change{acmeChange(posture.ChangeEgress, "tenant-acme", "allowed", "denied", false)},
+		want:   []posture.Change{because(acmeChange(posture.ChangeEgress, "tenant-acme", "allowed", "denied", false), byAncestorIngress)},
 	}, {
 		name:  "the guard is turned off",
 		after: []edit{guardConfig("    enabled: false\n")},
-		want:  []posture.Change{{Change: posture.ChangeGuard, Subject: "computeplane-guard", From: "enabled", To: "disabled", Weakens: true}},
+		want:  []posture.Change{{Change: posture.ChangeGuard, Subject: "computeplane-guard", From: "enabled", To: "disabled", Weakens: true, Cause: "spec.guard.enabled"}},
 	}, {
 		name:  "a Flux identity is added to the guard",
 		after: []edit{guardConfig("    fluxIdentities: [system:serviceaccount:flux-system:computeplane-fleet, system:serviceaccount:ci:deployer]\n")},
-		want:  []posture.Change{{Change: posture.ChangeGuard, Subject: "system:serviceaccount:ci:deployer", From: "absent", To: "present", Weakens: true, Role: wire.GuardFluxIdentitiesVariable}},
+		want:  []posture.Change{{Change: posture.ChangeGuard, Subject: "system:serviceaccount:ci:deployer", From: "absent", To: "present", Weakens: true, Role: wire.GuardFluxIdentitiesVariable, Cause: "spec.guard.fluxIdentities"}},
 	}, {
 		name:   "the guard is turned on again",
 		before: []edit{guardConfig("    enabled: false\n")},
-		want:   []posture.Change{{Change: posture.ChangeGuard, Subject: "computeplane-guard", From: "disabled", To: "enabled"}},
+		want:   []posture.Change{{Change: posture.ChangeGuard, Subject: "computeplane-guard", From: "disabled", To: "enabled", Cause: "spec.guard.enabled"}},
 	}, {
 		name:   "the Flux unit layout (spec.fleet) reads the same",
 		before: []edit{fluxUnits},
 		after:  []edit{fluxUnits, podSecurity("baseline"), reachableNotebooks},
 		want: []posture.Change{
-			acmeChange(posture.ChangeExposure, "Postgres/notebooks", "denied", "reachable", true),
-			acmeChange(posture.ChangePodSecurity, "tenant-acme", "restricted", "baseline", true),
-			acmeChange(posture.ChangeExemption, "cozy-ingress-nginx", "present", "absent", false),
+			because(acmeChange(posture.ChangeExposure, "Postgres/notebooks", "denied", "reachable", true), byReachable),
+			because(acmeChange(posture.ChangePodSecurity, "tenant-acme", "restricted", "baseline", true), byPodSecurity),
+			because(acmeChange(posture.ChangeExemption, "cozy-ingress-nginx", "present", "absent", false), byExemption),
 		},
 	}, {
 		name:   "a source per namespace (spec.fleet.unitSource: ExternalArtifact) reads the same",
 		before: []edit{fluxArtifacts},
 		after:  []edit{fluxArtifacts, podSecurity("baseline"), reachableNotebooks},
 		want: []posture.Change{
-			acmeChange(posture.ChangeExposure, "Postgres/notebooks", "denied", "reachable", true),
-			acmeChange(posture.ChangePodSecurity, "tenant-acme", "restricted", "baseline", true),
-			acmeChange(posture.ChangeExemption, "cozy-ingress-nginx", "present", "absent", false),
+			because(acmeChange(posture.ChangeExposure, "Postgres/notebooks", "denied", "reachable", true), byReachable),
+			because(acmeChange(posture.ChangePodSecurity, "tenant-acme", "restricted", "baseline", true), byPodSecurity),
+			because(acmeChange(posture.ChangeExemption, "cozy-ingress-nginx", "present", "absent", false), byExemption),
 		},
 	}, {
 		name:   "switching to a source per namespace changes no posture",
@@ -277,22 +333,69 @@ func TestReview(t *testing.T) {
 		before: []edit{fluxArtifacts, jupyterGrant},
 		after:  []edit{fluxUnits, jupyterGrant},
 	}, {
+		name:  "routed releases become editable through Cozystack's API",
+		after: []edit{editable},
+		want:  []posture.Change{because(acmeChange(posture.ChangeRouting, "tenant-acme", "fleet", "api", true), "spec.routing.editableThroughAPI")},
+	}, {
+		name:   "routed releases editable only through the fleet again: they leave the dashboard",
+		before: []edit{editable},
+		want:   []posture.Change{because(acmeChange(posture.ChangeRouting, "tenant-acme", "api", "fleet", false), "spec.routing.editableThroughAPI")},
+		facts: []posture.Fact{
+			fact("acme", posture.FactDashboardLost, "JupyterHub/research", "listed", "unlisted", "spec.routing.editableThroughAPI"),
+			fact("acme", posture.FactDashboardLost, "N8N/automations", "listed", "unlisted", "spec.routing.editableThroughAPI"),
+		},
+	}, {
+		// The flat folder carries the baseline as a HelmRelease's values.
+		name:  "a grant, read from the baseline release",
+		after: []edit{jupyterGrant},
+		want: []posture.Change{
+			because(acmeChange(posture.ChangeRights, "JupyterHub/research", "namespace-admin", "namespace-admin + ClusterRole view", true), "spec.routing.grants"),
+			because(acmeChange(posture.ChangeNamespaces, "tenant-acme", "Shared", "PerApp", false), byNamespaces),
+		},
+	}, {
+		name:   "a granted ClusterRole allows more",
+		before: []edit{grantRules("get")},
+		after:  []edit{grantRules("get, create")},
+		want: []posture.Change{because(acmeChange(posture.ChangeRouting, "ClusterRole jupyterhub-cluster",
+			"scheduling.k8s.io/priorityclasses:get", "scheduling.k8s.io/priorityclasses:create scheduling.k8s.io/priorityclasses:get", true), "spec.routing.grants")},
+	}, {
+		name:   "a granted ClusterRole allows less, under the Flux unit layout",
+		before: []edit{fluxUnits, grantRules("get, create")},
+		after:  []edit{fluxUnits, grantRules("get")},
+		want: []posture.Change{because(acmeChange(posture.ChangeRouting, "ClusterRole jupyterhub-cluster",
+			"scheduling.k8s.io/priorityclasses:create scheduling.k8s.io/priorityclasses:get", "scheduling.k8s.io/priorityclasses:get", false), "spec.routing.grants")},
+	}, {
+		name:   "a definition leaves the ComputePlane with no app of its kind",
+		before: []edit{noN8NApp},
+		after:  []edit{noN8NApp, {n8n, "  placement: ComputePlane\n", "  placement: ManagementPlane\n"}},
+		want:   []posture.Change{n8nRoute("ComputePlane", "ManagementPlane", true)},
+	}, {
+		name:  "a routed definition's chart changes",
+		after: []edit{{n8n, "      name: cozystack-n8n-application-default-n8n\n", "      name: n8n-fork\n"}},
+		want: []posture.Change{{Change: posture.ChangeDefinition, Subject: "N8N", Weakens: true, Cause: "ApplicationDefinition n8n",
+			From: "ExternalArtifact cozy-system/cozystack-n8n-application-default-n8n", To: "ExternalArtifact cozy-system/n8n-fork"}},
+	}, {
 		name:   "several at once, weakening first",
 		before: []edit{reachableNotebooks},
 		after: []edit{podSecurity("privileged"), {n8n, "  placement: ComputePlane\n", "  placement: ManagementPlane\n"},
 			{tenant, "  name: globex\n  namespace: tenant-root\nspec:\n  computeplane: false\n", "  name: globex\n  namespace: tenant-root\nspec:\n  computeplane: true\n"}},
 		want: []posture.Change{
-			acmeChange(posture.ChangePlacement, "N8N/automations", "ComputePlane", "ManagementPlane", true),
-			acmeChange(posture.ChangePodSecurity, "tenant-acme", "restricted", "privileged", true),
-			acmeChange(posture.ChangeExposure, "Postgres/notebooks", "reachable", "denied", false),
-			{Tenant: "globex", Namespace: "tenant-globex", Change: posture.ChangeComputePlane, Subject: "tenant-globex", From: "disabled", To: "enabled"},
+			n8nRoute("ComputePlane", "ManagementPlane", true),
+			because(acmeChange(posture.ChangePlacement, "N8N/automations", "ComputePlane", "ManagementPlane", true), n8nPlacement),
+			because(acmeChange(posture.ChangePodSecurity, "tenant-acme", "restricted", "privileged", true), byPodSecurity),
+			because(acmeChange(posture.ChangeExposure, "Postgres/notebooks", "reachable", "denied", false), byReachable),
+			{Tenant: "globex", Namespace: "tenant-globex", Change: posture.ChangeComputePlane, Subject: "tenant-globex", From: "disabled", To: "enabled", Cause: "Tenant globex (spec.computeplane)"},
 		},
+		facts: []posture.Fact{fact("acme", posture.FactMoved, "N8N/automations", "ComputePlane", "ManagementPlane", n8nPlacement)},
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			res := review(t, tc.before, tc.after)
 			if diff := cmp.Diff(tc.want, res.Changes); diff != "" {
 				t.Errorf("changes (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.facts, res.Facts); diff != "" {
+				t.Errorf("lifecycle facts (-want +got):\n%s", diff)
 			}
 			if len(res.Problems) > 0 {
 				t.Errorf("problems: %v", res.Problems)

@@ -35,12 +35,12 @@ func TestRightsAndNamespaces(t *testing.T) {
 		old:  []posture.Record{routedApp("a", "computeplane-app-a", "tenant-acme-a")},
 		new:  []posture.Record{routedApp("a", "computeplane-app-a", "tenant-acme-a"), grant("computeplane-app-a", "cluster-admin")},
 		want: []posture.Change{{Tenant: "acme", Namespace: "tenant-acme", Change: posture.ChangeRights, Subject: "JupyterHub/a",
-			From: posture.RightsNamespaceAdmin, To: posture.RightsNamespaceAdmin + posture.GrantPrefix + "cluster-admin", Weakens: true}},
+			From: posture.RightsNamespaceAdmin, To: posture.RightsNamespaceAdmin + posture.GrantPrefix + "cluster-admin", Weakens: true, Cause: "spec.routing.grants"}},
 	}, {
 		name: "shared namespaces weaken",
 		old:  []posture.Record{routedApp("a", "computeplane-app-a", "tenant-acme-a")},
 		new:  []posture.Record{routedApp("a", "computeplane-apps", "tenant-acme")},
-		want: []posture.Change{{Tenant: "acme", Namespace: "tenant-acme", Change: posture.ChangeNamespaces, Subject: "tenant-acme", From: api.NamespacesPerApp, To: api.NamespacesShared, Weakens: true}},
+		want: []posture.Change{{Tenant: "acme", Namespace: "tenant-acme", Change: posture.ChangeNamespaces, Subject: "tenant-acme", From: api.NamespacesPerApp, To: api.NamespacesShared, Weakens: true, Cause: "spec.routing.namespaces"}},
 	}, {
 		name: "back to super-admin weakens",
 		old:  []posture.Record{routedApp("a", "computeplane-apps", "tenant-acme")},

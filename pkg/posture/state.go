@@ -3,8 +3,10 @@ package posture
 import (
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
+	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 )
 
 // PodSecurityNone is the level of a ComputePlane under delivery: Platform,
@@ -53,6 +55,20 @@ type Tenant struct {
 	// AppNamespaces is NamespacesPerApp or NamespacesShared as the routed
 	// releases' target namespaces show it; "" without routed apps.
 	AppNamespaces string
+	// Listed are the apps ("Kind/name") whose releases Cozystack's API
+	// and dashboard list (Record.Listed).
+	Listed map[string]bool
+	// Editing is how its routed releases may be changed: EditingAPI when
+	// any of them is listed by Cozystack's API (spec.routing.
+	// editableThroughAPI), EditingFleet when none is; "" without routed
+	// apps.
+	Editing string
+	// Roles are the ClusterRoles its in-cluster baseline defines with
+	// rules, by name: their permissions (Record.Rules).
+	Roles map[string][]string
+	// Cluster is true when a Direct cluster release is there: the
+	// cluster Flux never prunes.
+	Cluster bool
 
 	direct, egress, withheld bool
 	accounts                 map[string]string // routed app -> account
@@ -78,9 +94,22 @@ const (
 	CredentialsReadable = "readable"
 )
 
-// Guard is the management-plane guard's identities.
+// How a tenant's routed releases may be changed (Tenant.Editing).
+const (
+	// EditingFleet: only through the fleet repo; Cozystack's API does not
+	// list them.
+	EditingFleet = "fleet"
+	// EditingAPI: Cozystack's API lists them and lets the tenant's users
+	// edit them.
+	EditingAPI = "api"
+)
+
+// Guard is the management-plane guard's identities and routes.
 type Guard struct {
 	FluxIdentities, HelmIdentities, PlatformIdentities []string
+	// Routes by kind, and whether they are known (Record.Routes).
+	Routes      map[string]render.GuardRoute
+	RoutesKnown bool
 }
 
 // Assemble puts the records of one side together. Records of namespaces
@@ -88,9 +117,15 @@ type Guard struct {
 // nothing but the guard.
 func Assemble(records []Record) *State {
 	s := &State{Tenants: map[string]*Tenant{}}
+	var flat []Record
 	for _, r := range records {
+		flat = append(flat, r)
+		flat = append(flat, r.InCluster...)
+	}
+	for _, r := range flat {
 		if r.Kind == KindGuard {
-			s.Guard = &Guard{FluxIdentities: r.FluxIdentities, HelmIdentities: r.HelmIdentities, PlatformIdentities: r.PlatformIdentities}
+			s.Guard = &Guard{FluxIdentities: r.FluxIdentities, HelmIdentities: r.HelmIdentities, PlatformIdentities: r.PlatformIdentities,
+				Routes: r.Routes, RoutesKnown: r.RoutesKnown}
 			continue
 		}
 		ns := r.Key.Namespace
@@ -100,6 +135,7 @@ func Assemble(records []Record) *State {
 		t := s.Tenants[ns]
 		if t == nil {
 			t = &Tenant{Namespace: ns, Apps: map[string]api.Placement{}, Rights: map[string]string{},
+				Listed: map[string]bool{}, Roles: map[string][]string{},
 				accounts: map[string]string{}, grants: map[string]string{}}
 			s.Tenants[ns] = t
 		}
@@ -112,7 +148,16 @@ func Assemble(records []Record) *State {
 			t.egress, t.Reachable, t.AncestorIngress = true, r.Reachable, r.AncestorIngress
 		case KindApp:
 			t.Apps[r.App] = r.Placement
+			if r.Listed {
+				t.Listed[r.App] = true
+			}
 			if r.Placement == api.PlacementComputePlane {
+				switch {
+				case r.Listed:
+					t.Editing = EditingAPI
+				case t.Editing == "":
+					t.Editing = EditingFleet
+				}
 				t.accounts[r.App] = r.Account
 				if r.TargetNamespace != ns {
 					t.AppNamespaces = api.NamespacesPerApp
@@ -122,6 +167,8 @@ func Assemble(records []Record) *State {
 			}
 		case KindGrant:
 			t.grants[r.Account] = r.ClusterRole
+		case KindRole:
+			t.Roles[strings.TrimPrefix(r.Key.Name, inClusterKeyPrefix+"/")] = r.Rules
 		}
 	}
 	for _, t := range s.Tenants {
@@ -137,6 +184,7 @@ func Assemble(records []Record) *State {
 		}
 		routed := slices.Contains(slices.Collect(maps.Values(t.Apps)), api.PlacementComputePlane)
 		t.ComputePlane = t.direct || t.egress || routed
+		t.Cluster = t.direct
 		switch {
 		case !t.ComputePlane:
 		case t.withheld:

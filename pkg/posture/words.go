@@ -77,6 +77,22 @@ func Sentence(c Change) string {
 			return "the tenant's users can read its ComputePlane's super-admin kubeconfig (the cluster chart's dashboard Role grants it)"
 		}
 		return "the tenant's users can no longer read its ComputePlane's super-admin kubeconfig"
+	case ChangeDefinition:
+		switch {
+		case c.To == ManagementPlane:
+			return fmt.Sprintf("`%s` apps are no longer routed onto the ComputePlane: the guard stops refusing their releases on the management nodes", c.Subject)
+		case c.To == ComputePlane:
+			return fmt.Sprintf("`%s` apps are routed onto the ComputePlane: the guard refuses their releases on the management nodes", c.Subject)
+		}
+		return fmt.Sprintf("the chart of routed `%s` apps changes from `%s` to `%s`", c.Subject, c.From, c.To)
+	case ChangeRouting:
+		if role, ok := strings.CutPrefix(c.Subject, RolePrefix); ok {
+			return fmt.Sprintf("ClusterRole `%s`, which its in-cluster baseline binds to routed apps, changes: %s", role, permissionWords(c.From, c.To))
+		}
+		if c.To == EditingAPI {
+			return "its routed releases become editable through Cozystack's API"
+		}
+		return "its routed releases can be changed only through the fleet repo again"
 	}
 	return fmt.Sprintf("%s %s changes from %s to %s", c.Change, c.Subject, c.From, c.To)
 }
@@ -147,6 +163,25 @@ func Why(c Change) string {
 			return "every user of the tenant administers the cluster that the design keeps from the tenant; under delivery: Platform the function cannot patch the platform's chart (docs/guard.md)."
 		}
 		return "the chart's dashboard Role no longer hands the tenant's users the cluster's super-admin kubeconfig."
+	case ChangeDefinition:
+		switch {
+		case c.To == ManagementPlane:
+			return "cozystack-api, for any user of any tenant, may now make releases of this kind on the management cluster, where their code shares the management nodes' kernel; this holds whether or not the inputs hold an app of this kind."
+		case c.To == ComputePlane:
+			return "releases of this kind run only on the tenants' own clusters; the guard refuses them anywhere else."
+		}
+		return "a different chart now runs inside every ComputePlane with the rights of the kind's apps there, and the guard no longer refuses releases of the old chart on the management nodes: review where the new chart comes from."
+	case ChangeRouting:
+		_, role := strings.CutPrefix(c.Subject, RolePrefix)
+		switch {
+		case role && c.Weakens:
+			return "the routed apps bound to it may do more across the whole ComputePlane, beyond their own namespace."
+		case role:
+			return "the routed apps bound to it may do less inside the ComputePlane."
+		case c.Weakens:
+			return "cozystack-api lists the routed apps and lets the tenant's users edit them; an edit rebuilds the release without its kubeConfig, which would put the app's code on the management nodes: the guard refuses that edit, and without the guard nothing does."
+		}
+		return "no edit through Cozystack's API can rebuild a routed release without its kubeConfig; the apps leave Cozystack's dashboard."
 	case ChangeTenant:
 		if c.To == Present {
 			return "a new tenant's own posture is in the tenants table below; adding it loosens no other tenant."
@@ -154,6 +189,43 @@ func Why(c Change) string {
 		return "its generated objects are pruned from the fleet folder; Flux keeps a live ComputePlane (prune is disabled on it)."
 	}
 	return ""
+}
+
+// permissionWords states what a role gains (+) and loses (-), from two
+// space-separated lists of permissions (Record.Rules).
+func permissionWords(from, to string) string {
+	added, removed := diffSets(strings.Fields(from), strings.Fields(to))
+	var words []string
+	for _, p := range added {
+		words = append(words, "+`"+p+"`")
+	}
+	for _, p := range removed {
+		words = append(words, "-`"+p+"`")
+	}
+	return strings.Join(words, ", ")
+}
+
+// FactSentence states a lifecycle fact in words.
+func FactSentence(f Fact) string {
+	where := func(p string) string {
+		if p == ComputePlane {
+			return "its ComputePlane"
+		}
+		return "the management cluster"
+	}
+	switch f.Fact {
+	case FactAdded:
+		return fmt.Sprintf("`%s` is added: Helm installs it on %s", f.Subject, where(f.To))
+	case FactRemoved:
+		return fmt.Sprintf("`%s` is removed: Helm uninstalls it from %s", f.Subject, where(f.From))
+	case FactMoved:
+		return fmt.Sprintf("`%s` moves from %s to %s: Helm installs it afresh on the new cluster and uninstalls it from the old one; its data (volumes, databases) does not move with it", f.Subject, where(f.From), where(f.To))
+	case FactClusterKept:
+		return "its ComputePlane's cluster leaves the fleet but keeps running: prune is disabled on it, so Flux never deletes it, VMs and disks included, until someone deletes its HelmRelease by hand"
+	case FactDashboardLost:
+		return fmt.Sprintf("`%s` leaves Cozystack's dashboard: Cozystack's API no longer lists it, and its users change it only through the fleet repo", f.Subject)
+	}
+	return fmt.Sprintf("%s %s: %s to %s", f.Fact, f.Subject, f.From, f.To)
 }
 
 // rightsWords states a routed app's rights inside its ComputePlane.

@@ -660,6 +660,38 @@ func guardIdentities(g api.GuardConfig) (string, error) {
 	return string(data), nil
 }
 
+// GuardRoute is one entry of the guard's wire.GuardRoutesAnnotation: a
+// definition placed on the ComputePlane, whose kind and chart G1 routes.
+type GuardRoute struct {
+	Kind       string     `json:"kind"`
+	Definition string     `json:"definition"`
+	ChartRef   GuardChart `json:"chartRef"`
+}
+
+// GuardChart is a routed definition's spec.release.chartRef.
+type GuardChart struct {
+	Kind      string `json:"kind"`
+	Name      string `json:"name"`
+	Namespace string `json:"namespace"`
+}
+
+// guardRoutes is the annotation of the policy that names, for the
+// pull-request summary, the definitions whose kinds and charts G1 routes,
+// as JSON sorted by kind.
+func guardRoutes(defs []*api.Definition) (string, error) {
+	routes := make([]GuardRoute, 0, len(defs))
+	for _, d := range defs {
+		routes = append(routes, GuardRoute{Kind: d.Kind, Definition: d.Ref.Name,
+			ChartRef: GuardChart{Kind: d.ChartRef.Kind, Name: d.ChartRef.Name, Namespace: d.ChartRef.Namespace}})
+	}
+	slices.SortFunc(routes, func(a, b GuardRoute) int { return cmp.Compare(a.Kind, b.Kind) })
+	data, err := json.Marshal(routes)
+	if err != nil {
+		return "", fmt.Errorf("failed to encode the guard's routes: %w", err)
+	}
+	return string(data), nil
+}
+
 // guardValidations are the rules G1 to G4 (docs/guard.md).
 func guardValidations() []admissionv1.Validation {
 	forbidden := metav1.StatusReasonForbidden
@@ -794,10 +826,12 @@ func RenderGuard(f *model.Fleet) ([]Object, error) {
 	g := f.Config.Guard
 	var kinds []string
 	var charts []api.ChartRef
+	var routed []*api.Definition
 	for kind, d := range f.Definitions {
 		if d.Placement == api.PlacementComputePlane {
 			kinds = append(kinds, kind)
 			charts = append(charts, d.ChartRef)
+			routed = append(routed, d)
 		}
 	}
 	fleetNamespace, fleetAccount := f.Config.FleetAccount()
@@ -831,12 +865,16 @@ func RenderGuard(f *model.Fleet) ([]Object, error) {
 	if err != nil {
 		return nil, err
 	}
+	routes, err := guardRoutes(routed)
+	if err != nil {
+		return nil, err
+	}
 	fail := admissionv1.Fail
 	equivalent := admissionv1.Equivalent
 	policy := admissionv1.ValidatingAdmissionPolicy{
 		TypeMeta: metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicy"},
 		ObjectMeta: metav1.ObjectMeta{Name: wire.GuardName, Labels: managedLabels(nil),
-			Annotations: map[string]string{wire.GuardIdentitiesAnnotation: identities}},
+			Annotations: map[string]string{wire.GuardIdentitiesAnnotation: identities, wire.GuardRoutesAnnotation: routes}},
 		Spec: admissionv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy: &fail,
 			MatchConstraints: &admissionv1.MatchResources{

@@ -21,7 +21,11 @@ type JSON struct {
 	Kind       string           `json:"kind"`
 	Tenants    []Tenant         `json:"tenants"`
 	Changes    []posture.Change `json:"changes"`
-	Files      Files            `json:"files"`
+	// Lifecycle are the lifecycle facts (posture.Lifecycle): apps added,
+	// removed or moved between clusters, clusters left running, apps that
+	// leave Cozystack's dashboard.
+	Lifecycle []posture.Fact `json:"lifecycle"`
+	Files     Files          `json:"files"`
 }
 
 // The apiVersion and kind of the JSON summary's shape.
@@ -41,7 +45,7 @@ type Files struct {
 // NewJSON builds the JSON summary of a rendered run; it has no changes
 // without a fleet folder.
 func NewJSON(r Report) JSON {
-	j := JSON{APIVersion: JSONAPIVersion, Kind: JSONKind, Tenants: []Tenant{}, Changes: []posture.Change{}, Files: Files{Added: []string{}, Changed: []string{}, Removed: []string{}}}
+	j := JSON{APIVersion: JSONAPIVersion, Kind: JSONKind, Tenants: []Tenant{}, Changes: []posture.Change{}, Lifecycle: []posture.Fact{}, Files: Files{Added: []string{}, Changed: []string{}, Removed: []string{}}}
 	if r.Fleet != nil {
 		j.Tenants = Tenants(r.Fleet)
 	}
@@ -50,6 +54,7 @@ func NewJSON(r Report) JSON {
 	}
 	if r.Review != nil {
 		j.Changes = append(j.Changes, r.Review.Changes...)
+		j.Lifecycle = append(j.Lifecycle, r.Review.Facts...)
 	}
 	// Changes are sorted by path.
 	j.Files.Added = append(j.Files.Added, r.Changes.Paths(output.Added)...)

@@ -27,8 +27,14 @@ func writePosture(b *strings.Builder, r Report, tenants map[string]Tenant) {
 	switch {
 	case len(changes) == 0:
 		b.WriteString("No change to any tenant's isolation posture.\n\n")
+	case weak == 1 && len(changes) == 1:
+		b.WriteString("**⚠️ The posture change weakens isolation** and needs a security review.\n\n")
+	case weak == 1:
+		fmt.Fprintf(b, "**⚠️ 1 of %d posture changes weakens isolation** and needs a security review.\n\n", len(changes))
+	case weak == len(changes):
+		fmt.Fprintf(b, "**⚠️ All %d posture changes weaken isolation** and need a security review.\n\n", weak)
 	case weak > 0:
-		fmt.Fprintf(b, "**⚠️ %d of %s weaken isolation** and need a security review.\n\n", weak, plural(len(changes), "posture change", "posture changes"))
+		fmt.Fprintf(b, "**⚠️ %d of %d posture changes weaken isolation** and need a security review.\n\n", weak, len(changes))
 	default:
 		fmt.Fprintf(b, "No change weakens isolation (%s).\n\n", plural(len(changes), "posture change", "posture changes"))
 	}
@@ -62,7 +68,7 @@ func writePosture(b *strings.Builder, r Report, tenants map[string]Tenant) {
 			if c.Weakens {
 				mark = "⚠️ **weakens**: "
 			}
-			fmt.Fprintf(b, "  - %s%s.<br>_Why it matters:_ %s\n", mark, sentence(c, tenants), posture.Why(c))
+			fmt.Fprintf(b, "  - %s%s%s.<br>_Why it matters:_ %s\n", mark, sentence(c, tenants), causeWords(c.Cause), posture.Why(c))
 			written++
 		}
 		if header {
@@ -79,6 +85,44 @@ func writePosture(b *strings.Builder, r Report, tenants map[string]Tenant) {
 		b.WriteString("\n")
 	}
 	writeDiagram(b, changes, tenants)
+	writeLifecycle(b, res.Facts)
+}
+
+// MaxLifecycleFacts is the most lifecycle facts stated in the Markdown; the
+// JSON summary always has all of them.
+const MaxLifecycleFacts = 60
+
+// writeLifecycle states what the change does to what runs, grouped by
+// tenant: apps installed, uninstalled or reinstalled elsewhere, clusters
+// left running, apps that leave Cozystack's dashboard.
+func writeLifecycle(b *strings.Builder, facts []posture.Fact) {
+	b.WriteString("### Lifecycle\n\n")
+	if len(facts) == 0 {
+		b.WriteString("No app is added, removed or moved, and no cluster is left behind.\n\n")
+		return
+	}
+	fmt.Fprintf(b, "What this change does to what runs (%s):\n\n", plural(len(facts), "fact", "facts"))
+	lastNS := "\x00"
+	for i, f := range facts {
+		if i == MaxLifecycleFacts {
+			fmt.Fprintf(b, "\n... and %d more lifecycle facts (all of them are in the JSON summary, --summary-json).\n", len(facts)-MaxLifecycleFacts)
+			break
+		}
+		if f.Namespace != lastNS {
+			lastNS = f.Namespace
+			fmt.Fprintf(b, "- `%s` (%s)\n", cell(f.Namespace), cell(f.Tenant))
+		}
+		fmt.Fprintf(b, "  - %s%s.\n", posture.FactSentence(f), causeWords(f.Cause))
+	}
+	b.WriteString("\n")
+}
+
+// causeWords names the input that caused a change or a fact.
+func causeWords(cause string) string {
+	if cause == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (caused by `%s`)", cell(cause))
 }
 
 // sentence is the change in words; a tenant added says what it comes with.

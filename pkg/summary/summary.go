@@ -40,6 +40,9 @@ type Report struct {
 	Fleet *model.Fleet
 	// Problems are why the run was refused.
 	Problems api.Problems
+	// Refusal is why the run was refused when no input has a problem (an
+	// empty fleet without --allow-empty, say).
+	Refusal string
 	// Dir is the fleet folder as the user named it; empty when the run had
 	// no output folder, and then Changes is ignored.
 	Dir string
@@ -64,10 +67,11 @@ func Write(w io.Writer, r Report) error {
 	var b strings.Builder
 	b.WriteString("## computeplane-fn\n\n")
 	if r.Fleet == nil {
-		writeRefusal(&b, r.Problems, r.Dir)
+		writeRefusal(&b, r.Problems, r.Refusal, r.Dir)
 	} else {
 		s := newStats(r.Fleet)
 		s.writeOverview(&b)
+		writeValueWarnings(&b, r.Fleet.ValueWarnings())
 		if r.Dir != "" && r.Failure == nil && r.Review != nil {
 			writePosture(&b, r, s.rows)
 		}
@@ -89,10 +93,37 @@ func Write(w io.Writer, r Report) error {
 	return nil
 }
 
-func writeRefusal(b *strings.Builder, problems api.Problems, dir string) {
+// writeValueWarnings states the app values that break their definition's
+// schema (spec.apps.values: Warn), before the posture: a typo a reviewer
+// can still fix in the pull request.
+func writeValueWarnings(b *strings.Builder, warnings api.Problems) {
+	if len(warnings) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "**⚠️ %s** about app values and their definitions' schemas: rendered as written, as cozystack-api would take them (`spec.apps.values: Refuse` makes them errors).\n\n```text\n", plural(len(warnings), "warning", "warnings"))
+	for i, w := range warnings {
+		if i == MaxProblems {
+			fmt.Fprintf(b, "... and %d more\n", len(warnings)-MaxProblems)
+			break
+		}
+		b.WriteString(strings.ReplaceAll(w.Error(), "```", "'''"))
+		b.WriteByte('\n')
+	}
+	b.WriteString("```\n\n")
+}
+
+func writeRefusal(b *strings.Builder, problems api.Problems, refusal, dir string) {
 	left := ""
 	if dir != "" {
 		left = fmt.Sprintf(" and `%s` was left as it was", cell(dir))
+	}
+	if len(problems) == 0 {
+		// Refused for a reason of the run, not of an input.
+		if refusal == "" {
+			refusal = "see the run's error output"
+		}
+		fmt.Fprintf(b, "**Refused**: nothing was rendered%s.\n\n```text\n%s\n```\n", left, strings.ReplaceAll(refusal, "```", "'''"))
+		return
 	}
 	fmt.Fprintf(b, "**Refused**: the inputs have %s, so nothing was rendered%s.\n\n", plural(len(problems), "problem", "problems"), left)
 	b.WriteString("```text\n")

@@ -169,9 +169,21 @@ func postureChanges() *posture.Result {
 		{Tenant: "acme", Namespace: "tenant-acme", Change: posture.ChangeNodeGroups, Subject: "md0", From: "u1.medium 0-3 gpus=0", To: "u1.large 1-4 gpus=1"},
 		{Change: posture.ChangeGuard, Subject: "system:serviceaccount:ci:deployer", From: "absent", To: "present", Weakens: true, Role: wire.GuardFluxIdentitiesVariable},
 		{Tenant: "old", Namespace: "tenant-old", Change: posture.ChangeTenant, Subject: "tenant-old", From: "present", To: "absent"},
+		{Change: posture.ChangeDefinition, Subject: "JupyterHub", From: "ComputePlane", To: "ManagementPlane", Weakens: true, Cause: "ApplicationDefinition jupyterhub"},
+		{Change: posture.ChangeDefinition, Subject: "N8N", From: "ExternalArtifact cozy-system/cozystack-n8n", To: "ExternalArtifact cozy-system/n8n-fork", Weakens: true, Cause: "ApplicationDefinition n8n"},
+		{Tenant: "acme", Namespace: "tenant-acme", Change: posture.ChangeRouting, Subject: "tenant-acme", From: posture.EditingFleet, To: posture.EditingAPI, Weakens: true, Cause: "spec.routing.editableThroughAPI"},
+		{Tenant: "acme", Namespace: "tenant-acme", Change: posture.ChangeRouting, Subject: posture.RolePrefix + "jupyterhub-cluster", From: "scheduling.k8s.io/priorityclasses:get", To: "scheduling.k8s.io/priorityclasses:create scheduling.k8s.io/priorityclasses:get", Weakens: true, Cause: "spec.routing.grants"},
 	}
 	posture.Sort(changes)
-	return &posture.Result{Changes: changes, Problems: []string{"tenant-acme/configmap-computeplane-admission.yaml (the committed folder): failed to read the posture of ConfigMap tenant-acme/computeplane-admission: data: holds no AdmissionConfiguration"}}
+	facts := []posture.Fact{
+		{Tenant: "acme", Namespace: "tenant-acme", Fact: posture.FactMoved, Subject: "JupyterHub/old", From: "ComputePlane", To: "ManagementPlane", Cause: "ApplicationDefinition jupyterhub (placement)"},
+		{Tenant: "acme", Namespace: "tenant-acme", Fact: posture.FactMoved, Subject: "N8N/automations", From: "ManagementPlane", To: "ComputePlane", Cause: "ApplicationDefinition n8n (placement)"},
+		{Tenant: "acme", Namespace: "tenant-acme", Fact: posture.FactDashboardLost, Subject: "N8N/automations", From: posture.Listed, To: posture.Unlisted, Cause: "ApplicationDefinition n8n (placement)"},
+		{Tenant: "acme", Namespace: "tenant-acme", Fact: posture.FactAdded, Subject: "Redis/cache2", From: posture.Absent, To: "ManagementPlane", Cause: "Redis tenant-acme/cache2"},
+		{Tenant: "old", Namespace: "tenant-old", Fact: posture.FactClusterKept, Subject: "tenant-old", From: posture.Present, To: posture.Absent, Cause: "Tenant old (removed)"},
+		{Tenant: "old", Namespace: "tenant-old", Fact: posture.FactRemoved, Subject: "JupyterHub/lab", From: "ComputePlane", To: posture.Absent, Cause: "Tenant old"},
+	}
+	return &posture.Result{Changes: changes, Facts: facts, Problems: []string{"tenant-acme/configmap-computeplane-admission.yaml (the committed folder): failed to read the posture of ConfigMap tenant-acme/computeplane-admission: data: holds no AdmissionConfiguration"}}
 }
 
 func TestSummaryPosture(t *testing.T) {
@@ -192,10 +204,77 @@ func TestSummaryPosture(t *testing.T) {
 	goldenFile(t, "posture.json", buf.String())
 }
 
+// TestSummaryPostureCounts: the headline counts the weakening changes in
+// words that agree with their number.
+func TestSummaryPostureCounts(t *testing.T) {
+	weak := posture.Change{Tenant: "acme", Namespace: "tenant-acme", Change: posture.ChangeExposure, Subject: "Postgres/notebooks", From: "denied", To: "reachable", Weakens: true}
+	strong := posture.Change{Tenant: "acme", Namespace: "tenant-acme", Change: posture.ChangeExposure, Subject: "Redis/cache", From: "reachable", To: "denied"}
+	for _, tc := range []struct {
+		changes []posture.Change
+		want    string
+	}{
+		{[]posture.Change{weak}, "**⚠️ The posture change weakens isolation** and needs a security review."},
+		{[]posture.Change{weak, strong}, "**⚠️ 1 of 2 posture changes weakens isolation** and needs a security review."},
+		{[]posture.Change{weak, weak}, "**⚠️ All 2 posture changes weaken isolation** and need a security review."},
+		{[]posture.Change{weak, weak, strong}, "**⚠️ 2 of 3 posture changes weaken isolation** and need a security review."},
+		{[]posture.Change{strong}, "No change weakens isolation (1 posture change)."},
+	} {
+		r := quickstart(t)
+		r.Dir = "fleet"
+		r.Review = &posture.Result{Changes: tc.changes}
+		if md := write(t, r); !strings.Contains(md, "\n"+tc.want+"\n") {
+			t.Errorf("%d changes, %d weakening: want %q in\n%s", len(tc.changes), strings.Count(fmt.Sprint(tc.changes), "true"), tc.want, md)
+		}
+	}
+}
+
+// TestSummaryRefusedWithoutProblems: a run refused for a reason of its own
+// (an empty fleet without --allow-empty) says that reason, not "0 problems".
+func TestSummaryRefusedWithoutProblems(t *testing.T) {
+	md := write(t, summary.Report{Dir: "fleet", Refusal: "the inputs hold no tenant (--allow-empty if that is meant)"})
+	want := "**Refused**: nothing was rendered and `fleet` was left as it was.\n\n```text\nthe inputs hold no tenant (--allow-empty if that is meant)\n```\n"
+	if !strings.Contains(md, want) || strings.Contains(md, "0 problems") {
+		t.Errorf("summary of a run refused without problems:\n%s\nwant it to hold:\n%s", md, want)
+	}
+}
+
 func TestSummaryJSONWithoutFolder(t *testing.T) {
 	var buf bytes.Buffer
 	if err := summary.WriteJSON(&buf, quickstart(t)); err != nil {
 		t.Fatal(err)
 	}
 	goldenFile(t, "small-fleet.json", buf.String())
+}
+
+// TestSummaryValueWarnings: an app value its definition's schema does not
+// know is stated in the summary, with its file, app and field.
+func TestSummaryValueWarnings(t *testing.T) {
+	dir := t.TempDir()
+	for name, content := range map[string]string{
+		"config.yaml": "apiVersion: fn.computeplane.dev/v1alpha1\nkind: ComputePlaneGenerator\nmetadata:\n  name: fleet\nspec:\n  inputs: [in.yaml]\n",
+		"in.yaml": `apiVersion: cozystack.io/v1alpha1
+kind: ApplicationDefinition
+metadata: {name: postgres}
+spec:
+  application: {kind: Postgres, openAPISchema: '{"type":"object","properties":{"replicas":{"type":"integer"}}}'}
+  release: {prefix: postgres-, chartRef: {kind: ExternalArtifact, name: postgres}}
+---
+apiVersion: apps.cozystack.io/v1alpha1
+kind: Postgres
+metadata: {name: db, namespace: tenant-root}
+spec: {replcas: 2}
+`} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, problems := pipeline.Run(pipeline.Options{Dir: dir, ConfigFile: filepath.Join(dir, "config.yaml")})
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	md := write(t, summary.Report{Fleet: r.Fleet})
+	want := "**⚠️ 1 warning** about app values and their definitions' schemas: rendered as written, as cozystack-api would take them (`spec.apps.values: Refuse` makes them errors).\n\n```text\nin.yaml: Postgres tenant-root/db: spec.replcas: unknown field: the openAPISchema of ApplicationDefinition postgres declares no such field"
+	if !strings.Contains(md, want) {
+		t.Errorf("summary:\n%s\nwant it to hold:\n%s", md, want)
+	}
 }

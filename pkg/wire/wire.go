@@ -92,6 +92,15 @@ const (
 	GuardIdentitiesAnnotation = "computeplane.dev/guard-identities"
 )
 
+// GuardRoutesAnnotation names the guard's annotation that states, for the
+// pull-request summary, what G1 routes: a JSON list, sorted by kind, of one
+// object per ApplicationDefinition placed on the ComputePlane, with its
+// "kind", its "definition" (metadata.name) and its "chartRef" ("kind",
+// "name", "namespace"), the same kinds and charts the rules' variables
+// and match condition hold. A kind that leaves the list is one whose
+// releases, made on the management nodes, the guard no longer refuses.
+const GuardRoutesAnnotation = "computeplane.dev/guard-routes"
+
 // Origin labels helm-controller stamps, last, on every object it applies
 // from a release's chart: the HelmRelease it comes from.
 const (

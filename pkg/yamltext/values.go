@@ -27,6 +27,21 @@ func DecodeValues(text []byte) (*yaml.Node, error) {
 	return yamlnode.NormalizedCopy(yamlnode.Lookup(&doc, "spec", "values"), yamlnode.DefaultBudget)
 }
 
+// ReadValues returns encoded values (EncodeValues) as a tree to read, the
+// text decoded and nothing more: EncodeValues wrote it normalised already,
+// so it reads as DecodeValues returns it, without DecodeValues' copy.
+// nil for no values.
+func ReadValues(text []byte) (*yaml.Node, error) {
+	if text == nil {
+		return nil, nil
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(append([]byte(valuesContext), text...), &doc); err != nil {
+		return nil, fmt.Errorf("failed to decode encoded values: %w", err)
+	}
+	return yamlnode.Lookup(&doc, "spec", "values"), nil
+}
+
 // valuesContext is how a HelmRelease document reads up to its values: the
 // values are encoded inside it, so that their text is exactly what the
 // encoder writes at that place of a release (the same indentation, the same

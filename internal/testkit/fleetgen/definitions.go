@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -90,6 +91,7 @@ func openAPISchema(r *rand.Rand, k *kindSpec) string {
 		}
 		props = append(props, kv{fmt.Sprintf("%s%d", word, i), p})
 	}
+	props = append(props, valueSchema(k, props)...)
 	s := obj{{"title", "Chart Values"}, {"type", "object"}, {"properties", props}}
 	b, err := json.Marshal(s)
 	if err != nil {
@@ -172,4 +174,121 @@ func definition(r *rand.Rand, k *kindSpec) *yaml.Node {
 		str("services"), m("exclude", []any{}, "include", []any{m("resourceNames", []string{k.Prefix + "{{ .name }}", k.Prefix + "{{ .name }}-external-lb"})}),
 	)
 	return m("apiVersion", "cozystack.io/v1alpha1", "kind", "ApplicationDefinition", "metadata", md, "spec", spec)
+}
+
+// The values of a kind's apps that its schema declares beside the options:
+// Cozystack's schemas declare every value of their chart, so the apps of a
+// generated fleet are valid against their definition (the render checks
+// them, spec.apps.values) and the benchmark measures a clean fleet.
+// valueSchema infers them from samples of the kind's values, drawn from a
+// stream of their own so that the fleet's values do not change.
+
+// mapFields are the values whose keys are data (user and database names,
+// node groups, labels), declared as maps (additionalProperties);
+// opaqueFields those a schema keeps whole (x-kubernetes-preserve-unknown-fields).
+var (
+	mapFields    = map[string]bool{"users": true, "databases": true, "nodeGroups": true, "nodeSelector": true, "config": true}
+	opaqueFields = map[string]bool{"valuesOverride": true}
+)
+
+// valueSchemaSamples is how many values of a kind valueSchema reads: enough
+// for every optional value of a profile to appear.
+const valueSchemaSamples = 64
+
+// inferred is a schema inferred from values.
+type inferred struct {
+	types      map[string]bool
+	props      map[string]*inferred
+	order      []string
+	items      *inferred
+	additional *inferred
+	opaque     bool
+}
+
+func (s *inferred) add(n *yaml.Node, name string) {
+	if s.types == nil {
+		s.types = map[string]bool{}
+	}
+	switch {
+	case opaqueFields[name]:
+		s.types["object"], s.opaque = true, true
+	case n.Kind == yaml.MappingNode && mapFields[name]:
+		s.types["object"] = true
+		for i := 1; i < len(n.Content); i += 2 {
+			if s.additional == nil {
+				s.additional = &inferred{}
+			}
+			s.additional.add(n.Content[i], "")
+		}
+	case n.Kind == yaml.MappingNode:
+		s.types["object"] = true
+		if s.props == nil {
+			s.props = map[string]*inferred{}
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i].Value
+			p := s.props[k]
+			if p == nil {
+				p = &inferred{}
+				s.props[k] = p
+				s.order = append(s.order, k)
+			}
+			p.add(n.Content[i+1], k)
+		}
+	case n.Kind == yaml.SequenceNode:
+		s.types["array"] = true
+		for _, item := range n.Content {
+			if s.items == nil {
+				s.items = &inferred{}
+			}
+			s.items.add(item, "")
+		}
+	default:
+		s.types[map[string]string{"!!int": "integer", "!!bool": "boolean"}[n.Tag]] = true
+	}
+}
+
+func (s *inferred) schema() obj {
+	switch {
+	case s.types["integer"] && s.types[""]:
+		return obj{{"x-kubernetes-int-or-string", true}}
+	case s.types[""]:
+		return obj{{"type", "string"}}
+	case s.types["integer"]:
+		return obj{{"type", "integer"}}
+	case s.types["boolean"]:
+		return obj{{"type", "boolean"}}
+	case s.types["array"]:
+		items := obj{{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}}
+		if s.items != nil {
+			items = s.items.schema()
+		}
+		return obj{{"type", "array"}, {"items", items}}
+	case s.opaque:
+		return obj{{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}}
+	case s.additional != nil:
+		return obj{{"type", "object"}, {"additionalProperties", s.additional.schema()}}
+	}
+	props := obj{}
+	for _, k := range s.order {
+		props = append(props, kv{k, s.props[k].schema()})
+	}
+	return obj{{"type", "object"}, {"properties", props}}
+}
+
+// valueSchema returns the schemas of the values of a kind's apps, by name
+// in the order they first appear, except those in declared.
+func valueSchema(k *kindSpec, declared obj) obj {
+	r := rand.New(rand.NewPCG(uint64(len(k.Kind)), uint64(k.Profile)+1))
+	root := &inferred{}
+	for i := range valueSchemaSamples {
+		root.add(values(r, k, fmt.Sprintf("sample%d", i)), "")
+	}
+	var out obj
+	for _, name := range root.order {
+		if !slices.ContainsFunc(declared, func(e kv) bool { return e.k == name }) {
+			out = append(out, kv{name, root.props[name].schema()})
+		}
+	}
+	return out
 }

@@ -94,7 +94,15 @@ const ParamsFile = "fleet.json"
 type Manifest struct {
 	Params Params `json:"params"`
 	Stats  Stats  `json:"stats"`
+	// Generator is the GeneratorVersion that wrote the fleet.
+	Generator int `json:"generator"`
 }
+
+// GeneratorVersion changes whenever the same Params generate other files,
+// so that a fleet generated before is not reused: 1, the definitions'
+// schemas declare every value of their apps (their check, spec.apps.values,
+// finds nothing).
+const GeneratorVersion = 1
 
 // ConfigFile is the function config of a generated fleet; run
 // computeplane-fn from the fleet folder with it.
@@ -184,7 +192,7 @@ func Generate(dir string, p Params) (Stats, error) {
 	if w.err != nil {
 		return Stats{}, w.err
 	}
-	manifest, err := json.MarshalIndent(Manifest{Params: p, Stats: w.stats}, "", "  ")
+	manifest, err := json.MarshalIndent(Manifest{Params: p, Stats: w.stats, Generator: GeneratorVersion}, "", "  ")
 	if err != nil {
 		return Stats{}, err
 	}

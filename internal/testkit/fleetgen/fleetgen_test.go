@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/computeplane-dev/computeplane-fn/internal/testkit/fleetgen"
+	"github.com/computeplane-dev/computeplane-fn/pkg/pipeline"
 )
 
 func readTree(t *testing.T, dir string) map[string]string {
@@ -69,5 +70,27 @@ func TestParamsValidate(t *testing.T) {
 	err := p.Validate()
 	if err == nil || !strings.Contains(err.Error(), "routedShare") || !strings.Contains(err.Error(), "maxDepth") {
 		t.Errorf("Validate: %v", err)
+	}
+}
+
+// TestAppsMatchTheirSchemas: every generated app is valid against its
+// definition's openAPISchema, as Cozystack's are, so the benchmark renders
+// a clean fleet and measures the check of app values as it costs there.
+func TestAppsMatchTheirSchemas(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := fleetgen.Generate(dir, fleetgen.Defaults(60)); err != nil {
+		t.Fatal(err)
+	}
+	r, problems := pipeline.Run(pipeline.Options{Dir: dir, ConfigFile: filepath.Join(dir, fleetgen.ConfigFile)})
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	if len(r.Fleet.Apps) < 500 {
+		t.Fatalf("%d apps generated, want 600", len(r.Fleet.Apps))
+	}
+	for _, w := range r.Warnings {
+		if strings.Contains(w.Message, "openAPISchema") {
+			t.Errorf("a generated app breaks its schema: %v", w)
+		}
 	}
 }

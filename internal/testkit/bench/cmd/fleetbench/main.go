@@ -251,7 +251,7 @@ func ensureFleet(dir string, n int) (string, fleetgen.Stats, error) {
 	if err != nil {
 		return "", fleetgen.Stats{}, err
 	}
-	if mf, err := fleetgen.ReadManifest(abs); err == nil && mf.Params == p {
+	if mf, err := fleetgen.ReadManifest(abs); err == nil && mf.Params == p && mf.Generator == fleetgen.GeneratorVersion {
 		return abs, mf.Stats, nil
 	}
 	self, err := os.Executable()
