@@ -70,6 +70,7 @@ var (
 	sayG3Owner       = []string{"is a worker of the tenant's ComputePlane"}
 	sayG3Label       = []string{"cannot be added, changed or removed"}
 	sayG3Disks       = []string{"a worker's disks hold"}
+	sayG3Patches     = []string{"carries a JSON patch the guard cannot read"}
 	sayG4Account     = []string{"spec.serviceAccountName"}
 	sayG4Credentials = []string{"no token of it is issued"}
 	sayG4Binding     = []string{"installer's account or role"}

@@ -280,6 +280,18 @@ variables.vmSpecs.exists(s, s.?dataVolumeTemplates.orValue([]).exists(d,
   object.?spec.?patches.orValue([]).exists(p,
     [variables.clusterRelease + '-', variables.installerAccount, variables.fleetAccount,
       'cluster.x-k8s.io', 'kamaji.clastix.io'].exists(w, p.contains(w))))`
+	// unreadPatches: a clone or restore with a JSON patch the guard cannot
+	// read as KubeVirt will: a \u escape (JSON decodes it to any
+	// character, so a forbidden name can hide in it; the other escapes
+	// decode to characters no name holds, so words stay whole without
+	// them), or a copy or move op (the value comes from a field of the
+	// VM, its annotations say, which no rule reads). CEL cannot decode
+	// JSON, so the guard refuses both wherever they are in the text (a
+	// key or value that merely looks like them too); what is left is plain
+	// text in which copiesDisk finds every name the patch writes.
+	celUnreadPatches = `variables.isDiskCopy && object != null &&
+object.?spec.?patches.orValue([]).exists(p,
+  p.contains('\\u') || p.matches('"op"\\s*:\\s*"(copy|move)"'))`
 
 	// breakGlass: a cluster administrator deletes a worker VM, or removes
 	// finalizers from it and changes nothing else (spec, labels,
@@ -369,14 +381,15 @@ variables.oldVMCluster == variables.newVMCluster`
 
 	// G3c: nobody but the platform makes a VM of a worker's labels or
 	// disks, or copies a worker's disk (the break-glass changes no spec).
-	celG3Disks = `!(variables.claimsWorker || variables.copiesDisk) ||
+	celG3Disks = `!(variables.claimsWorker || variables.copiesDisk || variables.unreadPatches) ||
 variables.fromPlatform || variables.breakGlass`
 	msgG3Disks = `request.kind.kind + " " +
   ` + celTarget + ` +
   (variables.claimsWorker ? " is made like a worker of the tenant's ComputePlane (its template carries the labels of cluster " +
     variables.clusterRelease + ", or it mounts or clones one of its disks)" :
-    " copies, restores or clones a worker or a disk of the tenant's ComputePlane (a name " + variables.clusterRelease +
-    "-..., or a patch naming the cluster's objects or labels)") +
+  variables.copiesDisk ? " copies, restores or clones a worker or a disk of the tenant's ComputePlane (a name " + variables.clusterRelease +
+    "-..., or a patch naming the cluster's objects or labels)" :
+    " carries a JSON patch the guard cannot read as KubeVirt applies it (a \\u escape, or a copy or move op, which takes its value from another field of the VM); write each patch in plain characters with add, replace, remove or test") +
   ": a worker's disks hold its machine configuration and kubelet credentials, so only the platform's controllers may use them, and " +
   request.userInfo.username + " is not one of them"`
 
@@ -595,6 +608,7 @@ func guardVariables(v guardValues) ([]admissionv1.Variable, error) {
 		{"claimsWorker", celClaimsWorker},
 		{"vmCarriesCredential", celVMCarriesCredential},
 		{"copiesDisk", celCopiesDisk},
+		{"unreadPatches", celUnreadPatches},
 		{"breakGlass", celBreakGlass},
 	} {
 		vars = append(vars, admissionv1.Variable{Name: d[0], Expression: d[1]})
