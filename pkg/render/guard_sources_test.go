@@ -53,7 +53,7 @@ func testGuardFleetSources(t *testing.T, spec string) {
 	}
 	generator := func(namespace, name, from string) string {
 		return source("source.extensions.fluxcd.io/v1beta1", "ArtifactGenerator", namespace, name,
-			"{sources: [{alias: fleet, kind: GitRepository, name: fleet, namespace: flux-system}], artifacts: [{name: out, copy: [{from: '@fleet/"+from+"/**', to: '@artifact/'}]}]}")
+			"{sources: [{alias: fleet, kind: GitRepository, name: fleet, namespace: flux-system}], outputArtifacts: [{name: out, copy: [{from: '@fleet/"+from+"/**', to: '@artifact/'}]}]}")
 	}
 
 	type write struct {
