@@ -184,7 +184,7 @@ func guardIdentityAnnotation(t *testing.T, policy *admissionv1.ValidatingAdmissi
 // TestGuardIdentitiesFromConfig: the config's identities reach the
 // annotation and, on Kubernetes 1.36, the variables the rules read.
 func TestGuardIdentitiesFromConfig(t *testing.T) {
-	policy, _ := guardObjects(t, renderGuardFleet(t, `{platform: {kubernetesVersion: "1.36"}, delivery: Platform, guard: {fluxIdentities: [b, "system:serviceaccount:cozy-fluxcd:flux", b], platformIdentities: [capk]}}`))
+	policy, _ := guardObjects(t, renderGuardFleet(t, `{platform: {kubernetesVersion: "1.36"}, delivery: Platform, guard: {fluxIdentities: [b, "system:serviceaccount:cozy-fluxcd:flux", b], helmIdentities: [h], platformIdentities: [capk]}}`))
 	got := map[string]string{}
 	for _, v := range policy.Spec.Variables {
 		got[v.Name] = v.Expression
