@@ -967,5 +967,16 @@ func RenderGuard(f *model.Fleet) ([]Object, error) {
 			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
 		},
 	}
-	return platformObjects(f, &policy, &binding)
+	objs, err := platformObjects(f, &policy, &binding)
+	if err != nil {
+		return nil, err
+	}
+	// The guard lives with the fleet's account: in the fleet folder, in the
+	// account's unit, whose name and folder no layout changes and which
+	// every other unit waits for, so no layout change ever prunes it
+	// (docs/flux-wiring.md, "Where the guard lives").
+	for i := range objs {
+		objs[i].Account = true
+	}
+	return objs, nil
 }

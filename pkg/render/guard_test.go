@@ -99,8 +99,8 @@ func guardObjects(t testing.TB, out []render.Object) (*admissionv1.ValidatingAdm
 		if o.APIVersion != "admissionregistration.k8s.io/v1" || strings.HasPrefix(o.Kind, "MutatingAdmissionPolicy") {
 			continue
 		}
-		if o.Namespace != "" || !o.Platform || !o.Generated {
-			t.Errorf("%s %s: namespace %q, platform %v, generated %v; want a cluster-scoped platform object", o.Kind, o.Name, o.Namespace, o.Platform, o.Generated)
+		if o.Namespace != "" || !o.Platform || !o.Generated || !o.Account {
+			t.Errorf("%s %s: namespace %q, platform %v, generated %v, the account's unit %v; want a cluster-scoped platform object in the account's unit", o.Kind, o.Name, o.Namespace, o.Platform, o.Generated, o.Account)
 		}
 		var into any
 		switch o.Kind {
