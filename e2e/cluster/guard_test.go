@@ -225,6 +225,7 @@ func (e *env) grantAttackers(t *testing.T) {
 		}},
 	})
 	grants := []*unstructured.Unstructured{sources}
+	e.namespaces(e.mode.fleetNamespace, cozySystem)
 	for _, ns := range []string{guardNS, e.mode.fleetNamespace, cozySystem} {
 		grants = append(grants, obj("rbac.authorization.k8s.io/v1", "RoleBinding", ns, "e2e-source-writer", map[string]any{
 			"roleRef": map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "e2e-source-writer"},
