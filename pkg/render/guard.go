@@ -871,7 +871,16 @@ func guardRules() []admissionv1.NamedRuleWithOperations {
 //     installer, the fleet or the chart's accounts, or names a worker's
 //     disk, or whose template carries the cluster's labels; nor a clone,
 //     restore, snapshot, export, backup or copy of, or onto, a worker or
-//     its disks (docs/guard.md lists every KubeVirt field read).
+//     its disks (docs/guard.md lists every KubeVirt field read); nor a
+//     clone's or restore's JSON patch with a \u escape or a copy or move op,
+//     which the guard cannot read as KubeVirt applies it.
+//   - G4: the fleet's and the installers' accounts are the fleet's (runs,
+//     pods, tokens, bindings).
+//   - G5: the fleet's sources (spec.fleet.sourceRef, the wiring's
+//     computeplane-... generators and artifacts in the wiring namespace,
+//     the baseline chart's OCIRepository, the cluster chart's generator and
+//     artifact), and their status, are written only by the fleet,
+//     guard.sourceIdentities and cluster administrators.
 //
 // Cases for a real API server (the end-to-end suite), with the defaults:
 //
