@@ -210,6 +210,13 @@ func (e *env) kubevirtGuardCases(t *testing.T) []guardCase {
 	}
 	secretPatch := `{"op": "add", "path": "/spec/template/spec/volumes/-", "value": {"name": "kc", "secret": {"secretName": "computeplane-admin-kubeconfig"}}}`
 	ownPatch := `{"op": "add", "path": "/spec/template/metadata/labels/app", "value": "own"}`
+	escapedSecretPatch := `{"op": "add", "path": "/spec/template/spec/volumes/-", "value": {"name": "kc", "secret": {"secretName": "\u0063omputeplane-admin-kubeconfig"}}}`
+	escapedLabelPatch := `{"op": "add", "path": "/spec/template/metadata/labels/cluster\u002ex-k8s.io~1cluster-name", "value": "computeplane"}`
+	escapedAccountPatch := `{"op": "add", "path": "/spec/template/spec/volumes/-", "value": {"name": "sa", "serviceAccount": {"serviceAccountName": "\u0063omputeplane-installer"}}}`
+	placeholderPatch := `{"op": "add", "path": "/spec/template/spec/volumes/-", "value": {"name": "kc", "secret": {"secretName": "own-config"}}}`
+	copyPatch := `{"op": "copy", "from": "/metadata/annotations/note", "path": "/spec/template/spec/volumes/1/secret/secretName"}`
+	movePatch := `{"op" : "move", "from": "/metadata/annotations/note", "path": "/spec/template/metadata/labels/app"}`
+	userDataPatch := `{"op": "add", "path": "/spec/template/spec/volumes/-", "value": {"name": "ci", "cloudInitNoCloud": {"userData": "#cloud-config\nwrite_files:\n- path: /etc/motd\n  content: \"own\"\n"}}}`
 	cases = append(cases,
 		guardCase{name: "G3/clone of a worker, tenant", as: tenantUser, obj: clone(workerVM, "own-copy"), refused: true, says: sayG3Copies},
 		guardCase{name: "G3/clone onto a worker's name, tenant", as: tenantUser, obj: clone("own", workerVM), refused: true, says: sayG3Copies},
@@ -219,6 +226,15 @@ func (e *env) kubevirtGuardCases(t *testing.T) []guardCase {
 		guardCase{name: "G3/restore into a worker's disk name, tenant", as: tenantUser, obj: restore("own", workerDisk), refused: true, says: sayG3Copies},
 		guardCase{name: "G3/restore patched with the kubeconfig, tenant", as: tenantUser, obj: restore("own", "own-disk", secretPatch), refused: true, says: sayG3Copies},
 		guardCase{name: "G3/restore of the tenant's own VM", as: tenantUser, obj: restore("own", "own-disk", ownPatch)},
+		// Patches judged by what they do (issue 40): escapes KubeVirt
+		// decodes, and copies from fields no rule reads.
+		guardCase{name: "G3/clone patched with the kubeconfig, escaped, tenant", as: tenantUser, obj: clone("own", "own-copy", escapedSecretPatch), refused: true, says: sayG3Patches},
+		guardCase{name: "G3/clone patched with the cluster's label, escaped, tenant", as: tenantUser, obj: clone("own", "own-copy", escapedLabelPatch), refused: true, says: sayG3Patches},
+		guardCase{name: "G3/clone copying an annotation into a Secret volume, tenant", as: tenantUser, obj: clone("own", "own-copy", placeholderPatch, copyPatch), refused: true, says: sayG3Patches},
+		guardCase{name: "G3/restore patched with the installer, escaped, tenant", as: tenantUser, obj: restore("own", "own-disk", escapedAccountPatch), refused: true, says: sayG3Patches},
+		guardCase{name: "G3/restore moving an annotation into a label, tenant", as: tenantUser, obj: restore("own", "own-disk", movePatch), refused: true, says: sayG3Patches},
+		guardCase{name: "G3/clone patched with the kubeconfig, escaped, virt-controller", as: virtController, obj: clone("own", "own-copy", escapedSecretPatch)},
+		guardCase{name: "G3/clone of the tenant's own VM, a Secret volume of its own and user data", as: tenantUser, obj: clone("own", "own-copy", placeholderPatch, userDataPatch)},
 		guardCase{name: "G3/snapshot of a worker, tenant", as: tenantUser, obj: snapshot(workerVM), refused: true, says: sayG3Disks},
 		guardCase{name: "G3/snapshot of the tenant's own VM", as: tenantUser, obj: snapshot("own")},
 		guardCase{name: "G3/export of a worker's disk, tenant", as: tenantUser, obj: export(workerDisk), refused: true, says: sayG3Disks},

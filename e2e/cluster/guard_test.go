@@ -48,7 +48,8 @@ type guardCase struct {
 	name string
 	as   string
 	// op is how obj is sent: "" is a dry-run server-side apply (a CREATE,
-	// or an UPDATE of an object that exists), "create" applies it for
+	// or an UPDATE of an object that exists), "status" the same of its
+	// status subresource, "create" applies it for
 	// real, "delete" deletes it, "unfinalize" removes its finalizers (a
 	// merge patch), "token" asks a token of the ServiceAccount obj
 	// (dry-run).
@@ -70,6 +71,8 @@ var (
 	sayG3Owner       = []string{"is a worker of the tenant's ComputePlane"}
 	sayG3Label       = []string{"cannot be added, changed or removed"}
 	sayG3Disks       = []string{"a worker's disks hold"}
+	sayG3Patches     = []string{"carries a JSON patch the guard cannot read"}
+	sayG5Sources     = []string{"is a source the fleet's account applies from"}
 	sayG4Account     = []string{"spec.serviceAccountName"}
 	sayG4Credentials = []string{"no token of it is issued"}
 	sayG4Binding     = []string{"installer's account or role"}
@@ -142,6 +145,8 @@ func (e *env) testGuard(t *testing.T) {
 			case "unfinalize":
 				_, err = who.MergePatch(e.ctx, c.obj.GetAPIVersion(), c.obj.GetKind(), c.obj.GetNamespace(), c.obj.GetName(),
 					[]byte(`{"metadata":{"finalizers":null}}`))
+			case "status":
+				_, _, err = who.Apply(e.ctx, c.obj, harness.ApplyOptions{DryRun: true, Subresource: "status"})
 			case "token":
 				req := obj("authentication.k8s.io/v1", "TokenRequest", c.obj.GetNamespace(), c.obj.GetName(), map[string]any{
 					"spec": map[string]any{"audiences": []any{"https://kubernetes.default.svc"}}})
@@ -209,6 +214,28 @@ func (e *env) grantAttackers(t *testing.T) {
 			},
 		},
 	})
+	// Flux's sources, in the namespaces of the fleet's (G5): the tenant's
+	// and cozystack-api, so that what refuses them there is the guard.
+	sources := obj("rbac.authorization.k8s.io/v1", "ClusterRole", "", "e2e-source-writer", map[string]any{
+		"rules": []any{map[string]any{
+			"apiGroups": []any{"source.toolkit.fluxcd.io", "source.extensions.fluxcd.io"},
+			"resources": []any{"gitrepositories", "gitrepositories/status", "externalartifacts", "externalartifacts/status",
+				"artifactgenerators", "artifactgenerators/status"},
+			"verbs": []any{"*"},
+		}},
+	})
+	grants := []*unstructured.Unstructured{sources}
+	e.namespaces(e.mode.fleetNamespace, cozySystem)
+	for _, ns := range []string{guardNS, e.mode.fleetNamespace, cozySystem} {
+		grants = append(grants, obj("rbac.authorization.k8s.io/v1", "RoleBinding", ns, "e2e-source-writer", map[string]any{
+			"roleRef": map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "e2e-source-writer"},
+			"subjects": []any{
+				map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": tenantUser},
+				map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": cozystackAPI},
+			},
+		}))
+	}
+	e.applyAll(t, e.admin, grants, false)
 	var subjects []any
 	for _, u := range []string{tenantUser, cozystackAPI, capkManager, replicaSets, virtController} {
 		subjects = append(subjects, map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": u})
@@ -554,6 +581,7 @@ func (e *env) guardCases(t *testing.T, objs []*unstructured.Unstructured) []guar
 		{name: "G3/worker deleted, CAPK", as: capkManager, op: "delete", obj: worker},
 	}
 	cases = append(cases, e.kubevirtGuardCases(t)...)
+	cases = append(cases, e.sourceGuardCases()...)
 	return cases
 }
 

@@ -236,6 +236,7 @@ var stages = []stage{
 	{"Fleet", (*env).testFleet, everyLayout},
 	{"FleetArtifacts", (*env).testFleetArtifacts, cozystackLayout},
 	{"Guard", (*env).testGuard, everyLayout},
+	{"LayoutUpgrade", (*env).testLayoutUpgrade, firstLayout},
 	{"Stream", (*env).testStream, everyLayout},
 	{"InCluster", (*env).testInCluster, cozystackLayout},
 	{"ShardOperator", (*env).testShardOperator, cozystackLayout},

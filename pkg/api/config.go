@@ -323,6 +323,7 @@ func (c *Config) Validate() Problems {
 	}
 	c.Guard.validate(d, c.written)
 	c.Routing.validate(d, c.written)
+	c.validateRoles(d)
 	if c.Delivery == Platform {
 		// The egress policy is emitted under both deliveries; the rest of
 		// spec.cluster, and the source, belong to the platform's module.

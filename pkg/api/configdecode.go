@@ -361,6 +361,7 @@ var configWords = map[string]fieldWords{
 	"guard.fluxIdentities":     {holds: identitiesWords},
 	"guard.helmIdentities":     {holds: identitiesWords},
 	"guard.platformIdentities": {holds: identitiesWords},
+	"guard.sourceIdentities":   {holds: identitiesWords},
 
 	"platform.kubernetesVersion": {pattern: kubernetesVersionProblem},
 

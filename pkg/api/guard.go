@@ -32,6 +32,13 @@ type GuardConfig struct {
 	// their disks (rule G3), or ask for a token of the fleet's or an
 	// installer's account. Sorted, without duplicates.
 	PlatformIdentities Identities `json:"platformIdentities"`
+	// SourceIdentities are Flux's source controllers: with the fleet
+	// (FluxIdentities) and cluster administrators, the only ones that may
+	// create or change the fleet's own sources and their status (rule
+	// G5): spec.fleet.sourceRef, the generators and artifacts of the
+	// wiring, the cluster chart's generator and artifact. Sorted, without
+	// duplicates.
+	SourceIdentities Identities `json:"sourceIdentities"`
 }
 
 // Identities are Kubernetes user names, as the API server puts them in
@@ -83,12 +90,28 @@ func DefaultPlatformIdentities() []string {
 	}
 }
 
+// DefaultSourceIdentities is guard.sourceIdentities when the config sets
+// none, sorted: Cozystack's Flux, whose controllers share one account
+// (source-controller and source-watcher write the sources' status), and
+// on `flux install` source-controller, source-watcher and kustomize-controller,
+// which applies the GitRepository of `flux bootstrap` (its own
+// flux-system Kustomization impersonates no account).
+func DefaultSourceIdentities() []string {
+	return []string{
+		"system:serviceaccount:cozy-fluxcd:flux",
+		"system:serviceaccount:flux-system:kustomize-controller",
+		"system:serviceaccount:flux-system:source-controller",
+		"system:serviceaccount:flux-system:source-watcher",
+	}
+}
+
 // newGuardConfig returns spec.guard when the config leaves it out: the
 // guard on, with the default identities. An explicit value overrides each.
 func newGuardConfig() GuardConfig {
 	// fluxIdentities defaults to the fleet's account, which depends on
 	// spec.fleet: Config.Default sets it.
-	return GuardConfig{Enabled: true, HelmIdentities: DefaultHelmIdentities(), PlatformIdentities: DefaultPlatformIdentities()}
+	return GuardConfig{Enabled: true, HelmIdentities: DefaultHelmIdentities(), PlatformIdentities: DefaultPlatformIdentities(),
+		SourceIdentities: DefaultSourceIdentities()}
 }
 
 // validate checks spec.guard, then sorts the identities and drops
@@ -101,6 +124,7 @@ func (g *GuardConfig) validate(d *decoder, written map[string]bool) {
 		{"fluxIdentities", "Flux itself could not apply the routed releases", g.FluxIdentities},
 		{"helmIdentities", "", g.HelmIdentities}, // may be empty: a platform without charts that reach other clusters
 		{"platformIdentities", "the platform's controllers could not scale, repair or delete a ComputePlane's VMs", g.PlatformIdentities},
+		{"sourceIdentities", "Flux could not write the fleet's sources' artifacts", g.SourceIdentities},
 	} {
 		field := "spec.guard." + f.key
 		switch value, set := written["guard."+f.key]; {
@@ -120,7 +144,7 @@ func (g *GuardConfig) validate(d *decoder, written map[string]bool) {
 			}
 		}
 	}
-	for _, ids := range []*Identities{&g.FluxIdentities, &g.HelmIdentities, &g.PlatformIdentities} {
+	for _, ids := range []*Identities{&g.FluxIdentities, &g.HelmIdentities, &g.PlatformIdentities, &g.SourceIdentities} {
 		slices.Sort(*ids)
 		*ids = slices.Compact(*ids)
 	}

@@ -22,7 +22,7 @@ const MaxReleaseName = 53
 // as it. The management-plane guard admits a kubeConfig naming a
 // ComputePlane's credentials only from the fleet and from this account of
 // the credentials' own namespace.
-const InstallerAccount = "computeplane-installer"
+const InstallerAccount = wire.InstallerAccount
 
 // Fleet is the checked model of all inputs.
 type Fleet struct {

@@ -15,10 +15,10 @@ const (
 	// SharedAppsAccount is the ServiceAccount routed apps install as, in the
 	// tenant's namespace of the ComputePlane, with shared namespaces and no
 	// grant.
-	SharedAppsAccount = "computeplane-apps"
+	SharedAppsAccount = wire.SharedAppsAccount
 	// PerAppAccountPrefix starts the account of an app with per-app
 	// namespaces: computeplane-app-<release>.
-	PerAppAccountPrefix = "computeplane-app-"
+	PerAppAccountPrefix = wire.PerAppAccountPrefix
 	// NamespaceAdminRole is the ClusterRole every app account is bound to
 	// in the namespace its app installs into: Kubernetes' own admin role.
 	NamespaceAdminRole = "admin"

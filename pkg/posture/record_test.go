@@ -238,6 +238,11 @@ spec:
 	if got := withheld.Tenants["tenant-acme"].Credentials; got != posture.CredentialsWithheld {
 		t.Fatalf("with the function's patch: credentials %q, want %q", got, posture.CredentialsWithheld)
 	}
+	// The worker VMs' consoles are the platform's to close, whatever the
+	// render (issue 40): stated for every tenant with a ComputePlane.
+	if got := withheld.Tenants["tenant-acme"].WorkerConsoles; got != posture.WorkerConsolesOpen {
+		t.Errorf("worker consoles %q, want %q", got, posture.WorkerConsolesOpen)
+	}
 	for name, doc := range map[string]string{
 		"no post-renderer":     cluster(""),
 		"the test ops dropped": cluster("- op: remove\n  path: /rules/1\n"),

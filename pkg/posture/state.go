@@ -69,6 +69,11 @@ type Tenant struct {
 	// Cluster is true when a Direct cluster release is there: the
 	// cluster Flux never prunes.
 	Cluster bool
+	// WorkerConsoles is WorkerConsolesOpen for a tenant with a ComputePlane,
+	// "" without one: a fact of the platform, not of the render, which no
+	// object the function writes can change (so no change is ever
+	// reported of it).
+	WorkerConsoles string
 
 	direct, egress, withheld bool
 	accounts                 map[string]string // routed app -> account
@@ -103,6 +108,16 @@ const (
 	// edit them.
 	EditingAPI = "api"
 )
+
+// WorkerConsolesOpen is Tenant.WorkerConsoles of every tenant with a
+// ComputePlane: Cozystack's tenant use role (cozy:tenant:use:base,
+// aggregated into admin and super-admin) grants the serial console, VNC,
+// port-forward, start, stop and restart of every VirtualMachine and
+// VirtualMachineInstance of the tenant's namespace, the ComputePlane's
+// workers included (cozystack#4172, #4173). virt-api serves those
+// subresources, so no admission policy sees them; only the platform's
+// RBAC can close them (docs/security.md).
+const WorkerConsolesOpen = "open to the tenant's use role (console, VNC, port-forward, start, stop, restart; cozystack#4172, #4173)"
 
 // Guard is the management-plane guard's identities and routes.
 type Guard struct {
@@ -191,6 +206,9 @@ func Assemble(records []Record) *State {
 			t.Credentials = CredentialsWithheld
 		default:
 			t.Credentials = CredentialsReadable
+		}
+		if t.ComputePlane {
+			t.WorkerConsoles = WorkerConsolesOpen
 		}
 		switch {
 		case !t.ComputePlane:

@@ -26,10 +26,13 @@ import (
 // PersistentVolumeClaim, a VolumeSnapshot, a VirtualMachineInstance or one
 // of KubeVirt's copies (snapshot, snapshot content, restore, clone, export,
 // backup, backup tracker; CREATE), a RoleBinding or ClusterRoleBinding
-// (CREATE, UPDATE). So object is null only for a VM's DELETE and oldObject
-// only on CREATE; every expression says so. Status
-// updates go to the status subresource, which the policy does not match:
-// controllers' status writes never reach it. Fields are read with CEL's
+// (CREATE, UPDATE), or one of Flux's sources, main resource (CREATE,
+// UPDATE) or status (UPDATE). So object is null only for a VM's DELETE
+// and oldObject only on CREATE; every expression says so. Status updates
+// of the other kinds go to their status subresource, which the policy
+// does not match: controllers' status writes never reach it; a source's
+// status is its artifact (URL and digest), which is what
+// kustomize-controller fetches, so G5 judges it. Fields are read with CEL's
 // optional selection (a.?b.orValue(x)), which never fails on a missing
 // field: with failurePolicy Fail an evaluation error would refuse the
 // request.
@@ -77,6 +80,7 @@ request.resource.resource == 'virtualmachinesnapshotcontents'`
 	celFromFlux     = `request.userInfo.username in variables.fluxIdentities`
 	celFromHelm     = `request.userInfo.username in variables.helmIdentities`
 	celFromPlatform = `request.userInfo.username in variables.platformIdentities`
+	celFromSource   = `request.userInfo.username in variables.sourceIdentities`
 	// fromInstaller: the cluster installer of the request's namespace
 	// (delivery: Direct only; installerUser is then its user name there).
 	celFromInstaller = `variables.directDelivery && request.namespace != '' &&
@@ -280,6 +284,34 @@ variables.vmSpecs.exists(s, s.?dataVolumeTemplates.orValue([]).exists(d,
   object.?spec.?patches.orValue([]).exists(p,
     [variables.clusterRelease + '-', variables.installerAccount, variables.fleetAccount,
       'cluster.x-k8s.io', 'kamaji.clastix.io'].exists(w, p.contains(w))))`
+	// unreadPatches: a clone or restore with a JSON patch the guard cannot
+	// read as KubeVirt will: a \u escape (JSON decodes it to any
+	// character, so a forbidden name can hide in it; the other escapes
+	// decode to characters no name holds, so words stay whole without
+	// them), or a copy or move op (the value comes from a field of the
+	// VM, its annotations say, which no rule reads). CEL cannot decode
+	// JSON, so the guard refuses both wherever they are in the text (a
+	// key or value that merely looks like them too); what is left is plain
+	// text in which copiesDisk finds every name the patch writes.
+	celUnreadPatches = `variables.isDiskCopy && object != null &&
+object.?spec.?patches.orValue([]).exists(p,
+  p.contains('\\u') || p.matches('"op"\\s*:\\s*"(copy|move)"'))`
+
+	// isFleetSource: a write (or a status write) of one of the fleet's own
+	// sources, before or after the request: the source of spec.fleet
+	// (its kind's resource, namespace and name), every source object of
+	// Flux's two source groups in the wiring namespace named
+	// computeplane-... (the wiring's ArtifactGenerators and the
+	// ExternalArtifacts the units read, whatever the layout names them,
+	// and the baseline chart's source), and the cluster chart's generator
+	// and artifact in the platform's namespace. Whoever writes one of them
+	// chooses what the fleet's account applies.
+	celIsFleetSource = `request.resource.group in ['source.toolkit.fluxcd.io', 'source.extensions.fluxcd.io'] &&
+[object, oldObject].exists(o, o != null &&
+  ((o.metadata.?namespace.orValue('') == variables.fleetNamespace &&
+      o.metadata.?name.orValue('').startsWith('` + FleetSourcePrefix + `')) ||
+    variables.fleetSources.exists(s, s.resource == request.resource.resource &&
+      s.namespace == o.metadata.?namespace.orValue('') && s.name == o.metadata.?name.orValue(''))))`
 
 	// breakGlass: a cluster administrator deletes a worker VM, or removes
 	// finalizers from it and changes nothing else (spec, labels,
@@ -369,14 +401,15 @@ variables.oldVMCluster == variables.newVMCluster`
 
 	// G3c: nobody but the platform makes a VM of a worker's labels or
 	// disks, or copies a worker's disk (the break-glass changes no spec).
-	celG3Disks = `!(variables.claimsWorker || variables.copiesDisk) ||
+	celG3Disks = `!(variables.claimsWorker || variables.copiesDisk || variables.unreadPatches) ||
 variables.fromPlatform || variables.breakGlass`
 	msgG3Disks = `request.kind.kind + " " +
   ` + celTarget + ` +
   (variables.claimsWorker ? " is made like a worker of the tenant's ComputePlane (its template carries the labels of cluster " +
     variables.clusterRelease + ", or it mounts or clones one of its disks)" :
-    " copies, restores or clones a worker or a disk of the tenant's ComputePlane (a name " + variables.clusterRelease +
-    "-..., or a patch naming the cluster's objects or labels)") +
+  variables.copiesDisk ? " copies, restores or clones a worker or a disk of the tenant's ComputePlane (a name " + variables.clusterRelease +
+    "-..., or a patch naming the cluster's objects or labels)" :
+    " carries a JSON patch the guard cannot read as KubeVirt applies it (a \\u escape, or a copy or move op, which takes its value from another field of the VM); write each patch in plain characters with add, replace, remove or test") +
   ": a worker's disks hold its machine configuration and kubelet credentials, so only the platform's controllers may use them, and " +
   request.userInfo.username + " is not one of them"`
 
@@ -391,6 +424,16 @@ variables.fromPlatform || variables.breakGlass`
   "-talosconfig and every other Secret Kamaji, Cluster API and the chart write for it) in a volume, cloud-init, sysprep or accessCredentials, or through a serviceAccount volume the token of " +
   ([variables.installerAccount] + variables.chartAccounts).join(", ") +
   " or the fleet's account; only the platform's controllers may, and " + request.userInfo.username + " is not one of them"`
+
+	// G5: the fleet's sources are written only by the fleet, Flux's source
+	// controllers and cluster administrators.
+	celG5Sources = `!variables.isFleetSource || variables.fromFlux || variables.fromSource || variables.fromAdmin`
+	msgG5Sources = `request.kind.kind + " " +
+  ` + celTarget + ` +
+  (request.?subResource.orValue('') != '' ? " (" + request.subResource + ")" : "") +
+  " is a source the fleet's account applies from (spec.fleet.sourceRef, the wiring's generators and artifacts, the cluster chart's): only the fleet (" +
+  variables.fluxIdentities.join(", ") + "), Flux's source controllers (" + variables.sourceIdentities.join(", ") +
+  ") and cluster administrators may create or change it or its status, and " + request.userInfo.username + " is none of them"`
 
 	// G4a: only the fleet makes a release or Kustomization run as the
 	// fleet's account or a cluster installer.
@@ -432,6 +475,9 @@ variables.fromPlatform || variables.breakGlass`
 //   - an UPDATE of a HelmRelease or Kustomization that leaves its spec as it
 //     was (a reconcile request, a label, a finalizer): G2, G2b and G4a
 //     judge only a spec that changes;
+//   - what the fleet or Flux's source controllers (guard.sourceIdentities)
+//     write to Flux's sources and their status: G5, the only rule of
+//     those kinds, admits them;
 //   - but never a HelmRelease that G1 could refuse: one whose kind label,
 //     before or after, names a kind placed on the ComputePlane (in any
 //     case), or whose chartRef names one of those kinds' charts (by name
@@ -445,7 +491,9 @@ const celMayBeRefused = `!(
     request.resource.group in ['helm.toolkit.fluxcd.io', 'kustomize.toolkit.fluxcd.io', 'rbac.authorization.k8s.io']) ||
   (request.operation == 'UPDATE' &&
     request.resource.group in ['helm.toolkit.fluxcd.io', 'kustomize.toolkit.fluxcd.io'] &&
-    object.?spec.orValue({}) == oldObject.?spec.orValue({}))) ||
+    object.?spec.orValue({}) == oldObject.?spec.orValue({})) ||
+  (request.resource.group in ['source.toolkit.fluxcd.io', 'source.extensions.fluxcd.io'] &&
+    request.userInfo.username in %[5]s)) ||
 (request.resource.group == 'helm.toolkit.fluxcd.io' &&
   [object, oldObject].exists(o, o != null &&
     (['` + wire.ApplicationKindLabel + `', '` + wire.RoutedKindLabel + `'].exists(l,
@@ -465,7 +513,8 @@ func guardMatchConditions(v guardValues) ([]admissionv1.MatchCondition, error) {
 		charts = append(charts, c.Name)
 	}
 	var args []any
-	for _, value := range []any{sortedUnique(v.FluxIdentities), model.InstallerAccount, sortedUnique(kinds), sortedUnique(charts)} {
+	sourceWriters := sortedUnique(append(slices.Clone(v.FluxIdentities), v.SourceIdentities...))
+	for _, value := range []any{sortedUnique(v.FluxIdentities), model.InstallerAccount, sortedUnique(kinds), sortedUnique(charts), sourceWriters} {
 		lit, err := celLiteral(value)
 		if err != nil {
 			return nil, err
@@ -473,6 +522,42 @@ func guardMatchConditions(v guardValues) ([]admissionv1.MatchCondition, error) {
 		args = append(args, lit)
 	}
 	return []admissionv1.MatchCondition{{Name: wire.GuardMatchCondition, Expression: fmt.Sprintf(celMayBeRefused, args...)}}, nil
+}
+
+// FleetSourcePrefix starts the name of every source of Flux's source
+// groups the fleet renders in its wiring namespace (the wiring's
+// generators and their artifacts, the baseline chart's source): G5 keeps
+// every such name the fleet's, whatever the layout makes of them.
+const FleetSourcePrefix = "computeplane-"
+
+// sourceResources are the resources of the kinds spec.fleet.sourceRef
+// may name.
+var sourceResources = map[string]string{
+	"GitRepository": "gitrepositories",
+	"OCIRepository": "ocirepositories",
+	"Bucket":        "buckets",
+}
+
+// fleetSources are the sources G5 names one by one: spec.fleet.sourceRef,
+// the baseline chart's OCIRepository (spec.baseline.namespace), and the
+// cluster chart's generator and artifact in the platform's namespace,
+// sorted.
+func fleetSources(c *api.Config) []map[string]string {
+	out := []map[string]string{
+		{"resource": "artifactgenerators", "namespace": PlatformNamespace, "name": SourceGeneratorName},
+		{"resource": "externalartifacts", "namespace": PlatformNamespace, "name": ClusterArtifactName},
+	}
+	if c.Baseline.Namespace != "" {
+		out = append(out, map[string]string{"resource": "ocirepositories", "namespace": c.Baseline.Namespace, "name": wire.BaselineRelease})
+	}
+	if c.Fleet != nil && c.Fleet.SourceRef.Name != "" {
+		ref := c.Fleet.SourceRef
+		out = append(out, map[string]string{"resource": sourceResources[ref.Kind], "namespace": ref.Namespace, "name": ref.Name})
+	}
+	slices.SortFunc(out, func(a, b map[string]string) int {
+		return cmp.Or(cmp.Compare(a["resource"], b["resource"]), cmp.Compare(a["namespace"], b["namespace"]), cmp.Compare(a["name"], b["name"]))
+	})
+	return out
 }
 
 // guardValues are the fleet's values the guard's variables carry.
@@ -486,6 +571,11 @@ type guardValues struct {
 	DirectDelivery     bool
 	FleetNamespace     string
 	FleetAccount       string
+	SourceIdentities   []string
+	// FleetSources are the fleet's own sources G5 names one by one (the
+	// others are the wiring namespace's computeplane-...): resource,
+	// namespace, name.
+	FleetSources []map[string]string
 }
 
 // celLiteral writes v as a CEL literal in JSON syntax (a list of strings or
@@ -544,6 +634,8 @@ func guardVariables(v guardValues) ([]admissionv1.Variable, error) {
 		{"fleetNamespace", v.FleetNamespace},
 		{"fleetAccount", v.FleetAccount},
 		{"accountRoles", []string{FleetAccountRole, InstallerRole}},
+		{"sourceIdentities", sortedUnique(v.SourceIdentities)},
+		{"fleetSources", v.FleetSources},
 	}
 	vars := make([]admissionv1.Variable, 0, len(literals)+32)
 	for _, l := range literals {
@@ -572,6 +664,7 @@ func guardVariables(v guardValues) ([]admissionv1.Variable, error) {
 		{"fromPlatform", celFromPlatform},
 		{"fromInstaller", celFromInstaller},
 		{"fromAdmin", celFromAdmin},
+		{"fromSource", celFromSource},
 		{"routedKinds", celRoutedKinds},
 		{"routedChart", celRoutedChart},
 		{"newKubeConfig", celNewKubeConfig},
@@ -595,7 +688,9 @@ func guardVariables(v guardValues) ([]admissionv1.Variable, error) {
 		{"claimsWorker", celClaimsWorker},
 		{"vmCarriesCredential", celVMCarriesCredential},
 		{"copiesDisk", celCopiesDisk},
+		{"unreadPatches", celUnreadPatches},
 		{"breakGlass", celBreakGlass},
+		{"isFleetSource", celIsFleetSource},
 	} {
 		vars = append(vars, admissionv1.Variable{Name: d[0], Expression: d[1]})
 	}
@@ -692,7 +787,7 @@ func guardRoutes(defs []*api.Definition) (string, error) {
 	return string(data), nil
 }
 
-// guardValidations are the rules G1 to G4 (docs/guard.md).
+// guardValidations are the rules G1 to G5 (docs/guard.md).
 func guardValidations() []admissionv1.Validation {
 	forbidden := metav1.StatusReasonForbidden
 	return []admissionv1.Validation{
@@ -716,6 +811,8 @@ func guardValidations() []admissionv1.Validation {
 			Message: "no pod or token of the fleet's or an installer's account"},
 		{Expression: celG4Binding, MessageExpression: msgG4Binding, Reason: &forbidden,
 			Message: "only the fleet binds the fleet's or an installer's account"},
+		{Expression: celG5Sources, MessageExpression: msgG5Sources, Reason: &forbidden,
+			Message: "only the fleet and Flux's source controllers write the fleet's sources"},
 	}
 }
 
@@ -759,6 +856,18 @@ func guardRules() []admissionv1.NamedRuleWithOperations {
 		rule("export.kubevirt.io", "virtualmachineexports", create),
 		rule("backup.kubevirt.io", "virtualmachinebackups", create),
 		rule("backup.kubevirt.io", "virtualmachinebackuptrackers", create),
+		// G5: the fleet's sources and their status (an artifact's URL and
+		// digest are what kustomize-controller fetches and checks).
+		rule("source.toolkit.fluxcd.io", "gitrepositories", create, update),
+		rule("source.toolkit.fluxcd.io", "gitrepositories/status", update),
+		rule("source.toolkit.fluxcd.io", "ocirepositories", create, update),
+		rule("source.toolkit.fluxcd.io", "ocirepositories/status", update),
+		rule("source.toolkit.fluxcd.io", "buckets", create, update),
+		rule("source.toolkit.fluxcd.io", "buckets/status", update),
+		rule("source.toolkit.fluxcd.io", "externalartifacts", create, update),
+		rule("source.toolkit.fluxcd.io", "externalartifacts/status", update),
+		rule("source.extensions.fluxcd.io", "artifactgenerators", create, update),
+		rule("source.extensions.fluxcd.io", "artifactgenerators/status", update),
 	}
 }
 
@@ -794,7 +903,16 @@ func guardRules() []admissionv1.NamedRuleWithOperations {
 //     installer, the fleet or the chart's accounts, or names a worker's
 //     disk, or whose template carries the cluster's labels; nor a clone,
 //     restore, snapshot, export, backup or copy of, or onto, a worker or
-//     its disks (docs/guard.md lists every KubeVirt field read).
+//     its disks (docs/guard.md lists every KubeVirt field read); nor a
+//     clone's or restore's JSON patch with a \u escape or a copy or move op,
+//     which the guard cannot read as KubeVirt applies it.
+//   - G4: the fleet's and the installers' accounts are the fleet's (runs,
+//     pods, tokens, bindings).
+//   - G5: the fleet's sources (spec.fleet.sourceRef, the wiring's
+//     computeplane-... generators and artifacts in the wiring namespace,
+//     the baseline chart's OCIRepository, the cluster chart's generator and
+//     artifact), and their status, are written only by the fleet,
+//     guard.sourceIdentities and cluster administrators.
 //
 // Cases for a real API server (the end-to-end suite), with the defaults:
 //
@@ -845,6 +963,8 @@ func RenderGuard(f *model.Fleet) ([]Object, error) {
 		DirectDelivery:     f.Config.Delivery == api.Direct,
 		FleetNamespace:     fleetNamespace,
 		FleetAccount:       fleetAccount,
+		SourceIdentities:   g.SourceIdentities,
+		FleetSources:       fleetSources(f.Config),
 	}
 	vars, err := guardVariables(values)
 	if err != nil {
@@ -894,5 +1014,16 @@ func RenderGuard(f *model.Fleet) ([]Object, error) {
 			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
 		},
 	}
-	return platformObjects(f, &policy, &binding)
+	objs, err := platformObjects(f, &policy, &binding)
+	if err != nil {
+		return nil, err
+	}
+	// The guard lives with the fleet's account: in the fleet folder, in the
+	// account's unit, whose name and folder no layout changes and which
+	// every other unit waits for, so no layout change ever prunes it
+	// (docs/flux-wiring.md, "Where the guard lives").
+	for i := range objs {
+		objs[i].Account = true
+	}
+	return objs, nil
 }

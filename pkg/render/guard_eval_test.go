@@ -123,6 +123,9 @@ type guardRequest struct {
 	groups    []string
 	object    string // YAML; "" for none
 	oldObject string
+	// subresource overrides the kind's (guardResources): "status" for a
+	// status write.
+	subresource string
 }
 
 // guardResource is how the API server names the request of a kind: its
@@ -157,6 +160,11 @@ var guardResources = map[string]guardResource{
 	"VirtualMachineClone":              {gvr: schema.GroupVersionResource{Group: "clone.kubevirt.io", Version: "v1beta1", Resource: "virtualmachineclones"}},
 	"VirtualMachineBackup":             {gvr: schema.GroupVersionResource{Group: "backup.kubevirt.io", Version: "v1alpha1", Resource: "virtualmachinebackups"}},
 	"VirtualMachineBackupTracker":      {gvr: schema.GroupVersionResource{Group: "backup.kubevirt.io", Version: "v1alpha1", Resource: "virtualmachinebackuptrackers"}},
+	"GitRepository":                    {gvr: schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "gitrepositories"}},
+	"OCIRepository":                    {gvr: schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "ocirepositories"}},
+	"Bucket":                           {gvr: schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "buckets"}},
+	"ExternalArtifact":                 {gvr: schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "externalartifacts"}},
+	"ArtifactGenerator":                {gvr: schema.GroupVersionResource{Group: "source.extensions.fluxcd.io", Version: "v1beta1", Resource: "artifactgenerators"}},
 }
 
 // admit evaluates the request and returns the messages of the rules that
@@ -189,6 +197,9 @@ func (g *guardEvaluator) request(t testing.TB, r guardRequest) (*admission.Versi
 		t.Fatalf("no resource for kind %s", gvk.Kind)
 	}
 	gvr := res.gvr
+	if r.subresource != "" {
+		res.subresource = r.subresource
+	}
 	var objRT, oldRT runtime.Object
 	if obj != nil {
 		objRT = obj

@@ -1,6 +1,7 @@
 package render_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -187,6 +188,62 @@ func testGuardKubeVirt(t *testing.T, platform string) {
 		checkAdmission(t, g, c.field+", the tenant's own", create(tenantUser, c.own), "")
 		checkAdmission(t, g, c.field+", naming the cluster, by a tenant user", create(tenantUser, edit(t, c.own, c.refused...)), copies)
 	}
+	// Patches judged by what they do (issue 40): a name spelled with a
+	// JSON escape, which KubeVirt decodes when it applies the patch, and a
+	// copy or move from a field no rule reads, are refused whatever they
+	// write; plain patches of the tenant's own, with the escapes that
+	// decode to no character of a name, are admitted.
+	const unread = "carries a JSON patch the guard cannot read"
+	withPatches := func(obj, anchor string, patches ...string) string {
+		quoted := make([]string, len(patches))
+		for i, p := range patches {
+			quoted[i] = "'" + p + "'"
+		}
+		return edit(t, obj, anchor, strings.TrimSuffix(anchor, "}\n")+", patches: ["+strings.Join(quoted, ", ")+"]}\n")
+	}
+	cloneWith := func(patches ...string) []string { return patches }
+	restoreWith := func(patches ...string) []string { return append([]string{"restore"}, patches...) }
+	for _, c := range []struct {
+		name    string
+		patches []string // the first "restore": a restore's, else a clone's
+		want    string
+	}{
+		{"clone, the admin kubeconfig with an escaped letter", cloneWith(`{"op": "add", "path": "/spec/template/spec/volumes/-", "value": {"name": "x", "secret": {"secretName": "\u0063omputeplane-admin-kubeconfig"}}}`), unread},
+		{"clone, the admin kubeconfig with an escaped dash", cloneWith(`{"op": "add", "path": "/spec/template/spec/volumes/-", "value": {"name": "x", "secret": {"secretName": "computeplane\u002dadmin-kubeconfig"}}}`), unread},
+		{"clone, the cluster's label with an escaped dot", cloneWith(`{"op": "add", "path": "/spec/template/metadata/labels/cluster\u002ex-k8s.io~1cluster-name", "value": "computeplane"}`), unread},
+		{"clone, a worker's disk with an escaped letter", cloneWith(`{"op": "replace", "path": "/spec/template/spec/volumes/0", "value": {"name": "system", "dataVolume": {"name": "\u0063omputeplane-md0-abcde-fghij-disk-system"}}}`), unread},
+		{"clone, the cluster's label as an escaped key", cloneWith(`{"op": "add", "path": "/spec/template/metadata/labels", "value": {"app": "mine", "cluster\u002ex-k8s.io/cluster-name": "computeplane"}}`), unread},
+		{"restore, the installer's account with an escaped letter", restoreWith(`{"op": "add", "path": "/spec/template/spec/volumes/-", "value": {"name": "sa", "serviceAccount": {"serviceAccountName": "\u0063omputeplane-installer"}}}`), unread},
+		{"clone, copy from an annotation into a Secret volume", cloneWith(`{"op": "add", "path": "/spec/template/spec/volumes/-", "value": {"name": "x", "secret": {"secretName": "placeholder"}}}`, `{"op": "copy", "from": "/metadata/annotations/note", "path": "/spec/template/spec/volumes/1/secret/secretName"}`), unread},
+		{"clone, move with spaces around the colon", cloneWith(`{"from": "/metadata/annotations/note", "op" :  "move", "path": "/spec/template/metadata/labels/app"}`), unread},
+		{"restore, copy from an annotation into a service account", restoreWith(`{"op":"copy","from":"/metadata/annotations/sa","path":"/spec/template/spec/volumes/0/serviceAccount/serviceAccountName"}`), unread},
+		{"clone, a duplicate op key ending in copy", cloneWith(`{"op": "add", "op": "copy", "from": "/metadata/annotations/note", "path": "/spec/template/metadata/labels/app"}`), unread},
+		// Controls.
+		{"clone, a plain patch of its own", cloneWith(`{"op": "add", "path": "/spec/template/metadata/labels/app", "value": "mine-copy"}`), ""},
+		{"clone, a plain Secret volume of its own", cloneWith(`{"op": "add", "path": "/spec/template/spec/volumes/-", "value": {"name": "x", "secret": {"secretName": "my-config"}}}`), ""},
+		{"clone, user data with newlines and quotes escaped", cloneWith(`{"op": "replace", "path": "/spec/template/spec/volumes/1/cloudInitNoCloud/userData", "value": "#cloud-config\nwrite_files:\n- path: /etc/motd\n  content: \"copy of mine\"\n"}`), ""},
+		{"clone, a test, a remove and a replace", cloneWith(`{"op": "test", "path": "/metadata/name", "value": "mine"}`, `{"op": "remove", "path": "/spec/template/metadata/labels/app"}`, `{"op": "replace", "path": "/spec/runStrategy", "value": "Halted"}`), ""},
+		{"restore, a plain rename", restoreWith(`{"op": "replace", "path": "/metadata/name", "value": "mine-restored"}`), ""},
+	} {
+		obj := ""
+		if c.patches[0] == "restore" {
+			c.patches = c.patches[1:]
+			obj = withPatches(restore, "mine-snap}\n", c.patches...)
+		} else {
+			obj = withPatches(clone, "}}\n", c.patches...)
+		}
+		// What KubeVirt applies: the patches as encoding/json decodes them.
+		// An attack writes a name of the cluster or copies a value once
+		// decoded; a control does neither.
+		if attack := patchesWrite(t, c.patches); attack != (c.want != "") {
+			t.Errorf("%s: decoded, the patches write a name of the cluster or copy a value: %v, want %v", c.name, attack, c.want != "")
+		}
+		checkAdmission(t, g, c.name+", by a tenant user", create(tenantUser, obj), c.want)
+		if c.want != "" {
+			checkAdmission(t, g, c.name+", by KubeVirt's controller", create(virtController, obj), "")
+		}
+	}
+
 	// A DataSource may change: pointed at a worker's disk afterwards.
 	checkAdmission(t, g, "DataSource repointed at a worker's disk, by a tenant user",
 		guardRequest{op: admission.Update, user: tenantUser, groups: tenantGroups, oldObject: dataSource, object: edit(t, dataSource, "name: mine-disk", "name: "+workerDiskName)}, copies)
@@ -258,6 +315,40 @@ func testGuardKubeVirtCost(t *testing.T, platform string) {
 			checkAdmission(t, g, k.kind+" at KubeVirt's limits, updated", guardRequest{op: admission.Update, user: tenantUser, groups: tenantGroups, object: obj, oldObject: obj}, "")
 		}
 	}
+}
+
+// patchesWrite decodes JSON patch operations as KubeVirt does (encoding/json)
+// and reports whether one copies or moves a value, or writes a name of
+// the ComputePlane (computeplane-..., a cluster.x-k8s.io label) in a key,
+// a value or a path.
+func patchesWrite(t *testing.T, patches []string) bool {
+	t.Helper()
+	var found bool
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			found = found || strings.Contains(v, "computeplane-") || strings.Contains(v, "cluster.x-k8s.io")
+		case map[string]any:
+			for k, e := range v {
+				walk(k)
+				walk(e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	for _, p := range patches {
+		var op map[string]any
+		if err := json.Unmarshal([]byte(p), &op); err != nil {
+			t.Fatalf("patch %s: %v", p, err)
+		}
+		found = found || op["op"] == "copy" || op["op"] == "move"
+		walk(op)
+	}
+	return found
 }
 
 func repeat(v, n int) []any {

@@ -99,8 +99,8 @@ func guardObjects(t testing.TB, out []render.Object) (*admissionv1.ValidatingAdm
 		if o.APIVersion != "admissionregistration.k8s.io/v1" || strings.HasPrefix(o.Kind, "Mutating") {
 			continue
 		}
-		if o.Namespace != "" || !o.Platform || !o.Generated {
-			t.Errorf("%s %s: namespace %q, platform %v, generated %v; want a cluster-scoped platform object", o.Kind, o.Name, o.Namespace, o.Platform, o.Generated)
+		if o.Namespace != "" || !o.Platform || !o.Generated || !o.Account {
+			t.Errorf("%s %s: namespace %q, platform %v, generated %v, the account's unit %v; want a cluster-scoped platform object in the account's unit", o.Kind, o.Name, o.Namespace, o.Platform, o.Generated, o.Account)
 		}
 		var into any
 		switch o.Kind {
@@ -184,7 +184,7 @@ func guardIdentityAnnotation(t *testing.T, policy *admissionv1.ValidatingAdmissi
 // TestGuardIdentitiesFromConfig: the config's identities reach the
 // annotation and, on Kubernetes 1.36, the variables the rules read.
 func TestGuardIdentitiesFromConfig(t *testing.T) {
-	policy, _ := guardObjects(t, renderGuardFleet(t, `{platform: {kubernetesVersion: "1.36"}, delivery: Platform, guard: {fluxIdentities: [b, "system:serviceaccount:cozy-fluxcd:flux", b], platformIdentities: [capk]}}`))
+	policy, _ := guardObjects(t, renderGuardFleet(t, `{platform: {kubernetesVersion: "1.36"}, delivery: Platform, guard: {fluxIdentities: [b, "system:serviceaccount:cozy-fluxcd:flux", b], helmIdentities: [h], platformIdentities: [capk]}}`))
 	got := map[string]string{}
 	for _, v := range policy.Spec.Variables {
 		got[v.Name] = v.Expression

@@ -54,11 +54,15 @@ type Object struct {
 	// a HelmRelease can depend on HelmReleases only, so that is how a
 	// routed app never installs before its account and namespace exist.
 	Routed bool
-	// Account marks the fleet's own account (RenderFleetAccount). A fleet
-	// laid out in units applies it from a unit of its own that the platform
-	// unit waits for: kustomize-controller dry-runs all of a unit's RBAC in
-	// one stage, so a new tenant's installer binding next to the fleet
-	// role's new bind grant would be refused (package units).
+	// Account marks the fleet's own account (RenderFleetAccount) and the
+	// management-plane guard (RenderGuard). A fleet laid out in units
+	// applies them from a unit of its own that the platform unit waits
+	// for: kustomize-controller dry-runs all of a unit's RBAC in one
+	// stage, so a new tenant's installer binding next to the fleet role's
+	// new bind grant would be refused; and that unit's name and folder no
+	// layout changes (splitting the platform unit, the wiring groups,
+	// unitSource), so the guard is never pruned by a layout change
+	// (package units).
 	Account bool
 	// Kept marks a generated object that carries
 	// kustomize.toolkit.fluxcd.io/prune: disabled (wire.PruneAnnotation):

@@ -44,14 +44,14 @@ func ExampleLayout() {
 	// Output:
 	// computeplane-platform         _platform         1 objects, group 1, depends on []
 	// computeplane-tenant-acme      tenant-acme       2 objects, group 0, depends on [computeplane-platform]
-	// computeplane-tenant-big       tenant-big        5 objects, group 0, depends on [computeplane-platform computeplane-tenant-big-part1]
-	// computeplane-tenant-big-part1 tenant-big/part1  7 objects, group 1, depends on [computeplane-platform]
+	// computeplane-tenant-big       tenant-big        5 objects, group 0, depends on [computeplane-platform computeplane-tenant-big.part1]
+	// computeplane-tenant-big.part1 tenant-big/part1  7 objects, group 0, depends on [computeplane-platform]
 	// 28 files, the wiring:
 	//   _flux/0-of-2/kustomization-computeplane-tenant-acme.yaml
+	//   _flux/0-of-2/kustomization-computeplane-tenant-big.part1.yaml
 	//   _flux/0-of-2/kustomization-computeplane-tenant-big.yaml
 	//   _flux/0-of-2/kustomization.yaml
 	//   _flux/1-of-2/kustomization-computeplane-platform.yaml
-	//   _flux/1-of-2/kustomization-computeplane-tenant-big-part1.yaml
 	//   _flux/1-of-2/kustomization.yaml
 	//   _flux/kustomization-computeplane-wiring-0-of-2.yaml
 	//   _flux/kustomization-computeplane-wiring-1-of-2.yaml

@@ -4,7 +4,8 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"hash/fnv"
+	"crypto/sha256"
+	"encoding/base32"
 	"path"
 	"slices"
 	"strconv"
@@ -542,11 +543,19 @@ func objectKey(o render.Object) string {
 	return group + "/" + o.Kind + "/" + o.Namespace + "/" + o.Name
 }
 
+// PartSeparator joins a split unit's name and its part: the Kustomization
+// of part 1 of computeplane-tenant-acme is computeplane-tenant-acme.part1.
+// A namespace name cannot hold a dot (a DNS label), so no namespace's unit
+// (computeplane-<namespace>) is ever named like another one's part: a
+// child tenant named part1 (namespace tenant-acme-part1) and the second
+// part of tenant-acme's unit are two names.
+const PartSeparator = "."
+
 func partName(base string, i int) string {
 	if i == 0 {
 		return base
 	}
-	return base + "-part" + strconv.Itoa(i)
+	return base + PartSeparator + "part" + strconv.Itoa(i)
 }
 
 func partFolder(folder string, i int) string {
@@ -585,7 +594,7 @@ func (p *Plan) assignNames(cfg *api.Config) api.Problems {
 		}
 		if prev, ok := seen[u.Name]; ok {
 			problems = append(problems, api.Errorf(cfg.Ref, cfg.Origin, "spec.fleet",
-				"the units in %s and %s would both be reconciled by Kustomization %s; a namespace named like another one's part cannot have a unit", prev.Folder, u.Folder, u.Name))
+				"the units in %s and %s would both be reconciled by Kustomization %s; a namespace that is no tenant's named like another's routed unit (routed-<namespace>) or like the fleet's own units cannot have a unit", prev.Folder, u.Folder, u.Name))
 			continue
 		}
 		seen[u.Name] = u
@@ -593,16 +602,23 @@ func (p *Plan) assignNames(cfg *api.Config) api.Problems {
 	return problems
 }
 
-// shorten keeps a name within 63 characters: a longer one is cut and ends
-// in 8 hex digits of the FNV-1a hash of the whole name.
+// shorten keeps a name within 63 characters: a longer one is cut to its
+// first characters and ends in the whole SHA-256 of the whole name, in
+// lowercase base32 without padding (52 characters, which a name may
+// hold), so the head is the first 10 characters, computepla. Two names
+// that differ are shortened alike only if SHA-256 collides: a shortened
+// name is as unique as the name it stands for. A name of 63 characters or
+// less is kept, and is never one a longer name is shortened to: every
+// unit's name starts with computeplane- (NamePrefix), whose 11th
+// character is an n, where a shortened name has its dash.
 func shorten(name string) string {
 	if len(name) <= maxNameLength {
 		return name
 	}
-	h := fnv.New32a()
-	h.Write([]byte(name))
-	head := strings.TrimRight(name[:maxNameLength-9], "-.")
-	return fmt.Sprintf("%s-%08x", head, h.Sum32())
+	sum := sha256.Sum256([]byte(name))
+	hash := strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(sum[:]))
+	head := strings.TrimRight(name[:maxNameLength-len(hash)-1], "-.")
+	return head + "-" + hash
 }
 
 // suggestGroups is a group count that leaves room to grow: units spread

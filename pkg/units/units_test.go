@@ -175,7 +175,7 @@ func TestWiringOrder(t *testing.T) {
 			want = append(want, units.PlatformUnitName)
 		}
 		if u.Part+1 < u.Parts {
-			want = append(want, fmt.Sprintf("%s-part%d", strings.TrimSuffix(u.Name, fmt.Sprintf("-part%d", u.Part)), u.Part+1))
+			want = append(want, fmt.Sprintf("%s.part%d", strings.TrimSuffix(u.Name, fmt.Sprintf(".part%d", u.Part)), u.Part+1))
 		}
 		if diff := cmp.Diff(want, deps); diff != "" {
 			t.Errorf("%s: dependsOn (-want +got):\n%s", u.Name, diff)
@@ -189,7 +189,7 @@ func TestWiringOrder(t *testing.T) {
 			t.Errorf("group %s: deletionPolicy %q prune %v", g.Name, ks.Spec.DeletionPolicy, ks.Spec.Prune)
 		}
 	}
-	if u := byName["computeplane-tenant-big-part1"]; u == nil || u.Folder != "tenant-big/part1" {
+	if u := byName["computeplane-tenant-big.part1"]; u == nil || u.Folder != "tenant-big/part1" {
 		t.Errorf("tenant-big's second part: %+v", u)
 	}
 }

@@ -135,3 +135,19 @@ const (
 	BaselineFolder        = "_baseline"
 	BaselineRelease       = "computeplane-baseline"
 )
+
+// The accounts the render gives each role, by name, and the namespaces of
+// tenants (Cozystack names every tenant's namespace tenant-...): the
+// config refuses a fleet account or a wiring namespace that is one of
+// them (package api's roles.go), and package model names them so.
+const (
+	// InstallerAccount is a tenant's cluster installer, in its namespace.
+	InstallerAccount = "computeplane-installer"
+	// SharedAppsAccount and PerAppAccountPrefix are the accounts routed
+	// apps install as inside their ComputePlane.
+	SharedAppsAccount   = "computeplane-apps"
+	PerAppAccountPrefix = "computeplane-app-"
+	// TenantNamespacePrefix starts every tenant's namespace, the root's
+	// (tenant-root) included.
+	TenantNamespacePrefix = "tenant-"
+)
