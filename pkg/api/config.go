@@ -210,6 +210,9 @@ func (c *Config) Default() {
 	if c.Platform.KubernetesVersion == "" {
 		c.Platform.KubernetesVersion = DefaultKubernetesVersion
 	}
+	if c.Platform.ClusterChart == "" {
+		c.Platform.ClusterChart = ClusterChartCombined
+	}
 	if c.Releases.ShardLabel == "" {
 		c.Releases.ShardLabel = ShardLabelOmitted
 		if c.Platform.Serves(FeatureMutatingAdmissionPolicy) {
@@ -271,6 +274,7 @@ func (c *Config) Validate() Problems {
 		d.fail("spec.source.namespace", "%q is not a valid namespace name", c.Source.Namespace)
 	}
 	platformKnown := c.Platform.validate(d)
+	c.Platform.validateLine(d, c.Delivery)
 	if c.Releases.ShardLabel == ShardLabelAdmission && platformKnown && !c.Platform.Serves(FeatureMutatingAdmissionPolicy) {
 		d.fail("spec.releases.shardLabel", "Admission needs %s, which Kubernetes serves from %s on; spec.platform.kubernetesVersion says the management cluster runs %s. Use Omitted (the default there: the releases stay on the main helm-controller) or Rendered, or name the cluster's version",
 			FeatureMutatingAdmissionPolicy.What, FeatureMutatingAdmissionPolicy.Since, c.Platform.KubernetesVersion)
