@@ -293,6 +293,17 @@ variables.vmSpecs.exists(s, s.?dataVolumeTemplates.orValue([]).exists(d,
     object.metadata.?annotations.orValue({}) == oldObject.metadata.?annotations.orValue({}) &&
     object.metadata.?finalizers.orValue([]).all(f, f in oldObject.metadata.?finalizers.orValue([]))))`
 
+	// claimsPool: a HelmRelease, before or after the request, that is a
+	// worker pool of the ComputePlane's cluster (SplitPools line): named
+	// as its pools are, kubernetes-nodes-<cluster release>-<pool>, or whose
+	// values attach it to the cluster (apps/kubernetes-nodes reads
+	// cluster and clusterReleaseName). A value of another type names no
+	// cluster.
+	celClaimsPool = `variables.isHelmRelease && [object, oldObject].exists(o, o != null &&
+  (o.metadata.name.startsWith('kubernetes-nodes-' + variables.clusterRelease + '-') ||
+    [o.?spec.?values.?cluster.orValue(''), o.?spec.?values.?clusterReleaseName.orValue('')].exists(v,
+      type(v) == string && v == variables.clusterRelease)))`
+
 	// The request's object, for messages: namespace/name.
 	celTarget = `(object != null ? object : oldObject).metadata.?namespace.orValue('') + '/' +
   (object != null ? object : oldObject).metadata.name`
@@ -416,6 +427,25 @@ variables.fromPlatform || variables.breakGlass`
   variables.fluxIdentities.join(", ") + ") grants; " + request.userInfo.username + " is not the fleet"`
 )
 
+// G5 (SplitPools line only): a worker pool of a ComputePlane's cluster
+// comes only from the fleet (under delivery: Platform, from the platform's
+// helm-controller, which installs the module's pools). A tenant's
+// KubernetesNodes app, which cozystack-api makes a HelmRelease
+// kubernetes-nodes-<app>, is refused when it would be one. A release being
+// deleted may still lose its finalizers.
+const (
+	celG5Pool = `!variables.claimsPool || variables.fromFlux ||
+(!variables.directDelivery && variables.fromHelm) ||
+has(object.metadata.deletionTimestamp)`
+	msgG5Pool = `"HelmRelease " +
+  ` + celTarget + ` +
+  " is a worker pool of the tenant's ComputePlane (named kubernetes-nodes-" + variables.clusterRelease +
+  "-<pool>, or spec.values.cluster or clusterReleaseName " + variables.clusterRelease +
+  "): a pool adds workers, with the OS image and kubelet settings it chooses, to a cluster the tenant must not administer, so only the fleet (" +
+  variables.fluxIdentities.join(", ") + ") makes or changes one, and " + request.userInfo.username +
+  " is not the fleet; set the ComputePlane's node groups in the fleet repository"`
+)
+
 // The guard's match condition: a request goes to the rules unless it is
 // one that no rule can refuse. Every matched request would otherwise have
 // every rule planned and evaluated: kube-apiserver builds a rule's CEL
@@ -486,6 +516,8 @@ type guardValues struct {
 	DirectDelivery     bool
 	FleetNamespace     string
 	FleetAccount       string
+	// Pools: the SplitPools line, where G5 guards the worker pools.
+	Pools bool
 }
 
 // celLiteral writes v as a CEL literal in JSON syntax (a list of strings or
@@ -599,6 +631,9 @@ func guardVariables(v guardValues) ([]admissionv1.Variable, error) {
 	} {
 		vars = append(vars, admissionv1.Variable{Name: d[0], Expression: d[1]})
 	}
+	if v.Pools {
+		vars = append(vars, admissionv1.Variable{Name: "claimsPool", Expression: celClaimsPool})
+	}
 	return vars, nil
 }
 
@@ -660,10 +695,11 @@ func guardIdentities(g api.GuardConfig) (string, error) {
 	return string(data), nil
 }
 
-// guardValidations are the rules G1 to G4 (SPEC 3.5, docs/guard.md).
-func guardValidations() []admissionv1.Validation {
+// guardValidations are the rules G1 to G4 (SPEC 3.5, docs/guard.md), and
+// on the SplitPools line (pools) G5.
+func guardValidations(pools bool) []admissionv1.Validation {
 	forbidden := metav1.StatusReasonForbidden
-	return []admissionv1.Validation{
+	out := []admissionv1.Validation{
 		{Expression: celG1, MessageExpression: msgG1, Reason: &forbidden,
 			Message: "this kind runs on the ComputePlane: add it to the fleet repo"},
 		{Expression: celG2, MessageExpression: msgG2, Reason: &forbidden,
@@ -685,6 +721,11 @@ func guardValidations() []admissionv1.Validation {
 		{Expression: celG4Binding, MessageExpression: msgG4Binding, Reason: &forbidden,
 			Message: "only the fleet binds the fleet's or an installer's account"},
 	}
+	if pools {
+		out = append(out, admissionv1.Validation{Expression: celG5Pool, MessageExpression: msgG5Pool, Reason: &forbidden,
+			Message: "only the fleet makes a worker pool of a ComputePlane's cluster"})
+	}
+	return out
 }
 
 // guardRules are what the policy matches: every version of each kind
@@ -811,6 +852,7 @@ func RenderGuard(f *model.Fleet) ([]Object, error) {
 		DirectDelivery:     f.Config.Delivery == api.Direct,
 		FleetNamespace:     fleetNamespace,
 		FleetAccount:       fleetAccount,
+		Pools:              f.Config.Platform.ClusterChart.Split(),
 	}
 	vars, err := guardVariables(values)
 	if err != nil {
@@ -820,7 +862,7 @@ func RenderGuard(f *model.Fleet) ([]Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	validations := guardValidations()
+	validations := guardValidations(values.Pools)
 	if !f.Config.Platform.Serves(api.FeatureIsolatedPolicyVariables) {
 		if validations, err = inlineVariables(vars, validations); err != nil {
 			return nil, err
