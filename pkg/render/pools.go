@@ -15,7 +15,7 @@ import (
 
 // PoolLabel names, on a pool release, the node group it makes: the posture
 // review reads a tenant's node groups from the releases that carry it.
-const PoolLabel = "computeplane.dev/pool"
+const PoolLabel = wire.PoolLabel
 
 // As Cozystack's ComputePlane module releases a pool (and cozystack-api a
 // KubernetesNodes app): a retry every 30 s for 15 min, without waiting.
@@ -45,7 +45,8 @@ func RenderPoolReleases(f *model.Fleet, t *model.Tenant) ([]Object, error) {
 	cluster := wire.DirectClusterRelease
 	var out []Object
 	for _, pool := range f.Cluster.Pools(t.Knobs) {
-		labels := map[string]string{wire.ComputePlaneLabel: "true", PoolLabel: pool.Name}
+		// Not wire.ComputePlaneLabel: that one marks the cluster's release.
+		labels := map[string]string{PoolLabel: pool.Name}
 		if shardLabelRendered(f, wire.ShardingTenants) {
 			labels[wire.ShardingLabel] = wire.ShardingTenants
 		}
