@@ -518,6 +518,10 @@ type guardValues struct {
 	FleetAccount       string
 	// Pools: the SplitPools line, where G5 guards the worker pools.
 	Pools bool
+	// PoolAccounts are the accounts the pools' chart creates for every
+	// pool of the fleet (SplitPools, delivery: Direct): G3d counts them
+	// with the cluster chart's.
+	PoolAccounts []string
 }
 
 // celLiteral writes v as a CEL literal in JSON syntax (a list of strings or
@@ -570,7 +574,7 @@ func guardVariables(v guardValues) ([]admissionv1.Variable, error) {
 		{"kubeconfigKey", model.KubeconfigKey},
 		{"credentials", sortedUnique(model.ClusterCredentials(v.ClusterRelease))},
 		{"machineCredentialSuffixes", sortedUnique(model.MachineCredentialSuffixes)},
-		{"chartAccounts", sortedUnique(model.ChartServiceAccounts(v.ClusterRelease))},
+		{"chartAccounts", sortedUnique(append(model.ChartServiceAccounts(v.ClusterRelease), v.PoolAccounts...))},
 		{"directDelivery", v.DirectDelivery},
 		{"installerAccount", model.InstallerAccount},
 		{"fleetNamespace", v.FleetNamespace},
@@ -853,6 +857,7 @@ func RenderGuard(f *model.Fleet) ([]Object, error) {
 		FleetNamespace:     fleetNamespace,
 		FleetAccount:       fleetAccount,
 		Pools:              f.Config.Platform.ClusterChart.Split(),
+		PoolAccounts:       poolAccounts(f),
 	}
 	vars, err := guardVariables(values)
 	if err != nil {
@@ -899,4 +904,24 @@ func RenderGuard(f *model.Fleet) ([]Object, error) {
 		},
 	}
 	return platformObjects(f, &policy, &binding)
+}
+
+// poolAccounts are the service accounts apps/kubernetes-nodes (cozystack#3315)
+// creates for each pool release of the fleet, <release>-talos-reconcile
+// (which reads the cluster's Secrets to configure its workers) and
+// <release>-unpin: none but on the SplitPools line under delivery: Direct.
+func poolAccounts(f *model.Fleet) []string {
+	if f.Cluster == nil || !f.Cluster.Split() {
+		return nil
+	}
+	var out []string
+	for _, t := range f.SortedTenants() {
+		if !t.ComputePlane {
+			continue
+		}
+		for _, p := range f.Cluster.Pools(t.Knobs) {
+			out = append(out, p.Release+"-talos-reconcile", p.Release+"-unpin")
+		}
+	}
+	return out
 }

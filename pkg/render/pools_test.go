@@ -149,6 +149,32 @@ spec:
 			mine := pool("kubernetes-nodes-mine-md0", "{cluster: mine}")
 			moved := pool("kubernetes-nodes-mine-md0", "{cluster: mine, clusterReleaseName: computeplane}")
 			checkAdmission(t, g, "a pool moved onto the cluster", guardRequest{op: admission.Update, user: cozystackAPI, groups: tenantGroups, object: moved, oldObject: mine}, refused)
+			// A pool's worker, as the pool chart makes it with
+			// clusterReleaseName (named and labelled as the Combined
+			// chart's), is the platform's (G3); a VM that mounts the token
+			// of a pool's talos-reconcile account is refused (G3d).
+			worker := `
+apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata:
+  name: computeplane-gpu-abcde-fghij
+  namespace: tenant-acme
+  labels: {cluster.x-k8s.io/cluster-name: computeplane}
+spec:
+  runStrategy: Always
+  template:
+    spec:
+      domain: {devices: {}}
+      volumes: [{name: disk, dataVolume: {name: computeplane-gpu-abcde-fghij-disk-system}}]
+`
+			checkAdmission(t, g, "a pool's worker created by a tenant user", guardRequest{op: admission.Create, user: tenantUser, groups: tenantGroups, object: worker}, "is a worker of the tenant's ComputePlane")
+			checkAdmission(t, g, "a pool's worker created by CAPK", guardRequest{op: admission.Create, user: capk, object: worker}, "")
+			stolen := edit(t, worker, "cluster.x-k8s.io/cluster-name: computeplane", "app: mine", "volumes: [{name: disk, dataVolume: {name: computeplane-gpu-abcde-fghij-disk-system}}]",
+				"volumes: [{name: token, serviceAccount: {serviceAccountName: kubernetes-nodes-computeplane-gpu-talos-reconcile}}]")
+			checkAdmission(t, g, "a VM with a pool account's token", guardRequest{op: admission.Create, user: tenantUser, groups: tenantGroups, object: stolen}, "would hand its guest a credential")
+			disk := edit(t, worker, "cluster.x-k8s.io/cluster-name: computeplane", "app: mine", "name: computeplane-gpu-abcde-fghij\n", "name: mine\n")
+			checkAdmission(t, g, "a VM that mounts a pool worker's disk", guardRequest{op: admission.Create, user: tenantUser, groups: tenantGroups, object: disk}, "is made like a worker")
+
 			// Every rendered pool release is admitted from the fleet and
 			// refused from anyone else.
 			pools := 0
