@@ -219,6 +219,7 @@ var stages = []stage{
 	{"ServerSideApply", (*env).testServerSideApply, firstLayout},
 	{"PodSecurity", (*env).testPodSecurity, firstLayout},
 	{"RealChart", (*env).testRealChart, cozystackLayout},
+	{"RealChartPools", (*env).testRealChartPools, cozystackLayout},
 	{"Releases", (*env).testReleases, everyLayout},
 	{"Fleet", (*env).testFleet, everyLayout},
 	{"FleetArtifacts", (*env).testFleetArtifacts, cozystackLayout},
