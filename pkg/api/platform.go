@@ -79,6 +79,13 @@ const (
 	// MachineHealthCheck and worker WorkloadMonitor, and so every worker VM,
 	// in place. Rendered, and reconciled, before the platform upgrades.
 	PoolMigrationPin PoolMigration = "Pin"
+	// PoolMigrationAdopt (with clusterChart SplitPools): the pool releases
+	// adopt the worker objects that Pin kept through the platform's
+	// upgrade. The render also hands each pool's MachineDeployment to its
+	// pool release (Helm's ownership annotations, which the pool chart
+	// checks before it renders), applied by the fleet. Rendered after the
+	// platform upgraded, until every pool release is Ready.
+	PoolMigrationAdopt PoolMigration = "Adopt"
 )
 
 // PoolReleasePrefix is how Cozystack names the release of a worker pool of
@@ -143,6 +150,12 @@ func (p *PlatformConfig) validateLine(d *decoder, delivery Delivery) {
 			map[Delivery]string{Direct: "computeplane", Platform: "computeplane-cluster"}[delivery])
 	}
 	switch p.PoolMigration {
+	case PoolMigrationAdopt:
+		if p.ClusterChart != ClusterChartSplitPools {
+			d.fail("spec.platform.poolMigration", "Adopt hands the workers that Pin kept to the pool releases of the split chart, so it needs clusterChart: SplitPools, not %s; render Pin with Combined first, upgrade the platform, then render Adopt with SplitPools", p.ClusterChart)
+		} else if delivery != Direct {
+			d.fail("spec.platform.poolMigration", "Adopt changes the worker pools this function renders under delivery: Direct; under delivery: Platform the platform's computeplane module owns the cluster and its move")
+		}
 	case PoolMigrationPin:
 		if p.ClusterChart != ClusterChartCombined {
 			d.fail("spec.platform.poolMigration", "Pin readies clusters rendered for the Combined line for the platform's upgrade to the split chart, so it needs clusterChart: Combined, not %s; render Pin while the platform still serves the Combined chart, then upgrade the platform, then render clusterChart: SplitPools without poolMigration", p.ClusterChart)

@@ -351,6 +351,12 @@ var servedNot = map[string]string{
 	"platform.clusterChart=SplitPoolsByConvention": "The function cannot serve this line",
 }
 
+// needs are, for a value of an enum ("<path>=<value>"), the other fields it
+// is taken with: a step of the pool migration names its line.
+var needs = map[string]map[string]any{
+	"platform.poolMigration=Adopt": {"platform.clusterChart": "SplitPools"},
+}
+
 // TestConfigSchemaEnumsAndBounds: every value of a field's enum, and both
 // bounds of an integer, are accepted (but those of servedNot, refused with
 // their reason); a value outside is refused at that field.
@@ -380,7 +386,11 @@ func TestConfigSchemaEnumsAndBounds(t *testing.T) {
 				}
 				continue
 			}
-			if _, problems := decodeSpecMap(t, setPath(baseFor(f.path), f.path, v)); len(problems[field]) > 0 {
+			base := baseFor(f.path)
+			for p, w := range needs[f.path+"="+fmt.Sprint(v)] {
+				base = setPath(base, p, w)
+			}
+			if _, problems := decodeSpecMap(t, setPath(base, f.path, v)); len(problems[field]) > 0 {
 				t.Errorf("%s: %v is in the schema, the decoder refuses it: %v", field, v, problems[field])
 			}
 		}

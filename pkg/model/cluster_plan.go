@@ -29,6 +29,8 @@ type ClusterPlan struct {
 	// pin: poolMigration Pin, the cluster releases keep their worker
 	// objects through the platform's upgrade to the split chart.
 	pin bool
+	// adopt: poolMigration Adopt, the pool releases adopt them.
+	adopt bool
 }
 
 // NewClusterPlan compiles the knob schema and the fixed values of cfg, refusing a knob
@@ -73,7 +75,8 @@ func NewClusterPlan(cfg *api.Config) (*ClusterPlan, api.Problems) {
 		}
 	}
 	return &ClusterPlan{fixed: fixed, fixedPaths: fixedLeafPaths(fixed, nil), knobs: s, admission: admission,
-		split: split, pin: cfg.Platform.PoolMigration == api.PoolMigrationPin}, nil
+		split: split, pin: cfg.Platform.PoolMigration == api.PoolMigrationPin,
+		adopt: cfg.Platform.PoolMigration == api.PoolMigrationAdopt}, nil
 }
 
 // Split reports whether the run renders for the SplitPools line: each node
@@ -83,6 +86,10 @@ func (p *ClusterPlan) Split() bool { return p.split }
 // PinsWorkers reports whether the cluster releases pin their worker
 // objects (poolMigration: Pin).
 func (p *ClusterPlan) PinsWorkers() bool { return p.pin }
+
+// AdoptsWorkers reports whether the pool releases adopt the workers that
+// Pin kept (poolMigration: Adopt).
+func (p *ClusterPlan) AdoptsWorkers() bool { return p.adopt }
 
 // Admission returns the Pod Security configuration of the run's clusters,
 // nil under podSecurity: privileged.

@@ -74,6 +74,11 @@ func fleetRules(c *api.Config, bindClusterRoles, bindRoles []string) []rbacv1.Po
 	if len(bindClusterRoles) > 0 {
 		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles"}, Verbs: []string{"bind"}, ResourceNames: bindClusterRoles})
 	}
+	if c.Platform.PoolMigration == api.PoolMigrationAdopt {
+		// The pools' MachineDeployments it hands to their releases
+		// (RenderPoolAdoptions), only while the move renders them.
+		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{"cluster.x-k8s.io"}, Resources: []string{"machinedeployments"}, Verbs: []string{"get", "list", "watch", "patch"}})
+	}
 	if c.Fleet == nil {
 		// The stream's baseline chart source (RenderBaselineSource).
 		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{"source.toolkit.fluxcd.io"}, Resources: []string{"ocirepositories"}, Verbs: allVerbs})

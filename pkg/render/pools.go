@@ -102,3 +102,67 @@ func RenderPoolReleases(f *model.Fleet, t *model.Tenant) ([]Object, error) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// Helm's ownership annotations and the Flux annotation of the adoption
+// objects.
+const (
+	helmReleaseNameAnnotation      = "meta.helm.sh/release-name"
+	helmReleaseNamespaceAnnotation = "meta.helm.sh/release-namespace"
+	ssaAnnotation                  = "kustomize.toolkit.fluxcd.io/ssa"
+	ssaMerge                       = "Merge"
+	// machineDeploymentAPIVersion is the version apps/kubernetes and
+	// apps/kubernetes-nodes write MachineDeployments in.
+	machineDeploymentAPIVersion = "cluster.x-k8s.io/v1beta1"
+)
+
+// RenderPoolAdoptions builds, under poolMigration: Adopt, the hand-over of
+// each pool's kept MachineDeployment to its pool release: the object
+// <cluster>-<pool> with Helm's ownership annotations naming the pool
+// release, and nothing else of it. apps/kubernetes-nodes refuses to render
+// while its MachineDeployment is another release's (the Combined cluster
+// release's, computeplane, whose annotation the platform's upgrade left
+// in place), and helm-controller then takes over the pool's other objects
+// itself (spec.install.disableTakeOwnership is off). The fleet applies it
+// server-side and merges it (kustomize.toolkit.fluxcd.io/ssa: Merge: Flux
+// takes over no field another manager owns, so it never removes the
+// MachineDeployment's spec), keeps the resource policy of Pin, and never
+// prunes it: the object is the platform's, the fleet only annotates it.
+// A MachineDeployment that does not exist cannot be made of this (the API
+// server refuses it without its spec): Adopt is for pools that Pin kept.
+func RenderPoolAdoptions(f *model.Fleet, t *model.Tenant) ([]Object, error) {
+	cluster := wire.DirectClusterRelease
+	var out []Object
+	for _, pool := range f.Cluster.Pools(t.Knobs) {
+		name := cluster + "-" + pool.Name
+		md := map[string]any{
+			"apiVersion": machineDeploymentAPIVersion,
+			"kind":       "MachineDeployment",
+			"metadata": map[string]any{
+				"name":      name,
+				"namespace": t.Namespace,
+				"labels":    toAny(managedLabels(nil)),
+				"annotations": map[string]any{
+					helmReleaseNameAnnotation:      pool.Release,
+					helmReleaseNamespaceAnnotation: t.Namespace,
+					KeepAnnotation:                 "keep",
+					wire.PruneAnnotation:           wire.PruneDisabled,
+					ssaAnnotation:                  ssaMerge,
+				},
+			},
+		}
+		n, err := yamlnode.FromValue(md)
+		if err != nil {
+			return nil, fmt.Errorf("failed to render the adoption of pool %s of the cluster of %s: %w", pool.Name, t, err)
+		}
+		out = append(out, keptObject(tenantObject(t, n, machineDeploymentAPIVersion, "MachineDeployment", name)))
+	}
+	return out, nil
+}
+
+func toAny(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

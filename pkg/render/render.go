@@ -145,6 +145,13 @@ func RenderComputePlane(f *model.Fleet, t *model.Tenant) ([]Object, error) {
 			return nil, err
 		}
 		out = append(out, pools...)
+		if f.Cluster.AdoptsWorkers() {
+			adoptions, err := RenderPoolAdoptions(f, t)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, adoptions...)
+		}
 	}
 	installer, err := RenderInstaller(f, t)
 	if err != nil {
