@@ -93,7 +93,11 @@ nodeGroups:
 		if pool.Release != "kubernetes-nodes-computeplane-"+pool.Name {
 			t.Errorf("pool %s is released as %q", pool.Name, pool.Release)
 		}
-		values := map[string]any{"cluster": "computeplane", "clusterReleaseName": "computeplane"}
+		// Without clusterReleaseName, which the snapshot's schema does not
+		// declare (checked as a structural schema, it is an unknown field;
+		// Helm's JSON Schema check takes it, as the schema sets no
+		// additionalProperties: false).
+		values := map[string]any{"cluster": "computeplane"}
 		for key, v := range pool.Values {
 			values[key] = v
 		}
