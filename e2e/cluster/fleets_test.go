@@ -49,7 +49,12 @@ func (e *env) fleetDir(t *testing.T, name string) string {
 	dir := fleetDir(t, name)
 	if !e.mode.oldest {
 		editSpec(t, filepath.Join(dir, "config.yaml"), func(spec map[string]any) {
-			spec["platform"] = map[string]any{"kubernetesVersion": newestKubernetes}
+			platform, _ := spec["platform"].(map[string]any)
+			if platform == nil {
+				platform = map[string]any{}
+			}
+			platform["kubernetesVersion"] = newestKubernetes
+			spec["platform"] = platform
 		})
 	}
 	ns := e.mode.fleetNamespace

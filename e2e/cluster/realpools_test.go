@@ -338,3 +338,196 @@ func (e *env) checkTenantPoolRefused(t *testing.T) {
 		}
 	}
 }
+
+// The RealChartPoolsMove stage moves tenant sigma's ComputePlane from the
+// Combined line to SplitPools with the real charts, in the steps of
+// docs/flux-wiring.md ("Moving to split worker pools"): the render with
+// poolMigration: Pin installs Cozystack's Combined apps/kubernetes
+// (3c780acd); the platform's upgrade serves the split charts of
+// cozystack#3315 (its apps/kubernetes-nodes reading clusterReleaseName, as
+// the function requires: see RealChartPools), under which the cluster
+// release upgrades to its control plane alone; the render with
+// clusterChart: SplitPools, poolMigration: Adopt installs the pool
+// releases. Every worker object the Combined chart made (the
+// MachineDeployments, MachineHealthChecks, KubevirtMachineTemplates and
+// WorkloadMonitors of md0 and md1) must keep its UID through both steps,
+// and end owned by its pool release with the spec it had: no
+// MachineDeployment template changes, so no machine is replaced. No CAPI
+// or KubeVirt controller runs here, so there are no Machines and no VMs to
+// watch: their MachineDeployments and templates are what makes them.
+func (e *env) testRealChartPoolsMove(t *testing.T) {
+	if e.bins.thirdParty == "" {
+		t.Skip("E2E_THIRD_PARTY is not set: run the suite with `make e2e`")
+	}
+	cozy := filepath.Join(e.bins.thirdParty, "cozystack")
+	split := filepath.Join(e.bins.thirdParty, "cozystack-pools")
+	stageStart := time.Now()
+	e.ensureFlux(t)
+	e.ensureClusterChart(t)
+	e.applyRealChartCRDs(t, cozy)
+
+	step := func(chart, migration string) []*unstructured.Unstructured {
+		dir := e.fleetDir(t, "realpools")
+		editSpec(t, filepath.Join(dir, "config.yaml"), func(spec map[string]any) {
+			platform, _ := spec["platform"].(map[string]any)
+			platform["clusterChart"], platform["poolMigration"] = chart, migration
+		})
+		return e.render(t, dir)
+	}
+
+	// 1. Pin, on the Combined chart.
+	pinned := step("Combined", "Pin")
+	cluster := find(pinned, "HelmRelease", realTenant, realCluster)
+	if cluster == nil {
+		t.Fatal("the Pin render has no cluster release")
+	}
+	e.createInstanceTypes(t, cozy, cluster)
+	nss := tenantNamespaces(pinned)
+	e.namespaces(nss...)
+	for _, ns := range nss {
+		e.writeCozystackValues(t, ns)
+	}
+	e.serveRealChart(t, cozy)
+	hooks := e.completeHookJobs(t, realTenant)
+	e.bootstrapFleet(t, pinned)
+	e.applyGuardFirst(t, pinned)
+	e.waitReady(t, e.admin, helmV2, "HelmRelease", realTenant, realCluster, 3*time.Minute)
+	before := e.workerObjects(t)
+	if len(before) < 8 {
+		t.Fatalf("the Combined chart made %d worker objects for md0 and md1, want at least 8: %v", len(before), slices.Sorted(maps.Keys(before)))
+	}
+	for id, w := range before {
+		if w.keep != "keep" {
+			t.Errorf("%s is not pinned after the Pin render (helm.sh/resource-policy %q)", id, w.keep)
+		}
+	}
+	t.Logf("Pin: the Combined chart's %d worker objects carry helm.sh/resource-policy: keep: %v", len(before), slices.Sorted(maps.Keys(before)))
+
+	// 2. The platform upgrades: the split charts replace the Combined one.
+	e.servePackages(t, splitPackagesTree(t, split, true))
+	e.requestReconcile(t, cluster)
+	e.waitFor(t, e.admin, "v1", "Secret", realTenant, "sh.helm.release.v1."+realCluster+".v2", 3*time.Minute,
+		func(u *unstructured.Unstructured) (bool, string) { return u != nil, "the cluster release has no second version" })
+	e.waitReady(t, e.admin, helmV2, "HelmRelease", realTenant, realCluster, 3*time.Minute)
+	rec := e.helmRecordVersion(t, realTenant, realCluster, 2)
+	made, err := rec.Objects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range made {
+		if _, ok := workerKinds[o.GetKind()]; ok && strings.HasPrefix(o.GetName(), realCluster+"-md") {
+			t.Errorf("the split cluster chart still makes %s %s", o.GetKind(), o.GetName())
+		}
+	}
+	e.compareWorkers(t, "after the platform's upgrade", before, e.workerObjects(t), "")
+
+	// 3. Adopt, on the split charts.
+	adopted := step("SplitPools", "Adopt")
+	e.bootstrapFleet(t, adopted)
+	e.applyGuardFirst(t, adopted)
+	var pools []string
+	for _, hr := range ofKind(adopted, "HelmRelease") {
+		if strings.HasPrefix(hr.GetName(), poolPrefix) {
+			pools = append(pools, hr.GetName())
+		}
+	}
+	if len(pools) != 2 {
+		t.Fatalf("the Adopt render has %d pool releases, want 2", len(pools))
+	}
+	for _, p := range pools {
+		e.waitReady(t, e.admin, helmV2, "HelmRelease", realTenant, p, 3*time.Minute)
+	}
+	after := e.workerObjects(t)
+	e.compareWorkers(t, "after Adopt", before, after, "pool")
+	if errs := hooks.errors(); len(errs) > 0 {
+		t.Errorf("marking the hook Jobs Complete: %s", strings.Join(errs, "; "))
+	}
+	t.Logf("stage took %s", time.Since(stageStart).Round(time.Millisecond))
+}
+
+// workerKinds are the kinds of a node group's worker objects, by their
+// API version.
+var workerKinds = map[string]string{
+	"MachineDeployment":       "cluster.x-k8s.io/v1beta1",
+	"MachineHealthCheck":      "cluster.x-k8s.io/v1beta1",
+	"KubevirtMachineTemplate": "infrastructure.cluster.x-k8s.io/v1alpha1",
+	"WorkloadMonitor":         "cozystack.io/v1alpha1",
+}
+
+// worker is what the move must keep of a worker object.
+type worker struct {
+	uid, owner, keep string
+	// template is a MachineDeployment's spec.template, as JSON.
+	template string
+}
+
+// workerObjects are the worker objects of the tenant's cluster in the API
+// server, by "Kind/name": those of its node groups (the cluster's own
+// WorkloadMonitor, named like the cluster, is not a worker's).
+func (e *env) workerObjects(t *testing.T) map[string]worker {
+	t.Helper()
+	out := map[string]worker{}
+	for kind, apiVersion := range workerKinds {
+		objs, err := e.admin.List(e.ctx, apiVersion, kind, realTenant, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range objs {
+			if !strings.HasPrefix(o.GetName(), realCluster+"-md") {
+				continue
+			}
+			w := worker{uid: string(o.GetUID()), owner: o.GetAnnotations()["meta.helm.sh/release-name"], keep: o.GetAnnotations()["helm.sh/resource-policy"]}
+			if tmpl, ok, _ := unstructured.NestedMap(o.Object, "spec", "template"); ok {
+				w.template = fmt.Sprint(tmpl)
+			}
+			out[kind+"/"+o.GetName()] = w
+		}
+	}
+	return out
+}
+
+// compareWorkers checks that every worker object of before is there with
+// its UID and its MachineDeployment template, owned by the cluster release
+// (owner "") or by its pool release (owner "pool").
+func (e *env) compareWorkers(t *testing.T, when string, before, now map[string]worker, owner string) {
+	t.Helper()
+	for id, b := range before {
+		n, ok := now[id]
+		switch {
+		case !ok:
+			t.Errorf("%s: %s is gone", when, id)
+			continue
+		case n.uid != b.uid:
+			t.Errorf("%s: %s was recreated (UID %s, was %s)", when, id, n.uid, b.uid)
+		case n.template != b.template:
+			t.Errorf("%s: %s's template changed, which replaces its machines:\n was %s\n now %s", when, id, b.template, n.template)
+		}
+		want := realCluster
+		if owner == "pool" {
+			_, name, _ := strings.Cut(id, "/")
+			group := strings.TrimPrefix(name, realCluster+"-")
+			group, _, _ = strings.Cut(group, "-")
+			want = poolPrefix + group
+		}
+		if n.owner != want {
+			t.Errorf("%s: %s is release %q's, want %q", when, id, n.owner, want)
+		}
+	}
+	for id := range now {
+		if _, ok := before[id]; !ok {
+			t.Errorf("%s: %s is new (the pool chart renders it under a name the Combined chart did not)", when, id)
+		}
+	}
+	t.Logf("%s: %d worker objects, each with its UID", when, len(before))
+}
+
+// helmRecordVersion reads Helm's record of a version of a release.
+func (e *env) helmRecordVersion(t *testing.T, ns, release string, version int) *harness.HelmRecord {
+	t.Helper()
+	s := e.mustGet(t, e.admin, "v1", "Secret", ns, fmt.Sprintf("sh.helm.release.v1.%s.v%d", release, version))
+	rec, err := harness.ReadHelmRecord(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}

@@ -220,6 +220,7 @@ var stages = []stage{
 	{"PodSecurity", (*env).testPodSecurity, firstLayout},
 	{"RealChart", (*env).testRealChart, cozystackLayout},
 	{"RealChartPools", (*env).testRealChartPools, cozystackLayout},
+	{"RealChartPoolsMove", (*env).testRealChartPoolsMove, cozystackLayout},
 	{"Releases", (*env).testReleases, everyLayout},
 	{"Fleet", (*env).testFleet, everyLayout},
 	{"FleetArtifacts", (*env).testFleetArtifacts, cozystackLayout},
