@@ -407,7 +407,9 @@ func (e *env) testRealChartPoolsMove(t *testing.T) {
 	e.servePackages(t, splitPackagesTree(t, split, true))
 	e.requestReconcile(t, cluster)
 	e.waitFor(t, e.admin, "v1", "Secret", realTenant, "sh.helm.release.v1."+realCluster+".v2", 3*time.Minute,
-		func(u *unstructured.Unstructured) (bool, string) { return u != nil, "the cluster release has no second version" })
+		func(u *unstructured.Unstructured) (bool, string) {
+			return u != nil, "the cluster release has no second version"
+		})
 	e.waitReady(t, e.admin, helmV2, "HelmRelease", realTenant, realCluster, 3*time.Minute)
 	rec := e.helmRecordVersion(t, realTenant, realCluster, 2)
 	made, err := rec.Objects()
