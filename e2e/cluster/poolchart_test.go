@@ -14,6 +14,11 @@ import (
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	"helm.sh/helm/v4/pkg/engine"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	"sigs.k8s.io/yaml"
 
 	"github.com/computeplane-dev/computeplane-fn/e2e/cluster/harness"
 )
@@ -215,4 +220,152 @@ func checkPoolLinkage(t *testing.T, objs map[string]*unstructured.Unstructured, 
 		t.Errorf("pool %s: the MachineDeployment names KubevirtMachineTemplate %q, which the chart does not make as %s-<hash>", pool, kmt, base)
 	}
 	t.Logf("pool %s: MachineDeployment %s, KubevirtMachineTemplate %s, MachineHealthCheck and WorkloadMonitor name the cluster %s", pool, md.GetName(), kmt, cluster)
+}
+
+// TestSplitClusterChartKeepsPinnedWorkers (a test of its own, no control
+// plane): the split apps/kubernetes of cozystack#3315, rendered by Helm's
+// engine as the upgrade of a cluster release the Combined chart installed,
+// refuses to render while that release's worker MachineDeployments are
+// neither pinned nor a pool release's, and renders its control plane alone
+// once the Pin render's post-renderer patches have annotated them (as
+// kustomize applies them, pkg/render's TestPinPatchesAsKustomizeApplies):
+// step 2 of docs/flux-wiring.md. Helm then keeps what carries
+// helm.sh/resource-policy: keep (Helm's documented resource policy).
+func TestSplitClusterChartKeepsPinnedWorkers(t *testing.T) {
+	third := os.Getenv("E2E_THIRD_PARTY")
+	fn := os.Getenv("E2E_COMPUTEPLANE_FN")
+	if third == "" || fn == "" {
+		t.Fatal("E2E_THIRD_PARTY and E2E_COMPUTEPLANE_FN are not set: run the suite with `make e2e`")
+	}
+	cozy := filepath.Join(third, "cozystack")
+	split := filepath.Join(third, "cozystack-pools")
+	dir := fleetDir(t, "realpools")
+	editSpec(t, filepath.Join(dir, "config.yaml"), func(spec map[string]any) {
+		spec["platform"] = map[string]any{"clusterChart": "Combined", "poolMigration": "Pin"}
+	})
+	objs := harness.Generated(harness.Render(t, fn, dir, "config.yaml"))
+	hr := find(objs, "HelmRelease", realTenant, realCluster)
+	if hr == nil {
+		t.Fatal("the Pin render has no cluster release")
+	}
+	values, _, _ := unstructured.NestedMap(hr.Object, "spec", "values")
+	all := mergeValues(jsonRoundTrip(cozystackValues(realTenant)), jsonRoundTrip(values))
+	combined := renderChart(t, loadClusterChart(t, cozy), all, realCluster, instanceTypeLookups(t, cozy))
+	var mds []*unstructured.Unstructured
+	for _, id := range slices.Sorted(func(yield func(string) bool) {
+		for k := range combined {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		if strings.HasPrefix(id, "MachineDeployment/") {
+			md := combined[id].DeepCopy()
+			md.SetNamespace(realTenant)
+			// What Helm stamps on what it installs.
+			md.SetAnnotations(map[string]string{"meta.helm.sh/release-name": realCluster, "meta.helm.sh/release-namespace": realTenant})
+			mds = append(mds, md)
+		}
+	}
+	if len(mds) != 2 {
+		t.Fatalf("the Combined chart makes %d MachineDeployments for md0 and md1, want 2", len(mds))
+	}
+	files := splitPackagesTree(t, split, true)
+	chartDir := t.TempDir()
+	for p, data := range files {
+		if rest, ok := strings.CutPrefix(p, "apps/kubernetes/"); ok {
+			harness.WriteFile(t, filepath.Join(chartDir, "kubernetes", rest), data)
+		}
+	}
+	splitChart, err := loader.Load(filepath.Join(chartDir, "kubernetes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	upgrade := func(mds []*unstructured.Unstructured) (map[string]string, error) {
+		objs := []runtime.Object{namespace(realTenant)}
+		for _, md := range mds {
+			objs = append(objs, md)
+		}
+		client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
+			{Version: "v1", Resource: "namespaces"}:                                                               "NamespaceList",
+			{Group: "cluster.x-k8s.io", Version: "v1beta1", Resource: "machinedeployments"}:                       "MachineDeploymentList",
+			{Version: "v1", Resource: "secrets"}:                                                                  "SecretList",
+			{Group: "storage.k8s.io", Version: "v1", Resource: "storageclasses"}:                                  "StorageClassList",
+			{Group: "cluster.x-k8s.io", Version: "v1beta1", Resource: "machinesets"}:                              "MachineSetList",
+			{Group: "infrastructure.cluster.x-k8s.io", Version: "v1alpha1", Resource: "kubevirtmachinetemplates"}: "KubevirtMachineTemplateList",
+			instanceTypes: "VirtualMachineClusterInstancetypeList",
+		}, objs...)
+		vals, err := chartutil.ToRenderValues(splitChart, all, common.ReleaseOptions{Name: realCluster, Namespace: realTenant, IsUpgrade: true}, common.DefaultCapabilities)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return engine.RenderWithClientProvider(splitChart, vals, namespaceLookups{lookupClient{client}})
+	}
+	if _, err := upgrade(mds); err == nil || !strings.Contains(err.Error(), "refusing to render cluster") {
+		t.Fatalf("the split chart upgrades a cluster whose workers are unpinned: %v", err)
+	} else {
+		t.Logf("unpinned: %v", err)
+	}
+	pinned := pinAsRendered(t, hr, mds)
+	out, err := upgrade(pinned)
+	if err != nil {
+		t.Fatalf("the split chart refuses the pinned workers: %v", err)
+	}
+	for name, text := range out {
+		for _, kind := range []string{"MachineDeployment", "KubevirtMachineTemplate", "MachineHealthCheck"} {
+			if strings.Contains(text, "kind: "+kind+"\n") {
+				t.Errorf("the split chart still makes a %s (%s)", kind, name)
+			}
+		}
+	}
+	t.Logf("pinned: the split chart renders the cluster's control plane alone (%d files)", len(out))
+}
+
+// pinAsRendered sets on each MachineDeployment the annotations of the
+// cluster release's post-renderer patch that targets MachineDeployments
+// (an annotation-only strategic merge patch, applied here as kustomize
+// applies it).
+func pinAsRendered(t *testing.T, hr *unstructured.Unstructured, mds []*unstructured.Unstructured) []*unstructured.Unstructured {
+	t.Helper()
+	renderers, _, _ := unstructured.NestedSlice(hr.Object, "spec", "postRenderers")
+	var annotations map[string]any
+	for _, r := range renderers {
+		patches, _, _ := unstructured.NestedSlice(r.(map[string]any), "kustomize", "patches")
+		for _, p := range patches {
+			pm := p.(map[string]any)
+			target, _ := pm["target"].(map[string]any)
+			if target["kind"] != "MachineDeployment" {
+				continue
+			}
+			var body map[string]any
+			if err := yaml.Unmarshal([]byte(pm["patch"].(string)), &body); err != nil {
+				t.Fatal(err)
+			}
+			annotations, _, _ = unstructured.NestedMap(body, "metadata", "annotations")
+		}
+	}
+	if len(annotations) == 0 {
+		t.Fatal("the Pin render's cluster release has no patch of MachineDeployments")
+	}
+	var out []*unstructured.Unstructured
+	for _, md := range mds {
+		md = md.DeepCopy()
+		a := md.GetAnnotations()
+		for k, v := range annotations {
+			a[k] = v.(string)
+		}
+		md.SetAnnotations(a)
+		out = append(out, md)
+	}
+	return out
+}
+
+// namespaceLookups serves Namespaces cluster-wide.
+type namespaceLookups struct{ lookupClient }
+
+func (c namespaceLookups) GetClientFor(apiVersion, kind string) (dynamic.NamespaceableResourceInterface, bool, error) {
+	if apiVersion == "v1" && kind == "Namespace" {
+		return c.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}), false, nil
+	}
+	return c.lookupClient.GetClientFor(apiVersion, kind)
 }
