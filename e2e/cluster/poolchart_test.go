@@ -88,43 +88,88 @@ func TestPoolChartLinkage(t *testing.T) {
 		if len(patched) != 2 {
 			t.Skip("ClusterReleaseName did not render both pools")
 		}
-		combinedObjs := harness.Generated(harness.Render(t, fn, fleetDir(t, "realchart"), "config.yaml"))
-		hr := find(combinedObjs, "HelmRelease", realTenant, realCluster)
-		if hr == nil {
-			t.Fatal("testdata/realchart renders no cluster release")
-		}
-		values, _, _ := unstructured.NestedMap(hr.Object, "spec", "values")
-		combined := renderChart(t, loadClusterChart(t, cozy), mergeValues(jsonRoundTrip(cozystackValues(realTenant)), jsonRoundTrip(values)), realCluster, lookups)
-		var compared []string
-		for pool, objs := range patched {
-			for id, o := range objs {
-				kind, _, _ := strings.Cut(id, "/")
-				if _, worker := workerKinds[kind]; !worker {
-					continue
-				}
-				c, ok := combined[id]
-				if !ok {
-					var same []string
-					for cid := range combined {
-						if strings.HasPrefix(cid, kind+"/"+realCluster+"-"+pool) {
-							same = append(same, cid)
-						}
-					}
-					t.Errorf("pool %s: the pool chart makes %s, which the Combined chart does not (it makes %v): the move would create it anew", pool, id, same)
-					continue
-				}
-				if diff := cmp.Diff(c.Object["spec"], o.Object["spec"]); diff != "" {
-					t.Errorf("pool %s: %s differs in spec from the Combined chart's (-Combined +pool):\n%s", pool, id, diff)
-				}
-				compared = append(compared, id)
-			}
-		}
-		if len(compared) != 8 {
-			t.Errorf("compared %d worker objects, want 8 (four kinds, two pools): %v", len(compared), compared)
-		}
-		slices.Sort(compared)
-		t.Logf("the pool chart makes the Combined chart's worker objects, each with its spec: %v", compared)
+		compareWithCombined(t, fn, cozy, fleetDir(t, "realchart"), patched, lookups, 8)
 	})
+	// Without node groups: the pool md0 of the SplitPools render and the md0
+	// the Combined chart makes of an empty nodeGroups.
+	t.Run("DefaultPoolAsCombined", func(t *testing.T) {
+		splitDir, combinedDir := fleetDir(t, "realpools"), fleetDir(t, "realchart")
+		for _, dir := range []string{splitDir, combinedDir} {
+			withoutKnobs(t, filepath.Join(dir, "tenants.yaml"))
+		}
+		objs := harness.Generated(harness.Render(t, fn, splitDir, "config.yaml"))
+		hr := find(objs, "HelmRelease", realTenant, poolPrefix+"md0")
+		if hr == nil {
+			t.Fatal("no default pool md0")
+		}
+		compareWithCombined(t, fn, cozy, combinedDir, map[string]map[string]*unstructured.Unstructured{"md0": render(t, loadPoolChart(t, split, true), hr)}, lookups, 4)
+	})
+}
+
+// withoutKnobs drops the ComputePlane objects of a tenants file.
+func withoutKnobs(t *testing.T, path string) {
+	t.Helper()
+	docs, err := harness.DecodeFiles(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text []byte
+	for _, d := range docs {
+		if d.GetKind() == "ComputePlane" {
+			continue
+		}
+		data, err := yaml.Marshal(d.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text = append(append(text, "---\n"...), data...)
+	}
+	harness.WriteFile(t, path, text)
+}
+
+// compareWithCombined renders the Combined chart (Cozystack 3c780acd) with
+// the cluster release the function renders for the Combined fleet in dir
+// and checks that the worker objects of each pool (by pool, as the pool
+// chart rendered them) are the Combined chart's, by name and spec; want is
+// how many.
+func compareWithCombined(t *testing.T, fn, cozy, dir string, pools map[string]map[string]*unstructured.Unstructured, lookups engine.ClientProvider, want int) {
+	t.Helper()
+	combinedObjs := harness.Generated(harness.Render(t, fn, dir, "config.yaml"))
+	hr := find(combinedObjs, "HelmRelease", realTenant, realCluster)
+	if hr == nil {
+		t.Fatal("the Combined fleet renders no cluster release")
+	}
+	values, _, _ := unstructured.NestedMap(hr.Object, "spec", "values")
+	combined := renderChart(t, loadClusterChart(t, cozy), mergeValues(jsonRoundTrip(cozystackValues(realTenant)), jsonRoundTrip(values)), realCluster, lookups)
+	var compared []string
+	for pool, objs := range pools {
+		for id, o := range objs {
+			kind, _, _ := strings.Cut(id, "/")
+			if _, worker := workerKinds[kind]; !worker {
+				continue
+			}
+			c, ok := combined[id]
+			if !ok {
+				var same []string
+				for cid := range combined {
+					if strings.HasPrefix(cid, kind+"/"+realCluster+"-"+pool) {
+						same = append(same, cid)
+					}
+				}
+				t.Errorf("pool %s: the pool chart makes %s, which the Combined chart does not (it makes %v): the move would create it anew", pool, id, same)
+				continue
+			}
+			if diff := cmp.Diff(c.Object["spec"], o.Object["spec"]); diff != "" {
+				t.Errorf("pool %s: %s differs in spec from the Combined chart's (-Combined +pool):\n%s", pool, id, diff)
+			}
+			compared = append(compared, id)
+		}
+	}
+	if len(compared) != want {
+		t.Errorf("compared %d worker objects, want %d (four kinds a pool): %v", len(compared), want, compared)
+	}
+	slices.Sort(compared)
+	t.Logf("the pool chart makes the Combined chart's worker objects, each with its spec: %v", compared)
 }
 
 // loadPoolChart loads apps/kubernetes-nodes of the split with cozy-lib as

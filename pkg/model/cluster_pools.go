@@ -44,6 +44,15 @@ var PoolFields = []string{
 // ingress role, so that the pinned ingress addon has a node to run on).
 const DefaultPool = "md0"
 
+// defaultPoolValues are the fields of DefaultPool, those the Combined
+// chart gives the md0 it makes of an empty nodeGroups (its
+// kubernetes.nodeGroups helper at Cozystack 3c780acd) but its empty
+// storageClass, which there falls back to the cluster's and here is left
+// to the same fallback (poolValues).
+func defaultPoolValues() map[string]any {
+	return map[string]any{"minReplicas": 0, "maxReplicas": 10, "instanceType": "u1.medium", "diskSize": "20Gi", "roles": []any{IngressRole}}
+}
+
 // Pool is one worker pool of a ComputePlane on the SplitPools line: a
 // release of apps/kubernetes-nodes.
 type Pool struct {
@@ -53,7 +62,7 @@ type Pool struct {
 	// kubernetes-nodes-<cluster release>-<pool>.
 	Release string
 	// Values are the pool's fields (PoolFields) as the node group sets
-	// them.
+	// them, with what it takes from the cluster's values (poolValues).
 	Values map[string]any
 }
 
@@ -96,20 +105,57 @@ func poolProblems(values map[string]any, root, cluster string) map[string]string
 // of the merged values, or DefaultPool when there is none. Knobs that
 // Check refuses never reach it; it cannot fail.
 func (p *ClusterPlan) Pools(k *api.Knobs) []Pool {
-	groups, _ := valueAt(p.merged(k), "nodeGroups").(map[string]any)
+	merged := p.merged(k)
+	groups, _ := valueAt(merged, "nodeGroups").(map[string]any)
 	if len(groups) == 0 {
-		groups = map[string]any{DefaultPool: map[string]any{"minReplicas": 0, "roles": []any{IngressRole}}}
+		groups = map[string]any{DefaultPool: defaultPoolValues()}
 	}
 	out := make([]Pool, 0, len(groups))
 	for _, name := range slices.Sorted(maps.Keys(groups)) {
 		g, _ := groups[name].(map[string]any)
-		values := map[string]any{}
-		for _, f := range PoolFields {
-			if v, ok := g[f]; ok {
-				values[f] = yamlnode.CopyValue(v)
-			}
-		}
-		out = append(out, Pool{Name: name, Release: PoolRelease(wire.DirectClusterRelease, name), Values: values})
+		out = append(out, Pool{Name: name, Release: PoolRelease(wire.DirectClusterRelease, name), Values: poolValues(merged, g)})
 	}
 	return out
+}
+
+// poolValues are the values of the pool of node group g of a cluster with
+// the given values: the group's pool fields, and what the Combined chart
+// took from the cluster's values for every group (as Cozystack's migration
+// 56 carries it into a pool): the cluster's storageClass where the group
+// sets none (or ""), nodeHealthCheck's maxUnhealthy and nodeStartupTimeout
+// and its readyUnknownTimeout and readyFalseTimeout (which the Combined
+// chart took for every group) where the group sets none,
+// maxNodeProvisionTime, and the Kubernetes version, the Talos settings and
+// the kubectl image, which the pool chart would otherwise take from its own
+// defaults. So the pool chart renders the workers the Combined chart
+// rendered (KubevirtMachineTemplates are named by a hash of their content:
+// any difference would replace every worker of the group).
+func poolValues(cluster, g map[string]any) map[string]any {
+	values := map[string]any{}
+	for _, f := range PoolFields {
+		if v, ok := g[f]; ok {
+			values[f] = yamlnode.CopyValue(v)
+		}
+	}
+	if sc, _ := values["storageClass"].(string); sc == "" {
+		delete(values, "storageClass")
+		if sc, ok := cluster["storageClass"].(string); ok && sc != "" {
+			values["storageClass"] = sc
+		}
+	}
+	health, _ := cluster["nodeHealthCheck"].(map[string]any)
+	for _, f := range []string{"maxUnhealthy", "nodeStartupTimeout", "readyUnknownTimeout", "readyFalseTimeout"} {
+		if _, set := values[f]; !set && health[f] != nil {
+			values[f] = yamlnode.CopyValue(health[f])
+		}
+	}
+	for _, f := range []string{"maxNodeProvisionTime", "version", "talos"} {
+		if _, set := values[f]; !set && cluster[f] != nil {
+			values[f] = yamlnode.CopyValue(cluster[f])
+		}
+	}
+	if kubectl := valueAt(cluster, "images", "kubectl"); kubectl != nil {
+		values["images"] = map[string]any{"kubectl": yamlnode.CopyValue(kubectl)}
+	}
+	return values
 }

@@ -116,7 +116,8 @@ func TestDefaultPool(t *testing.T) {
 	p := plan(t, splitConfig(api.DefaultClusterValues()))
 	for _, k := range []*api.Knobs{nil, knobsOf(values(t, `nodeGroups: {}`))} {
 		pools := p.Pools(k)
-		want := []model.Pool{{Name: "md0", Release: "kubernetes-nodes-computeplane-md0", Values: map[string]any{"minReplicas": 0, "roles": []any{"ingress-nginx"}}}}
+		want := []model.Pool{{Name: "md0", Release: "kubernetes-nodes-computeplane-md0", Values: map[string]any{
+			"minReplicas": 0, "maxReplicas": 10, "instanceType": "u1.medium", "diskSize": "20Gi", "roles": []any{"ingress-nginx"}}}}
 		if diff := cmp.Diff(want, pools); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
 		}
@@ -165,4 +166,48 @@ func TestPoolProblems(t *testing.T) {
 func withKnobs(t *testing.T, cfg *api.Config, schema string) *api.Config {
 	cfg.Cluster.Knobs = values(t, schema)
 	return cfg
+}
+
+// TestPoolsTakeWhatTheCombinedChartTookFromTheCluster: a pool takes from
+// the cluster's values what the Combined chart gave every group (as
+// Cozystack's migration 56 carries it), unless the group sets it.
+func TestPoolsTakeWhatTheCombinedChartTookFromTheCluster(t *testing.T) {
+	fixed := api.DefaultClusterValues()
+	for k, v := range values(t, `
+storageClass: fast
+nodeHealthCheck: {maxUnhealthy: "0%", nodeStartupTimeout: 40m, readyUnknownTimeout: 6m, readyFalseTimeout: 12m}
+maxNodeProvisionTime: 45m
+version: v1.33
+talos: {version: v1.13.2}
+images: {kubectl: example.com/kubectl:1, talosCsrSigner: example.com/signer:1}
+`) {
+		fixed[k] = v
+	}
+	p := plan(t, splitConfig(fixed))
+	k := knobsOf(values(t, `
+nodeGroups:
+  md0: {minReplicas: 1, maxReplicas: 2, instanceType: u1.medium, diskSize: 20Gi, roles: [ingress-nginx]}
+  own: {minReplicas: 0, maxReplicas: 2, instanceType: u1.medium, diskSize: 20Gi, storageClass: mine, maxUnhealthy: "50%"}
+`))
+	if problems := p.Check(k); len(problems) > 0 {
+		t.Fatalf("refused: %v", problems)
+	}
+	got := map[string]map[string]any{}
+	for _, pool := range p.Pools(k) {
+		got[pool.Name] = pool.Values
+	}
+	carried := map[string]any{"nodeStartupTimeout": "40m", "readyUnknownTimeout": "6m", "readyFalseTimeout": "12m",
+		"maxNodeProvisionTime": "45m", "version": "v1.33", "talos": map[string]any{"version": "v1.13.2"}, "images": map[string]any{"kubectl": "example.com/kubectl:1"}}
+	want := map[string]map[string]any{
+		"md0": {"minReplicas": 1.0, "maxReplicas": 2.0, "instanceType": "u1.medium", "diskSize": "20Gi", "roles": []any{"ingress-nginx"}, "storageClass": "fast", "maxUnhealthy": "0%"},
+		"own": {"minReplicas": 0.0, "maxReplicas": 2.0, "instanceType": "u1.medium", "diskSize": "20Gi", "storageClass": "mine", "maxUnhealthy": "50%"},
+	}
+	for _, w := range want {
+		for f, v := range carried {
+			w[f] = v
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
 }
