@@ -808,6 +808,12 @@ func guardRules() []admissionv1.NamedRuleWithOperations {
 //     disk, or whose template carries the cluster's labels; nor a clone,
 //     restore, snapshot, export, backup or copy of, or onto, a worker or
 //     its disks (docs/guard.md lists every KubeVirt field read).
+//   - G5 (spec.platform.clusterChart: SplitPools only): a HelmRelease named
+//     kubernetes-nodes-<cluster release>-..., or whose spec.values.cluster
+//     or clusterReleaseName is the cluster's release, before or after the
+//     request, comes only from guard.fluxIdentities (and under delivery:
+//     Platform guard.helmIdentities): a tenant's KubernetesNodes pool of
+//     the ComputePlane's cluster is refused.
 //
 // Cases for a real API server (the end-to-end suite), with the defaults:
 //
