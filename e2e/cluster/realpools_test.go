@@ -304,6 +304,11 @@ func (e *env) checkPoolObjects(t *testing.T, hr *unstructured.Unstructured, vers
 // or valued to join its cluster), and admitted when it is a pool of a
 // cluster of the tenant's own.
 func (e *env) checkTenantPoolRefused(t *testing.T) {
+	// cozystack-api's rights on Cozystack: it makes every app's release,
+	// so RBAC admits it and only the guard can refuse.
+	if err := harness.GrantClusterAdmin(e.ctx, e.admin, cozystackAPI); err != nil {
+		t.Fatal(err)
+	}
 	api := harness.MustClient(t, e.mgmt, cozystackAPI, e.mgmt.Impersonating(cozystackAPI))
 	pool := func(name string, values map[string]any) *unstructured.Unstructured {
 		return obj(helmV2, "HelmRelease", realTenant, name, map[string]any{
