@@ -6,7 +6,9 @@
 // (KubeVirt and Kamaji cannot run here): each renders one ConfigMap named
 // after the release, holding its namespace and values; the RealChart stage
 // installs Cozystack's real apps/kubernetes chart instead, with stand-ins
-// only for the CRDs KubeVirt's operators create at run time.
+// only for the CRDs KubeVirt's operators create at run time, and the
+// RealChartPools and RealChartPoolsMove stages Cozystack's split charts
+// (apps/kubernetes and apps/kubernetes-nodes of cozystack#3315).
 //
 // The tests run under one TestControlPlane so that the components start
 // once; its subtests can be picked with -run (E2E_RUN in make e2e).

@@ -49,7 +49,11 @@ func (e *env) fleetDir(t *testing.T, name string) string {
 	t.Helper()
 	dir := fleetDir(t, name)
 	editSpec(t, filepath.Join(dir, "config.yaml"), func(spec map[string]any) {
-		platform := map[string]any{"flux": e.mode.flux()}
+		platform, _ := spec["platform"].(map[string]any)
+		if platform == nil {
+			platform = map[string]any{}
+		}
+		platform["flux"] = e.mode.flux()
 		if !e.mode.oldest {
 			platform["kubernetesVersion"] = newestKubernetes
 		}

@@ -13,7 +13,7 @@ import (
 func TestStageOrder(t *testing.T) {
 	want := map[string][]string{
 		"FluxInstall":     {"ServerSideApply", "PodSecurity", "Releases", "Fleet", "Guard", "Stream"},
-		"Cozystack":       {"RealChart", "Releases", "Fleet", "FleetArtifacts", "Guard", "Stream", "InCluster", "ShardOperator", "CozystackAPI"},
+		"Cozystack":       {"RealChart", "RealChartPools", "RealChartPoolsMove", "Releases", "Fleet", "FleetArtifacts", "Guard", "Stream", "InCluster", "ShardOperator", "CozystackAPI"},
 		"CozystackWiring": {"Releases", "Fleet", "Guard", "Stream"},
 	}
 	names := func(ss []stage) []string {

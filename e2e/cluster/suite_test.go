@@ -232,6 +232,8 @@ var stages = []stage{
 	{"ServerSideApply", (*env).testServerSideApply, firstLayout},
 	{"PodSecurity", (*env).testPodSecurity, firstLayout},
 	{"RealChart", (*env).testRealChart, cozystackLayout},
+	{"RealChartPools", (*env).testRealChartPools, cozystackLayout},
+	{"RealChartPoolsMove", (*env).testRealChartPoolsMove, cozystackLayout},
 	{"Releases", (*env).testReleases, everyLayout},
 	{"Fleet", (*env).testFleet, everyLayout},
 	{"FleetArtifacts", (*env).testFleetArtifacts, cozystackLayout},

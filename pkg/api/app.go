@@ -1,6 +1,7 @@
 package api
 
 import (
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/validate/content"
@@ -24,7 +25,16 @@ type App struct {
 	// the tenant opens this app to the VMs of its own ComputePlane (see the
 	// egress policy in package render).
 	Reachable bool
+	// PoolCluster holds the top-level values that attach a worker pool of
+	// apps/kubernetes-nodes to a cluster, by field (spec.cluster,
+	// spec.clusterReleaseName), where the app sets them as strings: the
+	// check stage refuses an app that names a ComputePlane's cluster.
+	PoolCluster map[string]string
 }
+
+// poolClusterKeys are the values of apps/kubernetes-nodes that name the
+// cluster a pool joins.
+var poolClusterKeys = []string{"cluster", "clusterReleaseName"}
 
 // DecodeApp reads an app object of a declared kind. It returns, besides the
 // app, its spec (nil when it has none): the Helm values of its release,
@@ -69,8 +79,17 @@ func DecodeApp(o Object) (*App, *yaml.Node, Problems) {
 	values := d.mappingNode(get(obj, "spec"), "spec")
 	if values != nil {
 		for i := 0; i+1 < len(values.Content); i += 2 {
-			if k := resolve(values.Content[i]); strings.HasPrefix(k.Value, "_") {
+			k := resolve(values.Content[i])
+			if strings.HasPrefix(k.Value, "_") {
 				d.fail(joinField("spec", k.Value), "values key %q is reserved: Cozystack keeps top-level keys starting with '_' for itself", k.Value)
+			}
+			if slices.Contains(poolClusterKeys, k.Value) {
+				if v := resolve(values.Content[i+1]); v.Kind == yaml.ScalarNode {
+					if a.PoolCluster == nil {
+						a.PoolCluster = map[string]string{}
+					}
+					a.PoolCluster[joinField("spec", k.Value)] = v.Value
+				}
 			}
 		}
 	}

@@ -245,6 +245,9 @@ func (c *Config) Default() {
 	if c.Apps.Values == "" {
 		c.Apps.Values = AppValuesWarn
 	}
+	if c.Platform.ClusterChart == "" {
+		c.Platform.ClusterChart = ClusterChartCombined
+	}
 	if c.Releases.ShardLabel == "" {
 		switch {
 		case c.Platform.ShardOperator == ShardOperatorAbsent:
@@ -310,6 +313,7 @@ func (c *Config) Validate() Problems {
 		d.fail("spec.source.namespace", "%q is not a valid namespace name", c.Source.Namespace)
 	}
 	platformKnown := c.Platform.validate(d)
+	c.Platform.validateLine(d, c.Delivery)
 	if c.Releases.ShardLabel == ShardLabelAdmission && platformKnown && !c.Platform.Serves(FeatureMutatingAdmissionPolicy) {
 		d.fail("spec.releases.shardLabel", "Admission needs %s, which Kubernetes serves from %s on; spec.platform.kubernetesVersion says the management cluster runs %s. Use Webhook (the default there), or name the cluster's version",
 			FeatureMutatingAdmissionPolicy.What, FeatureMutatingAdmissionPolicy.Since, c.Platform.KubernetesVersion)

@@ -34,6 +34,16 @@ type PlatformConfig struct {
 	// and docs/platforms.md.
 	Flux string `json:"flux"`
 
+	// ClusterChart is the Cozystack line of the apps/kubernetes chart the
+	// platform serves (default Combined): where a ComputePlane's workers
+	// come from (see [ClusterChart]).
+	ClusterChart ClusterChart `json:"clusterChart"`
+
+	// PoolMigration is the step of the move from the Combined line to
+	// SplitPools that this render makes ("" when no move is under way; see
+	// [PoolMigration]).
+	PoolMigration PoolMigration `json:"poolMigration"`
+
 	minor int // of KubernetesVersion, once validated; 0 before
 }
 
@@ -61,6 +71,62 @@ const (
 // ServesExternalArtifact reports whether the named Flux's
 // kustomize-controller reads an ExternalArtifact (its feature gate is on).
 func (p PlatformConfig) ServesExternalArtifact() bool { return p.Flux != FluxInstall }
+
+// ClusterChart names a line of Cozystack's apps/kubernetes chart: the
+// function renders a ComputePlane's workers as that line takes them, and
+// never guesses the line (docs/platforms.md, "The Cozystack line").
+type ClusterChart string
+
+const (
+	// ClusterChartCombined: apps/kubernetes renders the workers from
+	// values.nodeGroups (every Cozystack release up to v1.6.2, 3c780acd).
+	// The default.
+	ClusterChartCombined ClusterChart = "Combined"
+	// ClusterChartSplitPools: apps/kubernetes renders no worker (after
+	// cozystack#3315) and each node group is a release of
+	// apps/kubernetes-nodes that attaches to the cluster its values name in
+	// clusterReleaseName, as Cozystack's ComputePlane module (6a645043)
+	// requires of the chart.
+	ClusterChartSplitPools ClusterChart = "SplitPools"
+	// ClusterChartSplitPoolsByConvention: the split as merged in
+	// cozystack#3315 (9853e47b), whose apps/kubernetes-nodes attaches a pool
+	// only to the cluster kubernetes-<cluster>. The function cannot serve
+	// it: a ComputePlane's cluster is released as computeplane, so no pool
+	// of that chart would ever join it. Named so that the config can say it
+	// and be refused with the reason.
+	ClusterChartSplitPoolsByConvention ClusterChart = "SplitPoolsByConvention"
+)
+
+// Split reports whether the line takes workers as pool releases.
+func (c ClusterChart) Split() bool { return c == ClusterChartSplitPools }
+
+// PoolMigration is a step of the move of ComputePlanes rendered for the
+// Combined line to SplitPools (docs/flux-wiring.md, "Moving to split worker
+// pools"). The function cannot know what the previous render was; the
+// config says which step this render is.
+type PoolMigration string
+
+const (
+	// PoolMigrationPin (with clusterChart Combined): the cluster releases
+	// pin their worker objects with helm.sh/resource-policy: keep, so that
+	// the platform's upgrade to the split chart, which renders no worker,
+	// leaves every MachineDeployment, KubevirtMachineTemplate,
+	// MachineHealthCheck and worker WorkloadMonitor, and so every worker VM,
+	// in place. Rendered, and reconciled, before the platform upgrades.
+	PoolMigrationPin PoolMigration = "Pin"
+	// PoolMigrationAdopt (with clusterChart SplitPools): the pool releases
+	// adopt the worker objects that Pin kept through the platform's
+	// upgrade. The render also hands each pool's MachineDeployment to its
+	// pool release (Helm's ownership annotations, which the pool chart
+	// checks before it renders), applied by the fleet. Rendered after the
+	// platform upgraded, until every pool release is Ready.
+	PoolMigrationAdopt PoolMigration = "Adopt"
+)
+
+// PoolReleasePrefix is how Cozystack names the release of a worker pool of
+// the cluster released as cluster: kubernetes-nodes-<cluster>-<pool>
+// (apps/kubernetes-nodes derives the pool's name from it).
+func PoolReleasePrefix(cluster string) string { return "kubernetes-nodes-" + cluster + "-" }
 
 // Feature is something in the render that not every supported platform
 // serves: what it is, in the words of an error message, and the Kubernetes
@@ -108,6 +174,30 @@ func (p *PlatformConfig) validate(d *decoder) bool {
 	}
 	p.minor = minor
 	return true
+}
+
+// validateLine checks spec.platform.clusterChart and poolMigration against
+// each other and the delivery.
+func (p *PlatformConfig) validateLine(d *decoder, delivery Delivery) {
+	switch p.ClusterChart {
+	case ClusterChartSplitPoolsByConvention:
+		d.fail("spec.platform.clusterChart", "SplitPoolsByConvention is the split as merged in cozystack#3315, whose apps/kubernetes-nodes attaches a pool only to the cluster kubernetes-<cluster>; a ComputePlane's cluster is released as %s (every routed app reads its admin kubeconfig by that name), so no pool of that chart would ever join it and the ComputePlane would run without workers. The function cannot serve this line: use Combined until the platform's apps/kubernetes-nodes reads clusterReleaseName (as Cozystack's ComputePlane module requires), then SplitPools",
+			map[Delivery]string{Direct: "computeplane", Platform: "computeplane-cluster"}[delivery])
+	}
+	switch p.PoolMigration {
+	case PoolMigrationAdopt:
+		if p.ClusterChart != ClusterChartSplitPools {
+			d.fail("spec.platform.poolMigration", "Adopt hands the workers that Pin kept to the pool releases of the split chart, so it needs clusterChart: SplitPools, not %s; render Pin with Combined first, upgrade the platform, then render Adopt with SplitPools", p.ClusterChart)
+		} else if delivery != Direct {
+			d.fail("spec.platform.poolMigration", "Adopt changes the worker pools this function renders under delivery: Direct; under delivery: Platform the platform's computeplane module owns the cluster and its move")
+		}
+	case PoolMigrationPin:
+		if p.ClusterChart != ClusterChartCombined {
+			d.fail("spec.platform.poolMigration", "Pin readies clusters rendered for the Combined line for the platform's upgrade to the split chart, so it needs clusterChart: Combined, not %s; render Pin while the platform still serves the Combined chart, then upgrade the platform, then render clusterChart: SplitPools without poolMigration", p.ClusterChart)
+		} else if delivery != Direct {
+			d.fail("spec.platform.poolMigration", "Pin changes the cluster releases this function renders under delivery: Direct; under delivery: Platform the platform's computeplane module owns the cluster and its move")
+		}
+	}
 }
 
 // kubernetesVersionProblem says why v is no spec.platform.kubernetesVersion,

@@ -344,9 +344,22 @@ func TestConfigSchemaDefaults(t *testing.T) {
 	}
 }
 
+// servedNot are the values of an enum that the schema names so that a
+// config can say them, which the decoder refuses with a reason (the
+// words it must say), by "<path>=<value>".
+var servedNot = map[string]string{
+	"platform.clusterChart=SplitPoolsByConvention": "The function cannot serve this line",
+}
+
+// needs are, for a value of an enum ("<path>=<value>"), the other fields it
+// is taken with: a step of the pool migration names its line.
+var needs = map[string]map[string]any{
+	"platform.poolMigration=Adopt": {"platform.clusterChart": "SplitPools"},
+}
+
 // TestConfigSchemaEnumsAndBounds: every value of a field's enum, and both
-// bounds of an integer, are accepted; a value outside is refused at that
-// field.
+// bounds of an integer, are accepted (but those of servedNot, refused with
+// their reason); a value outside is refused at that field.
 func TestConfigSchemaEnumsAndBounds(t *testing.T) {
 	checked := 0
 	for _, f := range schemaFields(configSpecSchema(t), "") {
@@ -364,7 +377,20 @@ func TestConfigSchemaEnumsAndBounds(t *testing.T) {
 		}
 		for _, v := range good {
 			checked++
-			if _, problems := decodeSpecMap(t, setPath(baseFor(f.path), f.path, v)); len(problems[field]) > 0 {
+			if why, refused := servedNot[f.path+"="+fmt.Sprint(v)]; refused {
+				// Named so that the config can say it, and refused
+				// with the reason.
+				_, problems := decodeSpecMap(t, setPath(baseFor(f.path), f.path, v))
+				if len(problems[field]) != 1 || !strings.Contains(problems[field][0], why) {
+					t.Errorf("%s: %v names a line the function cannot serve; want one problem saying %q, got %v", field, v, why, problems[field])
+				}
+				continue
+			}
+			base := baseFor(f.path)
+			for p, w := range needs[f.path+"="+fmt.Sprint(v)] {
+				base = setPath(base, p, w)
+			}
+			if _, problems := decodeSpecMap(t, setPath(base, f.path, v)); len(problems[field]) > 0 {
 				t.Errorf("%s: %v is in the schema, the decoder refuses it: %v", field, v, problems[field])
 			}
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/knobs"
+	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
 
@@ -22,6 +23,14 @@ type ClusterPlan struct {
 	knobs      *knobs.Schema
 	// admission is nil under podSecurity: privileged.
 	admission *Admission
+	// split: the SplitPools line, where node groups are pool releases
+	// (Pools) and the cluster's values hold none.
+	split bool
+	// pin: poolMigration Pin, the cluster releases keep their worker
+	// objects through the platform's upgrade to the split chart.
+	pin bool
+	// adopt: poolMigration Adopt, the pool releases adopt them.
+	adopt bool
 }
 
 // NewClusterPlan compiles the knob schema and the fixed values of cfg, refusing a knob
@@ -55,8 +64,32 @@ func NewClusterPlan(cfg *api.Config) (*ClusterPlan, api.Problems) {
 	if msg := ingressNodesProblem(fixed); msg != "" && valueAt(fixed, "nodeGroups") != nil {
 		return nil, api.Problems{api.Errorf(cfg.Ref, cfg.Origin, "spec.cluster.values.nodeGroups", "%s", msg)}
 	}
-	return &ClusterPlan{fixed: fixed, fixedPaths: fixedLeafPaths(fixed, nil), knobs: s, admission: admission}, nil
+	split := cfg.Platform.ClusterChart.Split()
+	if split {
+		pools := poolProblems(fixed, "spec.cluster.values", wire.DirectClusterRelease)
+		for _, f := range slices.Sorted(maps.Keys(pools)) {
+			problems = append(problems, api.Errorf(cfg.Ref, cfg.Origin, f, "%s", pools[f]))
+		}
+		if len(problems) > 0 {
+			return nil, problems
+		}
+	}
+	return &ClusterPlan{fixed: fixed, fixedPaths: fixedLeafPaths(fixed, nil), knobs: s, admission: admission,
+		split: split, pin: cfg.Platform.PoolMigration == api.PoolMigrationPin,
+		adopt: cfg.Platform.PoolMigration == api.PoolMigrationAdopt}, nil
 }
+
+// Split reports whether the run renders for the SplitPools line: each node
+// group a pool release (Pools), none in the cluster's values.
+func (p *ClusterPlan) Split() bool { return p.split }
+
+// PinsWorkers reports whether the cluster releases pin their worker
+// objects (poolMigration: Pin).
+func (p *ClusterPlan) PinsWorkers() bool { return p.pin }
+
+// AdoptsWorkers reports whether the pool releases adopt the workers that
+// Pin kept (poolMigration: Adopt).
+func (p *ClusterPlan) AdoptsWorkers() bool { return p.adopt }
 
 // Admission returns the Pod Security configuration of the run's clusters,
 // nil under podSecurity: privileged.
@@ -136,6 +169,9 @@ func (p *ClusterPlan) Check(k *api.Knobs) api.Problems {
 		}
 	}
 	roles := nodeGroupProblems(k.Values, "spec")
+	if p.split {
+		maps.Copy(roles, poolProblems(k.Values, "spec", wire.DirectClusterRelease))
+	}
 	for _, f := range slices.Sorted(maps.Keys(roles)) {
 		if !reportedAt(reported, f) {
 			reported[f] = true
@@ -153,7 +189,7 @@ func (p *ClusterPlan) Check(k *api.Knobs) api.Problems {
 	if len(problems) > 0 {
 		return problems
 	}
-	if msg := ingressNodesProblem(p.Values(k)); msg != "" {
+	if msg := ingressNodesProblem(p.merged(k)); msg != "" {
 		field := "spec.nodeGroups"
 		if _, set := k.Values["nodeGroups"]; !set {
 			field = "spec.addons.ingressNginx.enabled"
@@ -164,9 +200,20 @@ func (p *ClusterPlan) Check(k *api.Knobs) api.Problems {
 }
 
 // Values returns the values of a cluster whose tenant set knobs k (nil:
-// none): the fixed values merged over a copy of the knobs. Knobs that Check
-// refuses never reach it; it cannot fail.
+// none): the fixed values merged over a copy of the knobs, without
+// nodeGroups on the SplitPools line (they are the pools' there, and the
+// split chart would ignore them). Knobs that Check refuses never reach
+// it; it cannot fail.
 func (p *ClusterPlan) Values(k *api.Knobs) map[string]any {
+	v := p.merged(k)
+	if p.split {
+		delete(v, "nodeGroups")
+	}
+	return v
+}
+
+// merged is the fixed values merged over a copy of the knobs.
+func (p *ClusterPlan) merged(k *api.Knobs) map[string]any {
 	if k == nil || len(k.Values) == 0 {
 		return yamlnode.CopyValue(p.fixed)
 	}

@@ -403,6 +403,10 @@ func (f *Fleet) buildApps(inputs []*Input) api.Problems {
 				"release name %q %s; rename the app", app.Release, why))
 			continue
 		}
+		if field, why := poolClaim(cluster, app); why != "" {
+			problems = append(problems, api.Errorf(a.Ref, a.Origin, field, "%s", why))
+			continue
+		}
 		if app.Tenant == nil && f.unread[a.Namespace] {
 			continue
 		}

@@ -1,6 +1,13 @@
 package model
 
-import "slices"
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/computeplane-dev/computeplane-fn/pkg/api"
+)
 
 // ClusterAddonReleases are the addon HelmReleases apps/kubernetes creates in
 // the tenant namespace, each named <cluster release>-<addon> (the
@@ -95,4 +102,34 @@ func cutRelease(cluster, name string) (string, bool) {
 		return "", false
 	}
 	return name[len(cluster)+1:], true
+}
+
+// PoolKind is the kind of Cozystack's worker pool app (apps/kubernetes-nodes,
+// after cozystack#3315).
+const PoolKind = "KubernetesNodes"
+
+// poolClaim says, with the field, why an app may not be released in a
+// tenant namespace where the cluster with the given release name lives
+// because it would be a worker pool of that cluster: its release is named
+// as the cluster's pools are (kubernetes-nodes-<cluster>-<pool>), or it is
+// a pool app (kind KubernetesNodes, or a release named kubernetes-nodes-...)
+// whose values name the cluster. A pool of the tenant's making would add
+// workers of its choosing (OS image, kubelet settings) to a cluster the
+// tenant must not administer; a ComputePlane's pools are its node groups,
+// which only the fleet renders. "" when the app is no such pool.
+func poolClaim(cluster string, app *App) (field, why string) {
+	if strings.HasPrefix(app.Release, api.PoolReleasePrefix(cluster)) {
+		return "metadata.name", fmt.Sprintf("release name %q is named like a worker pool of the tenant's ComputePlane (%s<pool>), whose pools only the fleet renders, from the ComputePlane's node groups; rename the app",
+			app.Release, api.PoolReleasePrefix(cluster))
+	}
+	if app.Kind != PoolKind && !strings.HasPrefix(app.Release, "kubernetes-nodes-") {
+		return "", ""
+	}
+	for _, f := range slices.Sorted(maps.Keys(app.PoolCluster)) {
+		if app.PoolCluster[f] == cluster {
+			return f, fmt.Sprintf("names %q, the cluster of the tenant's ComputePlane: a worker pool attached to it would add workers of the app's choosing (OS image, kubelet settings) to a cluster the tenant must not administer; the ComputePlane's pools are its node groups, which only the fleet renders (set them in the tenant's ComputePlane object)",
+				cluster)
+		}
+	}
+	return "", ""
 }

@@ -24,6 +24,9 @@ type Kind string
 const (
 	// KindCluster is a Direct ComputePlane's cluster HelmRelease.
 	KindCluster Kind = "cluster"
+	// KindPool is a worker pool's HelmRelease of a Direct ComputePlane on
+	// the SplitPools line: one node group (NodeGroups holds it alone).
+	KindPool Kind = "pool"
 	// KindAdmission is the computeplane-admission ConfigMap.
 	KindAdmission Kind = "admission"
 	// KindEgress is the computeplane-egress CiliumNetworkPolicy.
@@ -142,6 +145,19 @@ func path(k Key) string {
 
 func (r *Record) readRelease(doc *yaml.Node) error {
 	labels := yamlnode.Lookup(doc, "metadata", "labels")
+	if pool := scalar(yamlnode.Get(labels, wire.PoolLabel)); pool != "" {
+		// Its values are the node group's, as the cluster's nodeGroups
+		// holds each on the Combined line.
+		r.Kind = KindPool
+		var g nodeGroup
+		if values := yamlnode.Lookup(doc, "spec", "values"); !yamlnode.IsNull(values) {
+			if err := values.Decode(&g); err != nil {
+				return fmt.Errorf("spec.values: %w", err)
+			}
+		}
+		r.NodeGroups = map[string]string{pool: g.String()}
+		return nil
+	}
 	if scalar(yamlnode.Get(labels, wire.ComputePlaneLabel)) == "true" {
 		r.Kind = KindCluster
 		r.CredentialsWithheld = withholdsCredentials(doc, r.Key.Name)
@@ -287,9 +303,15 @@ func (r *Record) readNodeGroups(n *yaml.Node) error {
 		return fmt.Errorf("spec.values.nodeGroups: %w", err)
 	}
 	for name, g := range groups {
-		r.NodeGroups[name] = fmt.Sprintf("%s %d-%d gpus=%d", g.InstanceType, g.MinReplicas, g.MaxReplicas, len(g.GPUs))
+		r.NodeGroups[name] = g.String()
 	}
 	return nil
+}
+
+// String is how the summary names a node group: "<instanceType>
+// <minReplicas>-<maxReplicas> gpus=<n>".
+func (g nodeGroup) String() string {
+	return fmt.Sprintf("%s %d-%d gpus=%d", g.InstanceType, g.MinReplicas, g.MaxReplicas, len(g.GPUs))
 }
 
 // admissionConfiguration is the part of an apiserver.config.k8s.io/v1

@@ -341,3 +341,52 @@ spec:
 		t.Errorf("a guard whose routes are not JSON: %v, want an error naming the annotation", err)
 	}
 }
+
+// TestPools: on the SplitPools line a tenant's node groups are its pool
+// releases, read and compared as the Combined line's nodeGroups are, in
+// any order of the records.
+func TestPools(t *testing.T) {
+	cluster := func(groups string) string {
+		return `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: computeplane, namespace: tenant-acme, labels: {internal.cozystack.io/computeplane: "true"}}
+spec: {values: {nodeGroups: ` + groups + `}}
+`
+	}
+	pool := func(name, values string) string {
+		return `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: kubernetes-nodes-computeplane-` + name + `, namespace: tenant-acme, labels: {` + wire.PoolLabel + `: ` + name + `}}
+spec: {values: ` + values + `}
+`
+	}
+	combined := posture.Assemble([]posture.Record{read(t, cluster(`{md0: {instanceType: u1.large, minReplicas: 1, maxReplicas: 3}, gpu: {instanceType: u1.xlarge, maxReplicas: 2, gpus: [{name: a}]}}`))})
+	md0 := pool("md0", `{cluster: computeplane, clusterReleaseName: computeplane, instanceType: u1.large, minReplicas: 1, maxReplicas: 3}`)
+	gpu := pool("gpu", `{cluster: computeplane, clusterReleaseName: computeplane, instanceType: u1.xlarge, maxReplicas: 2, gpus: [{name: a}]}`)
+	splitCluster := `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: computeplane, namespace: tenant-acme, labels: {internal.cozystack.io/computeplane: "true"}}
+spec: {values: {addons: {}}}
+`
+	for _, order := range [][]string{{splitCluster, md0, gpu}, {md0, gpu, splitCluster}} {
+		var recs []posture.Record
+		for _, d := range order {
+			recs = append(recs, read(t, d))
+		}
+		split := posture.Assemble(recs)
+		want := map[string]string{"md0": "u1.large 1-3 gpus=0", "gpu": "u1.xlarge 0-2 gpus=1"}
+		if diff := cmp.Diff(want, split.Tenants["tenant-acme"].NodeGroups); diff != "" {
+			t.Errorf("node groups of the pools (-want +got):\n%s", diff)
+		}
+		// The move from one line to the other changes no node group.
+		if changes := posture.Compare(combined, split); len(changes) != 0 {
+			t.Errorf("Combined to SplitPools with the same groups: %v", changes)
+		}
+	}
+	// A pool that grows is a node group change, as on the Combined line.
+	grown := posture.Assemble([]posture.Record{read(t, splitCluster), read(t, strings.Replace(md0, "maxReplicas: 3", "maxReplicas: 5", 1)), read(t, gpu)})
+	want := []posture.Change{{Tenant: "acme", Namespace: "tenant-acme", Change: posture.ChangeNodeGroups, Subject: "md0", From: "u1.large 1-3 gpus=0", To: "u1.large 1-5 gpus=0"}}
+	if diff := cmp.Diff(want, posture.Compare(combined, grown)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}

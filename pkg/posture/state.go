@@ -156,7 +156,12 @@ func Assemble(records []Record) *State {
 		}
 		switch r.Kind {
 		case KindCluster:
-			t.direct, t.withheld, t.NodeGroups = true, r.CredentialsWithheld, maps.Clone(r.NodeGroups)
+			// Pools read before the cluster stay (on the SplitPools line
+			// its values hold no node group).
+			t.direct, t.withheld = true, r.CredentialsWithheld
+			t.NodeGroups = mergeGroups(t.NodeGroups, r.NodeGroups)
+		case KindPool:
+			t.NodeGroups = mergeGroups(t.NodeGroups, r.NodeGroups)
 		case KindAdmission:
 			t.PodSecurity, t.Exempt = r.Level, r.Exempt
 		case KindEgress:
@@ -220,4 +225,13 @@ func Assemble(records []Record) *State {
 		}
 	}
 	return s
+}
+
+// mergeGroups adds the node groups of a record to a tenant's.
+func mergeGroups(into, from map[string]string) map[string]string {
+	if into == nil {
+		into = map[string]string{}
+	}
+	maps.Copy(into, from)
+	return into
 }

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
@@ -61,7 +62,7 @@ func RenderClusterRelease(f *model.Fleet, t *model.Tenant) (Object, error) {
 			// helm-controller impersonates the tenant's installer for the
 			// whole install, hooks included (RenderInstaller).
 			ServiceAccountName: model.InstallerAccount,
-			PostRenderers:      clusterPostRenderers(release, t.Namespace),
+			PostRenderers:      clusterPostRenderers(release, t.Namespace, pinnedGroups(f, t)),
 		},
 	}
 	n, err := TypedNode(&hr)
@@ -85,7 +86,11 @@ func RenderClusterRelease(f *model.Fleet, t *model.Tenant) (Object, error) {
 // every tenant's cluster is released as computeplane, and Helm refuses to
 // take over an object another namespace's release owns, so without this
 // only the first tenant's cluster would install.
-func clusterPostRenderers(release, namespace string) []helmv2.PostRenderer {
+//
+// Under poolMigration: Pin (pinned names the node groups) the worker
+// objects of each group also carry helm.sh/resource-policy: keep
+// (workerPinPatches).
+func clusterPostRenderers(release, namespace string, pinned []string) []helmv2.PostRenderer {
 	roles, bindings := installerClusterNames(release, namespace)
 	kcsi, kcsiBinding := roles[1], bindings[1]
 	replace := func(ops ...[2]string) string {
@@ -95,7 +100,7 @@ func clusterPostRenderers(release, namespace string) []helmv2.PostRenderer {
 		}
 		return text
 	}
-	return []helmv2.PostRenderer{{Kustomize: &helmv2.Kustomize{Patches: []kustomize.Patch{
+	patches := []kustomize.Patch{
 		{
 			Target: &kustomize.Selector{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "Role", Name: model.DashboardRole(release)},
 			Patch:  DashboardCredentialPatch(release),
@@ -108,7 +113,57 @@ func clusterPostRenderers(release, namespace string) []helmv2.PostRenderer {
 			Target: &kustomize.Selector{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRoleBinding", Name: release + "-kcsi-binding"},
 			Patch:  replace([2]string{"/metadata/name", kcsiBinding}, [2]string{"/roleRef/name", kcsi}),
 		},
-	}}}}
+	}
+	if len(pinned) > 0 {
+		patches = append(patches, workerPinPatches(release, pinned)...)
+	}
+	return []helmv2.PostRenderer{{Kustomize: &helmv2.Kustomize{Patches: patches}}}
+}
+
+// KeepAnnotation is Helm's resource policy that leaves an object in place
+// when a release's new manifest no longer holds it.
+const KeepAnnotation = "helm.sh/resource-policy"
+
+// workerPinPatches annotate the worker objects of the Combined chart
+// (templates/cluster.yaml at Cozystack 3c780acd) with
+// helm.sh/resource-policy: keep, for the move to the split chart: every
+// MachineDeployment, MachineHealthCheck and KubevirtMachineTemplate of the
+// release (the chart makes them for the node groups only, the older
+// KubevirtMachineTemplates a MachineSet still references among them) and
+// the WorkloadMonitor <release>-<group> of each group. The split chart
+// renders none of them; Helm then deletes what the previous manifest held
+// unless the live object carries the annotation, and the split chart
+// refuses to render while a MachineDeployment of its cluster is neither
+// pinned so nor a pool release's. An annotation changes no worker's spec:
+// no VM is rolled, and the KubevirtMachineTemplates keep their
+// content-hash names.
+func workerPinPatches(release string, groups []string) []kustomize.Patch {
+	pin := func(apiVersion, kind string) string {
+		return fmt.Sprintf("apiVersion: %s\nkind: %s\nmetadata:\n  name: pinned\n  annotations:\n    %s: keep\n", apiVersion, kind, KeepAnnotation)
+	}
+	names := make([]string, len(groups))
+	for i, g := range groups {
+		names[i] = release + "-" + g
+	}
+	return []kustomize.Patch{
+		{Target: &kustomize.Selector{Group: "cluster.x-k8s.io", Kind: "MachineDeployment"}, Patch: pin("cluster.x-k8s.io/v1beta1", "MachineDeployment")},
+		{Target: &kustomize.Selector{Group: "cluster.x-k8s.io", Kind: "MachineHealthCheck"}, Patch: pin("cluster.x-k8s.io/v1beta1", "MachineHealthCheck")},
+		{Target: &kustomize.Selector{Group: "infrastructure.cluster.x-k8s.io", Kind: "KubevirtMachineTemplate"}, Patch: pin("infrastructure.cluster.x-k8s.io/v1alpha1", "KubevirtMachineTemplate")},
+		{Target: &kustomize.Selector{Group: "cozystack.io", Kind: "WorkloadMonitor", Name: "^(" + strings.Join(names, "|") + ")$"}, Patch: pin("cozystack.io/v1alpha1", "WorkloadMonitor")},
+	}
+}
+
+// pinnedGroups are the node groups whose worker objects the cluster
+// release of t pins (poolMigration: Pin), nil otherwise.
+func pinnedGroups(f *model.Fleet, t *model.Tenant) []string {
+	if f.Cluster == nil || !f.Cluster.PinsWorkers() {
+		return nil
+	}
+	var out []string
+	for _, p := range f.Cluster.Pools(t.Knobs) {
+		out = append(out, p.Name)
+	}
+	return out
 }
 
 // DashboardCredentialPatch removes the dashboard Role's rule on the

@@ -1,6 +1,8 @@
 // Package render builds the output objects of computeplane-fn from a checked
 // fleet, one file per output kind: the ArtifactGenerator source (source.go),
-// the ComputePlane cluster HelmRelease and its values (cluster.go), the app
+// the ComputePlane cluster HelmRelease and its values (cluster.go), on the
+// SplitPools line its worker pools' releases and, under poolMigration
+// Adopt, the hand-over of their MachineDeployments (pools.go), the app
 // HelmReleases with their routing (release.go), and the hardening around the
 // cluster: the Pod Security ConfigMap its API server loads (admission.go;
 // its configuration and exemptions are package model's) and the

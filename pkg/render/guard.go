@@ -325,6 +325,17 @@ object.?spec.?patches.orValue([]).exists(p,
     object.metadata.?annotations.orValue({}) == oldObject.metadata.?annotations.orValue({}) &&
     object.metadata.?finalizers.orValue([]).all(f, f in oldObject.metadata.?finalizers.orValue([]))))`
 
+	// claimsPool: a HelmRelease, before or after the request, that is a
+	// worker pool of the ComputePlane's cluster (SplitPools line): named
+	// as its pools are, kubernetes-nodes-<cluster release>-<pool>, or whose
+	// values attach it to the cluster (apps/kubernetes-nodes reads
+	// cluster and clusterReleaseName). A value of another type names no
+	// cluster.
+	celClaimsPool = `variables.isHelmRelease && [object, oldObject].exists(o, o != null &&
+  (o.metadata.name.startsWith('kubernetes-nodes-' + variables.clusterRelease + '-') ||
+    [o.?spec.?values.?cluster.orValue(''), o.?spec.?values.?clusterReleaseName.orValue('')].exists(v,
+      type(v) == string && v == variables.clusterRelease)))`
+
 	// The request's object, for messages: namespace/name.
 	celTarget = `(object != null ? object : oldObject).metadata.?namespace.orValue('') + '/' +
   (object != null ? object : oldObject).metadata.name`
@@ -459,6 +470,25 @@ variables.fromPlatform || variables.breakGlass`
   variables.fluxIdentities.join(", ") + ") grants; " + request.userInfo.username + " is not the fleet"`
 )
 
+// G6 (SplitPools line only): a worker pool of a ComputePlane's cluster
+// comes only from the fleet (under delivery: Platform, from the platform's
+// helm-controller, which installs the module's pools). A tenant's
+// KubernetesNodes app, which cozystack-api makes a HelmRelease
+// kubernetes-nodes-<app>, is refused when it would be one. A release being
+// deleted may still lose its finalizers.
+const (
+	celG6Pool = `!variables.claimsPool || variables.fromFlux ||
+(!variables.directDelivery && variables.fromHelm) ||
+has(object.metadata.deletionTimestamp)`
+	msgG6Pool = `"HelmRelease " +
+  ` + celTarget + ` +
+  " is a worker pool of the tenant's ComputePlane (named kubernetes-nodes-" + variables.clusterRelease +
+  "-<pool>, or spec.values.cluster or clusterReleaseName " + variables.clusterRelease +
+  "): a pool adds workers, with the OS image and kubelet settings it chooses, to a cluster the tenant must not administer, so only the fleet (" +
+  variables.fluxIdentities.join(", ") + ") makes or changes one, and " + request.userInfo.username +
+  " is not the fleet; set the ComputePlane's node groups in the fleet repository"`
+)
+
 // The guard's match condition: a request goes to the rules unless it is
 // one that no rule can refuse. Every matched request would otherwise have
 // every rule planned and evaluated: kube-apiserver builds a rule's CEL
@@ -576,6 +606,12 @@ type guardValues struct {
 	// others are the wiring namespace's computeplane-...): resource,
 	// namespace, name.
 	FleetSources []map[string]string
+	// Pools: the SplitPools line, where G6 guards the worker pools.
+	Pools bool
+	// PoolAccounts are the accounts the pools' chart creates for every
+	// pool of the fleet (SplitPools, delivery: Direct): G3d counts them
+	// with the cluster chart's.
+	PoolAccounts []string
 }
 
 // celLiteral writes v as a CEL literal in JSON syntax (a list of strings or
@@ -628,7 +664,7 @@ func guardVariables(v guardValues) ([]admissionv1.Variable, error) {
 		{"kubeconfigKey", model.KubeconfigKey},
 		{"credentials", sortedUnique(model.ClusterCredentials(v.ClusterRelease))},
 		{"machineCredentialSuffixes", sortedUnique(model.MachineCredentialSuffixes)},
-		{"chartAccounts", sortedUnique(model.ChartServiceAccounts(v.ClusterRelease))},
+		{"chartAccounts", sortedUnique(append(model.ChartServiceAccounts(v.ClusterRelease), v.PoolAccounts...))},
 		{"directDelivery", v.DirectDelivery},
 		{"installerAccount", model.InstallerAccount},
 		{"fleetNamespace", v.FleetNamespace},
@@ -693,6 +729,9 @@ func guardVariables(v guardValues) ([]admissionv1.Variable, error) {
 		{"isFleetSource", celIsFleetSource},
 	} {
 		vars = append(vars, admissionv1.Variable{Name: d[0], Expression: d[1]})
+	}
+	if v.Pools {
+		vars = append(vars, admissionv1.Variable{Name: "claimsPool", Expression: celClaimsPool})
 	}
 	return vars, nil
 }
@@ -787,10 +826,11 @@ func guardRoutes(defs []*api.Definition) (string, error) {
 	return string(data), nil
 }
 
-// guardValidations are the rules G1 to G5 (docs/guard.md).
-func guardValidations() []admissionv1.Validation {
+// guardValidations are the rules G1 to G5 (docs/guard.md), and on the
+// SplitPools line (pools) G6.
+func guardValidations(pools bool) []admissionv1.Validation {
 	forbidden := metav1.StatusReasonForbidden
-	return []admissionv1.Validation{
+	out := []admissionv1.Validation{
 		{Expression: celG1, MessageExpression: msgG1, Reason: &forbidden,
 			Message: "this kind runs on the ComputePlane: add it to the fleet repo"},
 		{Expression: celG2, MessageExpression: msgG2, Reason: &forbidden,
@@ -814,6 +854,11 @@ func guardValidations() []admissionv1.Validation {
 		{Expression: celG5Sources, MessageExpression: msgG5Sources, Reason: &forbidden,
 			Message: "only the fleet and Flux's source controllers write the fleet's sources"},
 	}
+	if pools {
+		out = append(out, admissionv1.Validation{Expression: celG6Pool, MessageExpression: msgG6Pool, Reason: &forbidden,
+			Message: "only the fleet makes a worker pool of a ComputePlane's cluster"})
+	}
+	return out
 }
 
 // guardRules are what the policy matches: every version of each kind
@@ -913,6 +958,12 @@ func guardRules() []admissionv1.NamedRuleWithOperations {
 //     the baseline chart's OCIRepository, the cluster chart's generator and
 //     artifact), and their status, are written only by the fleet,
 //     guard.sourceIdentities and cluster administrators.
+//   - G6 (spec.platform.clusterChart: SplitPools only): a HelmRelease named
+//     kubernetes-nodes-<cluster release>-..., or whose spec.values.cluster
+//     or clusterReleaseName is the cluster's release, before or after the
+//     request, comes only from guard.fluxIdentities (and under delivery:
+//     Platform guard.helmIdentities): a tenant's KubernetesNodes pool of
+//     the ComputePlane's cluster is refused.
 //
 // Cases for a real API server (the end-to-end suite), with the defaults:
 //
@@ -965,6 +1016,8 @@ func RenderGuard(f *model.Fleet) ([]Object, error) {
 		FleetAccount:       fleetAccount,
 		SourceIdentities:   g.SourceIdentities,
 		FleetSources:       fleetSources(f.Config),
+		Pools:              f.Config.Platform.ClusterChart.Split(),
+		PoolAccounts:       poolAccounts(f),
 	}
 	vars, err := guardVariables(values)
 	if err != nil {
@@ -974,7 +1027,7 @@ func RenderGuard(f *model.Fleet) ([]Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	validations := guardValidations()
+	validations := guardValidations(values.Pools)
 	if !f.Config.Platform.Serves(api.FeatureIsolatedPolicyVariables) {
 		if validations, err = inlineVariables(vars, validations); err != nil {
 			return nil, err
@@ -1026,4 +1079,24 @@ func RenderGuard(f *model.Fleet) ([]Object, error) {
 		objs[i].Account = true
 	}
 	return objs, nil
+}
+
+// poolAccounts are the service accounts apps/kubernetes-nodes (cozystack#3315)
+// creates for each pool release of the fleet, <release>-talos-reconcile
+// (which reads the cluster's Secrets to configure its workers) and
+// <release>-unpin: none but on the SplitPools line under delivery: Direct.
+func poolAccounts(f *model.Fleet) []string {
+	if f.Cluster == nil || !f.Cluster.Split() {
+		return nil
+	}
+	var out []string
+	for _, t := range f.SortedTenants() {
+		if !t.ComputePlane {
+			continue
+		}
+		for _, p := range f.Cluster.Pools(t.Knobs) {
+			out = append(out, p.Release+"-talos-reconcile", p.Release+"-unpin")
+		}
+	}
+	return out
 }

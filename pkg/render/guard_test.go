@@ -54,6 +54,13 @@ metadata: {name: db, namespace: tenant-acme}
 // the whole output.
 func renderGuardFleet(t testing.TB, spec string) []render.Object {
 	t.Helper()
+	return renderFleet(t, spec, guardFleet)
+}
+
+// renderFleet renders the inputs under the config's spec and returns the
+// whole output.
+func renderFleet(t testing.TB, spec, inputs string) []render.Object {
+	t.Helper()
 	cfgObjs, err := input.Decode([]byte("apiVersion: fn.computeplane.dev/v1alpha1\nkind: ComputePlaneGenerator\nmetadata: {name: fleet}\nspec: "+spec+"\n"), "config.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +69,7 @@ func renderGuardFleet(t testing.TB, spec string) []render.Object {
 	if len(problems) > 0 {
 		t.Fatalf("config refused: %v", problems)
 	}
-	objs, err := input.Decode([]byte(guardFleet), "fleet.yaml")
+	objs, err := input.Decode([]byte(inputs), "fleet.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

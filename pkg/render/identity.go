@@ -78,6 +78,11 @@ func fleetRules(c *api.Config, bindClusterRoles, bindRoles []string) []rbacv1.Po
 	if len(bindClusterRoles) > 0 {
 		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles"}, Verbs: []string{"bind"}, ResourceNames: bindClusterRoles})
 	}
+	if c.Platform.PoolMigration == api.PoolMigrationAdopt {
+		// The pools' MachineDeployments it hands to their releases
+		// (RenderPoolAdoptions), only while the move renders them.
+		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{"cluster.x-k8s.io"}, Resources: []string{"machinedeployments"}, Verbs: []string{"get", "list", "watch", "patch"}})
+	}
 	if c.Fleet == nil {
 		// The stream's baseline chart source (RenderBaselineSource).
 		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{"source.toolkit.fluxcd.io"}, Resources: []string{"ocirepositories"}, Verbs: allVerbs})
@@ -220,8 +225,17 @@ const authReader = "extension-apiserver-authentication-reader"
 // limited by name in RBAC, and bind limits what it can bind to those
 // names), the rules those ClusterRoles grant, and what the chart's lookups
 // read (instance types, storage classes).
-func installerClusterRules(release, namespace string) []rbacv1.PolicyRule {
+//
+// On the SplitPools line each pool release writes its own talos-reconcile
+// ClusterRole and ClusterRoleBinding, named after its namespace and release
+// (apps/kubernetes-nodes templates/talos-reconcile-job.yaml at
+// cozystack#3315): pools are the releases of the tenant's pools.
+func installerClusterRules(release, namespace string, pools []string) []rbacv1.PolicyRule {
 	roles, bindings := installerClusterNames(release, namespace)
+	for _, pool := range pools {
+		coredns := namespace + "-" + pool + "-talos-reconcile-coredns"
+		roles, bindings = append(roles, coredns), append(bindings, coredns)
+	}
 	return []rbacv1.PolicyRule{
 		{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles", "clusterrolebindings"}, Verbs: []string{"create"}},
 		{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles"}, Verbs: []string{"get", "update", "patch", "delete", "bind"}, ResourceNames: roles},
@@ -296,7 +310,7 @@ func RenderInstaller(f *model.Fleet, t *model.Tenant) ([]Object, error) {
 	clusterRole := rbacv1.ClusterRole{
 		TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRole"},
 		ObjectMeta: metav1.ObjectMeta{Name: scoped, Labels: managedLabels(nil), Annotations: keptAnnotations()},
-		Rules:      installerClusterRules(release, ns),
+		Rules:      installerClusterRules(release, ns, poolReleases(f, t)),
 	}
 	clusterBinding := rbacv1.ClusterRoleBinding{
 		TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRoleBinding"},
@@ -328,4 +342,17 @@ func RenderInstaller(f *model.Fleet, t *model.Tenant) ([]Object, error) {
 		out[i].Kept = true
 	}
 	return out, nil
+}
+
+// poolReleases are the release names of a tenant's worker pools on the
+// SplitPools line, none on the Combined one.
+func poolReleases(f *model.Fleet, t *model.Tenant) []string {
+	if f.Cluster == nil || !f.Cluster.Split() {
+		return nil
+	}
+	var out []string
+	for _, p := range f.Cluster.Pools(t.Knobs) {
+		out = append(out, p.Release)
+	}
+	return out
 }

@@ -18,6 +18,11 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 )
 
+// sharedChart is a chart's templates in ../shared/third_party (crdtest.SharedDir).
+func sharedChart(t *testing.T, path ...string) string {
+	return filepath.Join(append([]string{crdtest.SharedDir(t), "third_party"}, path...)...)
+}
+
 // chartResources names the resource of every kind the chart's templates
 // create or look up, and whether it is cluster-scoped.
 var chartResources = map[string]struct {
@@ -62,13 +67,18 @@ type chartObject struct {
 // actions that fill their lines dropped, other actions replaced by a word)
 // and the lookups they make.
 func readChart(t *testing.T) (objs []chartObject, lookups []chartObject) {
-	t.Helper()
 	// The apps/kubernetes chart of Cozystack 3c780acd.
-	clusterChart := filepath.Join(crdtest.SharedDir(t), "third_party", "cozystack", "packages", "apps", "kubernetes", "templates")
-	if _, err := os.Stat(clusterChart); err != nil {
-		t.Skipf("the apps/kubernetes chart is not here (%v): ../shared/third_party is needed", err)
+	return readChartAt(t, sharedChart(t, "cozystack", "packages", "apps", "kubernetes", "templates"), 50)
+}
+
+// readChartAt reads the objects and lookups of the chart in dir, at least
+// least of them.
+func readChartAt(t *testing.T, dir string, least int) (objs []chartObject, lookups []chartObject) {
+	t.Helper()
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("the chart %s is not here (%v): ../shared/third_party is needed", dir, err)
 	}
-	err := filepath.WalkDir(clusterChart, func(p string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".yaml") {
 			return err
 		}
@@ -97,8 +107,8 @@ func readChart(t *testing.T) (objs []chartObject, lookups []chartObject) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(objs) < 50 {
-		t.Fatalf("read only %d objects from the chart", len(objs))
+	if len(objs) < least {
+		t.Fatalf("read only %d objects from the chart %s", len(objs), dir)
 	}
 	return objs, lookups
 }
@@ -118,7 +128,25 @@ func groupOf(apiVersion string) string {
 // namespaced ClusterRole is used by the chart.
 func TestInstallerHoldsWhatTheChartCreates(t *testing.T) {
 	objs, lookups := readChart(t)
-	namespaced, kubeSystem, cluster := render.InstallerRules(), render.InstallerKubeSystemRules("computeplane", "tenant-acme"), render.InstallerClusterRules("computeplane", "tenant-acme")
+	checkInstallerHolds(t, objs, lookups, nil, true)
+}
+
+// TestInstallerHoldsWhatThePoolChartCreates: on the SplitPools line the
+// installer also installs the pools, Cozystack's apps/kubernetes-nodes at
+// cozystack#3315, and holds what that chart creates, the talos-reconcile
+// ClusterRole and ClusterRoleBinding of each pool by name.
+func TestInstallerHoldsWhatThePoolChartCreates(t *testing.T) {
+	// apps/kubernetes-nodes at cozystack#3315's merge.
+	objs, lookups := readChartAt(t, sharedChart(t, "cozystack-pools", "packages", "apps", "kubernetes-nodes", "templates"), 10)
+	checkInstallerHolds(t, objs, lookups, []string{"kubernetes-nodes-computeplane-md0"}, false)
+}
+
+// checkInstallerHolds: the installer of a cluster with the given pool
+// releases covers every object and lookup of a chart; allUsed: and every
+// namespaced rule it holds is used by the chart.
+func checkInstallerHolds(t *testing.T, objs, lookups []chartObject, pools []string, allUsed bool) {
+	t.Helper()
+	namespaced, kubeSystem, cluster := render.InstallerRules(), render.InstallerKubeSystemRules("computeplane", "tenant-acme"), render.InstallerClusterRules("computeplane", "tenant-acme", pools)
 	covers := func(where string, owner []rbacv1.PolicyRule, need rbacv1.PolicyRule, file string) {
 		if ok, missing := rbacvalidation.Covers(owner, []rbacv1.PolicyRule{need}); !ok {
 			t.Errorf("%s: the installer lacks %v in %s", file, missing, where)
@@ -175,7 +203,7 @@ func TestInstallerHoldsWhatTheChartCreates(t *testing.T) {
 	for _, rule := range namespaced {
 		for _, g := range rule.APIGroups {
 			for _, res := range rule.Resources {
-				if !used[g+"/"+res] {
+				if allUsed && !used[g+"/"+res] {
 					t.Errorf("the installer holds %s/%s in its namespace, which the chart neither creates nor grants", g, res)
 				}
 			}
@@ -186,7 +214,7 @@ func TestInstallerHoldsWhatTheChartCreates(t *testing.T) {
 // TestInstallerCannotEscalate: outside its namespace the installer may
 // touch only its own cluster's objects by name, and bind only those roles.
 func TestInstallerCannotEscalate(t *testing.T) {
-	for _, rules := range [][]rbacv1.PolicyRule{render.InstallerClusterRules("computeplane", "tenant-acme"), render.InstallerKubeSystemRules("computeplane", "tenant-acme")} {
+	for _, rules := range [][]rbacv1.PolicyRule{render.InstallerClusterRules("computeplane", "tenant-acme", nil), render.InstallerKubeSystemRules("computeplane", "tenant-acme")} {
 		for _, r := range rules {
 			if slices.Contains(r.Verbs, "*") || slices.Contains(r.Resources, "*") || slices.Contains(r.APIGroups, "*") {
 				t.Errorf("a wildcard rule outside the namespace: %v", r)

@@ -128,7 +128,8 @@ func RenderPlatformComputePlane(f *model.Fleet, t *model.Tenant) ([]Object, erro
 }
 
 // RenderComputePlane builds everything one tenant's ComputePlane needs under
-// delivery: Direct: the cluster HelmRelease, its installer (RenderInstaller)
+// delivery: Direct: the cluster HelmRelease (and on the SplitPools line its
+// worker pools' releases, RenderPoolReleases), its installer (RenderInstaller)
 // and the hardening around it, the Pod Security ConfigMap its API server
 // loads (not under podSecurity: privileged), the egress policy of its VMs
 // and the in-cluster baseline (renderBaseline).
@@ -138,6 +139,20 @@ func RenderComputePlane(f *model.Fleet, t *model.Tenant) ([]Object, error) {
 		return nil, err
 	}
 	out := []Object{cluster}
+	if f.Cluster.Split() {
+		pools, err := RenderPoolReleases(f, t)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, pools...)
+		if f.Cluster.AdoptsWorkers() {
+			adoptions, err := RenderPoolAdoptions(f, t)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, adoptions...)
+		}
+	}
 	installer, err := RenderInstaller(f, t)
 	if err != nil {
 		return nil, err

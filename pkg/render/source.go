@@ -17,12 +17,18 @@ const (
 	// ClusterArtifactName is the ExternalArtifact that source-watcher writes
 	// from it and that every cluster HelmRelease's chartRef names.
 	ClusterArtifactName = "cozystack-computeplane-application-kubevirt-kubernetes"
+	// PoolArtifactName is the ExternalArtifact of the re-sourced
+	// apps/kubernetes-nodes chart that every pool release names on the
+	// SplitPools line (the name Cozystack's ComputePlane module gives it).
+	PoolArtifactName = "cozystack-computeplane-application-kubevirt-kubernetes-nodes"
 )
 
 // RenderSource builds the ArtifactGenerator that re-sources the
 // apps/kubernetes chart, with the cozy-lib library chart, as a source-only
 // ExternalArtifact, the way the Cozystack operator does for a PackageSource
-// component. The ExternalArtifact itself is written by source-watcher.
+// component, and on the SplitPools line the apps/kubernetes-nodes chart of
+// the worker pools the same way. The ExternalArtifacts themselves are
+// written by source-watcher.
 func RenderSource(f *model.Fleet) (Object, error) {
 	src := f.Config.Source
 	alias := src.Name
@@ -47,6 +53,15 @@ func RenderSource(f *model.Fleet) (Object, error) {
 				},
 			}},
 		},
+	}
+	if f.Cluster != nil && f.Cluster.Split() {
+		ag.Spec.OutputArtifacts = append(ag.Spec.OutputArtifacts, swv1.OutputArtifact{
+			Name: PoolArtifactName,
+			Copy: []swv1.CopyOperation{
+				{From: from("apps/kubernetes-nodes"), To: "@artifact/kubernetes-nodes/"},
+				{From: from("library/cozy-lib"), To: "@artifact/kubernetes-nodes/charts/cozy-lib/"},
+			},
+		})
 	}
 	n, err := TypedNode(&ag)
 	if err != nil {

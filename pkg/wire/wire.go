@@ -43,6 +43,9 @@ const (
 	ShardingLabel     = "sharding.fluxcd.io/key"
 	ShardingTenants   = "tenants"
 	ComputePlaneLabel = "internal.cozystack.io/computeplane"
+	// PoolLabel names, on a worker pool's release (the SplitPools line),
+	// its node group.
+	PoolLabel = "computeplane.dev/pool"
 	// PruneAnnotation with PruneDisabled keeps Flux's kustomize-controller
 	// from deleting the live cluster when its HelmRelease leaves Git.
 	PruneAnnotation = "kustomize.toolkit.fluxcd.io/prune"
