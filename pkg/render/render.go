@@ -103,8 +103,9 @@ func heldAsText(objs []Object, err error) ([]Object, error) {
 	if err != nil {
 		return nil, err
 	}
+	var scratch []byte
 	for i := range objs {
-		if err := objs[i].holdAsText(); err != nil {
+		if err := objs[i].holdAsText(&scratch); err != nil {
 			return nil, err
 		}
 	}

@@ -204,6 +204,15 @@ func FromValue(v any) (*yaml.Node, error) {
 // sorted order: the order kustomize, kubectl and the API server write, so
 // that every way of running the function prints the same bytes.
 func FromJSON(data []byte) (*yaml.Node, error) {
+	if n, ok := fromJSONFast(data); ok {
+		return n, nil
+	}
+	return fromJSONDecoded(data)
+}
+
+// fromJSONDecoded is FromJSON through encoding/json's decoder and
+// FromValue: what fromJSONFast builds, for all JSON.
+func fromJSONDecoded(data []byte) (*yaml.Node, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var v any

@@ -596,9 +596,14 @@ func (e *emitter) writePlain(value string) {
 	if len(value) > 0 && !e.whitespace {
 		e.put(' ')
 	}
-	for i := 0; i < len(value); {
-		i = e.write(value, i)
-	}
+	// The library writes a plain scalar character by character (write),
+	// to wrap long lines, which kyaml's width turns off, and to find line
+	// breaks, which a plain scalar never holds (analyze): copied whole,
+	// the column counted in characters as write counts it (the value is
+	// valid UTF-8, scalar checked). One write per character was 0.37 s of
+	// 6.6 s of CPU in a render of 1,000 tenants.
+	e.buf = append(e.buf, value...)
+	e.column += utf8.RuneCountInString(value)
 	if len(value) > 0 {
 		e.whitespace = false
 	}
