@@ -14,7 +14,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"syscall"
 
@@ -34,23 +33,27 @@ const usage = `computeplane-fn renders Cozystack ComputePlanes as plain Flux obj
 Usage:
   computeplane-fn                           KRM function: ResourceList on stdin, result on stdout
   computeplane-fn [flags] CONFIG [INPUT...] standalone: render CONFIG's inputs and INPUTs to stdout
-  computeplane-fn --output-dir DIR [--check] [--summary FILE] [--summary-json FILE] CONFIG [INPUT...]
+  computeplane-fn --output-dir DIR [--check] [--base REF] [--summary FILE] [--summary-json FILE] CONFIG [INPUT...]
                                             fleet repo: write (or check) one file per object in DIR
   computeplane-fn schema                    print the JSON Schema of the function config (ComputePlaneGenerator)
   computeplane-fn completion bash|zsh|fish  print a shell completion script (bash: source <(computeplane-fn completion bash))
 
-INPUT and the config's spec.inputs are files, folders or globs, relative to
-the working directory. Flags go before CONFIG.
+INPUT and the config's spec.inputs are files, folders or globs: spec.inputs
+relative to the config file's folder, INPUTs to the working directory. Flags
+go before CONFIG.
 
-With --output-dir, every generated object goes to DIR/<namespace>/<kind>-<name>.yaml;
-files computeplane-fn wrote before (their documents carry the label
-app.kubernetes.io/managed-by: computeplane-fn) and no longer generates are
-removed, every other file is left alone, and a refused or failed run leaves
-DIR as it was. --check writes nothing, prints a unified diff of what would
+With --output-dir, every generated object goes to DIR/<namespace>/<kind>-<name>.yaml,
+each file naming its fleet in its first line (# computeplane.dev/fleet: the
+config relative to DIR); this fleet's files (the label
+app.kubernetes.io/managed-by: computeplane-fn and its identity) that it no
+longer generates are removed where its layout writes, every other file is left
+alone, and a refused or failed run leaves DIR as it was. DIR must not hold the
+config or an input. --check writes nothing, prints a unified diff of what would
 change and exits 1 when DIR is out of date. --summary states, before the file
-list, how each tenant's isolation posture changes from what DIR holds to the
-new render, weakening changes first; --summary-json writes the same for a bot
-(docs/fleet-repo.md).
+list, how each tenant's isolation posture changes from what DIR holds (with
+--base REF: what DIR holds at the Git revision REF, a pull request's base) to
+the new render, weakening changes first; --summary-json writes the same for a
+bot (docs/fleet-repo.md).
 
 Exit status: 0 done (or up to date), 1 refused, failed or out of date, 2 usage error.
 
@@ -85,6 +88,8 @@ type cliFlags struct {
 	outputDir  string
 	check      bool
 	allowEmpty bool
+	allowPrune bool
+	base       string
 	summaries  summaryFiles
 	version    bool
 }
@@ -99,7 +104,11 @@ type folderFlags struct {
 	dir        string
 	check      bool
 	allowEmpty bool
-	summaries  summaryFiles
+	allowPrune bool
+	// base is the Git revision whose fleet folder the summaries compare the
+	// render with ("" for the folder as it is).
+	base      string
+	summaries summaryFiles
 }
 
 func (f *cliFlags) flagSet(stderr io.Writer) *flag.FlagSet {
@@ -114,6 +123,8 @@ func (f *cliFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	flags.StringVar(&f.summaries.markdown, "summary", "", "write a Markdown summary for a pull request comment to `FILE`")
 	flags.StringVar(&f.summaries.json, "summary-json", "", "write the summary as JSON to `FILE` (tenants, posture changes, files); not written, and removed, when the run is refused or fails")
 	flags.BoolVar(&f.allowEmpty, "allow-empty", false, "with --output-dir: write a fleet of no tenant over one that has tenants, or render inputs that hold no object at all (refused without it)")
+	flags.BoolVar(&f.allowPrune, "allow-prune", false, "with --output-dir: remove more than half of the fleet's files in DIR (and more than 10) at once (refused without it)")
+	flags.StringVar(&f.base, "base", "", "with --output-dir and a summary: compare the render with DIR as the Git revision `REF` holds it (a pull request's base), not with DIR as it is")
 	flags.BoolVar(&f.version, "version", false, "print the module version and the commit this binary was built from, and exit")
 	return flags
 }
@@ -196,6 +207,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, tune func(sta
 	if f.allowEmpty && f.outputDir == "" {
 		return usageError("--allow-empty needs --output-dir")
 	}
+	if f.allowPrune && f.outputDir == "" {
+		return usageError("--allow-prune needs --output-dir")
+	}
+	if f.base != "" && (f.outputDir == "" || !f.summaries.any()) {
+		return usageError("--base needs --output-dir and --summary or --summary-json: it says what the summaries compare the render with")
+	}
 	if samePath(f.summaries.markdown, f.summaries.json) {
 		return usageError(fmt.Sprintf("--summary and --summary-json name the same file %s; one would overwrite the other", f.summaries.markdown))
 	}
@@ -209,10 +226,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, tune func(sta
 		fmt.Fprintln(stderr, problems.Error())
 		return f.summaries.write(summary.Report{Problems: problems, Dir: f.outputDir, Check: f.check}, false, 1, stderr)
 	}
-	if in := inputHolding(f.outputDir, append(slices.Clone(cfg.Inputs), inputs...)); in != "" {
-		return usageError(fmt.Sprintf("--output-dir %s is inside the input %s: the next run would read the fleet it wrote as its inputs", f.outputDir, in))
+	if msg := outputOverlap(f.outputDir, config, cfg, inputs); msg != "" {
+		return usageError(msg)
 	}
-	return runFleetFolder(folderFlags{dir: f.outputDir, check: f.check, allowEmpty: f.allowEmpty, summaries: f.summaries}, cfg, inputs, stdout, stderr)
+	return runFleetFolder(folderFlags{dir: f.outputDir, check: f.check, allowEmpty: f.allowEmpty, allowPrune: f.allowPrune, base: f.base, summaries: f.summaries}, config, cfg, inputs, stdout, stderr)
 }
 
 // samePath reports whether a and b name the same file: the same path once
@@ -229,35 +246,6 @@ func samePath(a, b string) bool {
 	infoA, errA := os.Stat(a)
 	infoB, errB := os.Stat(b)
 	return errA == nil && errB == nil && os.SameFile(infoA, infoB)
-}
-
-// inputHolding returns the input (a folder, or a glob that matches a
-// folder) that dir is, or is inside of; "" when none. A file input cannot
-// hold a folder.
-func inputHolding(dir string, inputs []string) string {
-	out, err := filepath.Abs(dir)
-	if err != nil {
-		return ""
-	}
-	for _, in := range inputs {
-		folders := []string{in}
-		if strings.ContainsAny(in, "*?[") {
-			folders, _ = filepath.Glob(in)
-		}
-		for _, folder := range folders {
-			abs, err := filepath.Abs(folder)
-			if err != nil {
-				continue
-			}
-			if info, err := os.Stat(abs); err != nil || !info.IsDir() {
-				continue
-			}
-			if rel, err := filepath.Rel(abs, out); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-				return in
-			}
-		}
-	}
-	return ""
 }
 
 // runKRM runs the KRM function: a ResourceList on stdin, the result on
@@ -291,31 +279,59 @@ func runStandalone(summaries summaryFiles, config string, inputs []string, stdou
 
 // runFleetFolder renders into the fleet folder f.dir, or with f.check
 // compares it and prints the diff, and states the posture change in the
-// summaries.
-func runFleetFolder(f folderFlags, config *api.Config, inputs []string, stdout, stderr io.Writer) int {
-	r, problems := render(pipeline.Options{Config: config, Inputs: inputs}, stderr)
-	report := summary.Report{Problems: problems, Dir: f.dir, Check: f.check}
+// summaries: from what f.dir holds, or with f.base from what it holds at
+// that Git revision.
+func runFleetFolder(f folderFlags, configFile string, config *api.Config, inputs []string, stdout, stderr io.Writer) int {
+	r, problems := render(pipeline.Options{Config: config, ConfigDir: filepath.Dir(configFile), Inputs: inputs}, stderr)
+	report := summary.Report{Problems: problems, Dir: f.dir, Check: f.check, Base: f.base}
 	if len(problems) > 0 {
 		fmt.Fprintln(stderr, problems.Error())
 		return f.summaries.write(report, false, 1, stderr)
 	}
-	if !f.allowEmpty {
-		if msg := emptyFleet(f.dir, r); msg != "" {
+	files, problems := units.Files(r.Config, r.Objects)
+	if len(problems) > 0 {
+		fmt.Fprintln(stderr, problems.Error())
+		return f.summaries.write(report, false, 1, stderr)
+	}
+	opts := output.DirOptions{Fleet: fleetIdentity(f.dir, configFile), Gone: configGone(f.dir), Places: units.Places(r.Config), AllowPrune: f.allowPrune}
+	if msg := emptyFleet(f.dir, r, files, opts); msg != "" {
+		if !f.allowEmpty {
 			fmt.Fprintf(stderr, "computeplane-fn: %s; %s was left as it was (--allow-empty if that is meant)\n", msg, f.dir)
 			return f.summaries.write(report, false, 1, stderr)
 		}
+		// Emptying the fleet is meant: so is removing its files.
+		opts.AllowPrune = true
 	}
 	report.Fleet = r.Fleet
+	var base []output.File
+	if f.base != "" {
+		var err error
+		if base, report.BaseCommit, err = readBase(f.dir, f.base); err != nil {
+			report.Failure = err
+			fmt.Fprintf(stderr, "computeplane-fn: %v; %s was left as it was\n", err, f.dir)
+			return f.summaries.write(report, false, 1, stderr)
+		}
+	}
 	// The posture is read only for a summary: the writer then keeps the
-	// documents it parses for a moment longer.
+	// documents it parses for a moment longer. With a base, the base's
+	// files are compared instead of the folder's.
 	var collected *posture.Collector
-	var read output.Reader
 	if f.summaries.any() {
 		collected = posture.NewCollector()
-		read = collected.Read
+		if f.base == "" {
+			opts.Read = collected.Read
+		}
 	}
-	changes, err := runFolder(f.dir, f.check, r, read, stdout, stderr)
+	changes, err := runFolder(f.dir, f.check, r, files, opts, stdout, stderr)
 	report.Changes, report.Failure = changes, err
+	if err == nil && f.base != "" && collected != nil {
+		compare := opts
+		compare.Read = collected.Read
+		if report.BaseChanges, err = output.Compare(base, files, compare); err != nil {
+			err = fmt.Errorf("failed to compare the render with the base %s: %w", f.base, err)
+			report.Failure = err
+		}
+	}
 	var reviewErr error
 	if err == nil && collected != nil {
 		if report.Review, reviewErr = posture.Review(r.Objects, collected); reviewErr != nil {
@@ -336,6 +352,9 @@ func runFleetFolder(f folderFlags, config *api.Config, inputs []string, stdout, 
 		fmt.Fprintf(stderr, "computeplane-fn: %s is up to date; nothing written\n", f.dir)
 	default:
 		fmt.Fprintf(stderr, "computeplane-fn: wrote %s: %s\n", f.dir, countChanges(changes))
+	}
+	if err == nil && f.base != "" {
+		fmt.Fprintf(stderr, "computeplane-fn: from the base %s, the render %s\n", f.base, countBaseChanges(report.BaseChanges))
 	}
 	if reviewErr != nil {
 		status = 1
@@ -386,8 +405,8 @@ func (s summaryFiles) write(report summary.Report, verdict bool, status int, std
 // emptyFleet says why a render must not be written to the fleet folder dir
 // without --allow-empty: its inputs hold no object at all (a mistyped
 // input pattern, an empty checkout), or it has no tenant and would remove
-// files dir holds. "" when neither.
-func emptyFleet(dir string, r *pipeline.Result) string {
+// files of the fleet dir holds. "" when neither.
+func emptyFleet(dir string, r *pipeline.Result, files []output.File, opts output.DirOptions) string {
 	f := r.Fleet
 	for _, t := range f.Tenants {
 		if t.Object != nil || len(t.Apps) > 0 {
@@ -397,11 +416,8 @@ func emptyFleet(dir string, r *pipeline.Result) string {
 	if len(f.Definitions) == 0 && len(f.Apps) == 0 && len(f.Inputs) == 0 && len(f.Passthrough) == 0 {
 		return "the inputs hold no object at all"
 	}
-	files, problems := units.Files(r.Config, r.Objects)
-	if len(problems) > 0 {
-		return ""
-	}
-	changes, err := output.WriteDir(context.Background(), dir, files, output.DirOptions{Check: true})
+	opts.Check = true
+	changes, err := output.WriteDir(context.Background(), dir, files, opts)
 	if err != nil {
 		return ""
 	}
@@ -411,13 +427,9 @@ func emptyFleet(dir string, r *pipeline.Result) string {
 	return ""
 }
 
-// runFolder writes the fleet folder, or with check compares it and prints
-// the diff, and returns the changes.
-func runFolder(dir string, check bool, r *pipeline.Result, read output.Reader, stdout, stderr io.Writer) (output.Changes, error) {
-	files, problems := units.Files(r.Config, r.Objects)
-	if len(problems) > 0 {
-		return nil, problems
-	}
+// runFolder writes files into the fleet folder, or with check compares it
+// and prints the diff, and returns the changes.
+func runFolder(dir string, check bool, r *pipeline.Result, files []output.File, opts output.DirOptions, stdout, stderr io.Writer) (output.Changes, error) {
 	notWritten := 0
 	for _, o := range r.Objects {
 		if !o.Generated {
@@ -428,7 +440,8 @@ func runFolder(dir string, check bool, r *pipeline.Result, read output.Reader, s
 		fmt.Fprintf(stderr, "computeplane-fn: note: %d objects that are not generated (kept inputs, objects passing through) are not written to %s; they stay in their own files\n", notWritten, dir)
 	}
 	if check {
-		changes, err := output.WriteDir(context.Background(), dir, files, output.DirOptions{Check: true, Read: read})
+		opts.Check = true
+		changes, err := output.WriteDir(context.Background(), dir, files, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -438,9 +451,13 @@ func runFolder(dir string, check bool, r *pipeline.Result, read output.Reader, s
 	// way: the writer finishes or undoes, then the process exits.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	changes, err := output.WriteDir(ctx, dir, files, output.DirOptions{Read: read})
-	if errors.Is(err, context.Canceled) {
+	changes, err := output.WriteDir(ctx, dir, files, opts)
+	var prune *output.PruneError
+	switch {
+	case errors.Is(err, context.Canceled):
 		return nil, fmt.Errorf("interrupted; %s was left as it was", dir)
+	case errors.As(err, &prune):
+		return nil, errors.New(prune.Message("--allow-prune (if that is meant)"))
 	}
 	return changes, err
 }

@@ -60,11 +60,11 @@ func TestMain(m *testing.M) {
 
 func readFleet(b *testing.B, dir string) (*api.Config, []*model.Input) {
 	b.Helper()
-	cfg, objs, problems := read(Options{Dir: dir, ConfigFile: filepath.Join(dir, fleetgen.ConfigFile)})
+	r, problems := readAll(Options{Dir: dir, ConfigFile: filepath.Join(dir, fleetgen.ConfigFile)})
 	if len(problems) > 0 {
 		b.Fatal(problems)
 	}
-	return cfg, objs
+	return r.cfg, r.inputs
 }
 
 func inputBytes(b *testing.B, dir string) int64 {
