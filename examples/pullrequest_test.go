@@ -75,6 +75,16 @@ func TestPullRequestFlow(t *testing.T) {
 	git(t, origin, "commit", "-q", "-m", "the fleet")
 	base := git(t, origin, "rev-parse", "HEAD")
 
+	// A base the clone does not hold: refused, naming it and how to fetch
+	// it, and no JSON summary that could pass for a verdict.
+	r := run(t, origin, append(fnEnv, "BASE=origin/main"), "./fleet.sh", "check")
+	if r.code != 1 || !strings.Contains(r.stderr, "--base origin/main: origin/main is not a revision") || !strings.Contains(r.stderr, "git fetch --depth=1 origin main") {
+		t.Errorf("BASE=origin/main ./fleet.sh check without a remote: exit %d, want 1 naming the base and the fetch\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(origin, "summary.json")); err == nil {
+		t.Errorf("a failed base left a summary.json")
+	}
+
 	weakenings, others := 0, 0
 	for _, change := range changes {
 		name := filepath.Base(change)

@@ -62,7 +62,9 @@ func Open(dir, rev string) (*Folder, error) {
 	}
 	commit, err := git(f.Repo, nil, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
 	if err != nil {
-		return nil, fmt.Errorf("%s is not a revision of the Git repository %s (a shallow clone, as actions/checkout makes by default, holds only the commit it checked out: fetch the base first, e.g. git fetch --depth=1 origin %s)", rev, f.Repo, rev)
+		// A remote-tracking branch is fetched by its name on the remote.
+		fetch := strings.TrimPrefix(rev, "origin/")
+		return nil, fmt.Errorf("%s is not a revision of the Git repository %s (a shallow clone, as actions/checkout makes by default, holds only the commit it checked out: fetch the base first, e.g. git fetch --depth=1 origin %s)", rev, f.Repo, fetch)
 	}
 	f.Commit = strings.TrimSpace(string(commit))
 	return f, nil
