@@ -88,6 +88,10 @@ type readResult struct {
 	cfg       *api.Config
 	inputs    []*model.Input
 	untouched []api.Object
+	// back are the nodes of the objects read from untouched items (the
+	// objects of a v1 List among them included): neither keepInputs nor
+	// the objects that pass through write them a second time.
+	back map[*yaml.Node]bool
 }
 
 // Run reads the config and the inputs, builds and checks the fleet, renders
@@ -137,16 +141,16 @@ func run(opts Options) (*Result, api.Problems) {
 	}
 	others := make([]render.Object, 0, len(f.Passthrough)+len(f.Inputs)+len(rd.untouched))
 	for _, o := range f.Passthrough {
-		others = append(others, render.FromInput(o))
+		if !rd.back[o.Node] {
+			others = append(others, render.FromInput(o))
+		}
 	}
-	untouched := make(map[*yaml.Node]bool, len(rd.untouched))
 	for _, o := range rd.untouched {
-		untouched[o.Node] = true
 		others = append(others, render.FromInput(o))
 	}
 	if cfg.KeepInputs {
 		for _, o := range f.Inputs {
-			if untouched[o.Node] {
+			if rd.back[o.Node] {
 				continue // back as it came already
 			}
 			// A kept input is written as it was read, except for what YAML
@@ -233,7 +237,7 @@ func readInputs(budget *input.Budget, cfg *api.Config, opts Options) (*readResul
 	var problems api.Problems
 	reader := model.Reader{Config: cfg, EncodeValues: yamltext.EncodeValues}
 	readInput := reader.Read
-	r := &readResult{inputs: make([]*model.Input, 0, len(opts.Items))}
+	r := &readResult{inputs: make([]*model.Input, 0, len(opts.Items)), back: map[*yaml.Node]bool{}}
 	dir, shown := configDir(opts)
 	// The files of spec.inputs, named as their items would be: an item of
 	// one of them is that file, read once.
@@ -251,6 +255,10 @@ func readInputs(budget *input.Budget, cfg *api.Config, opts Options) (*readResul
 	}
 	items := map[string]bool{}
 	for _, item := range opts.Items {
+		file := path.Clean(item.Origin.File)
+		if item.Origin.File != "" && named[file] {
+			items[file] = true // read once, as the item
+		}
 		if o := api.NewObject(item.Node, item.Origin); untouchedItem(o) {
 			r.untouched = append(r.untouched, o)
 			continue
@@ -267,14 +275,22 @@ func readInputs(budget *input.Budget, cfg *api.Config, opts Options) (*readResul
 			}
 			continue
 		}
-		file := path.Clean(item.Origin.File)
-		if item.Origin.File != "" && named[file] {
-			items[file] = true
-			r.untouched = append(r.untouched, objs...)
-		} else if item.Origin.File != "" {
+		// Earlier output is rendered anew, never kept, wherever it is.
+		earlier := len(objs) > 0 && !slices.ContainsFunc(objs, func(o api.Object) bool { return !o.Generated })
+		switch {
+		case item.Origin.File != "" && named[file]:
+			if earlier {
+				break
+			}
+			r.untouched = append(r.untouched, api.NewObject(item.Node, item.Origin))
+			for _, o := range objs {
+				r.back[o.Node] = true
+			}
+		case item.Origin.File != "":
 			for _, o := range objs {
 				if o.APIVersion == api.ConfigAPIVersion && o.Kind == api.ConfigKind {
 					r.untouched = append(r.untouched, o)
+					r.back[o.Node] = true
 				}
 			}
 		}
