@@ -54,15 +54,6 @@ func newOwner(opts DirOptions) owner {
 // inPlace reports whether the layout ever writes a file at rel.
 func (o owner) inPlace(rel string) bool { return o.places == nil || o.places(rel) }
 
-// stamp returns data as the fleet's file: its header first.
-func (o owner) stamp(data []byte) []byte {
-	if len(o.header) == 0 {
-		return data
-	}
-	out := make([]byte, 0, len(o.header)+len(data))
-	return append(append(out, o.header...), data...)
-}
-
 // stamped reports whether old is data stamped as the fleet's, without
 // building the stamped file.
 func (o owner) stamped(old, data []byte) bool {
@@ -168,14 +159,14 @@ func Compare(old, files []File, opts DirOptions) (Changes, error) {
 			opts.Read(f.Path, true, docs)
 		}
 		if generated {
-			changes = append(changes, Change{Op: Changed, Path: f.Path, Old: f.Data, New: o.stamp(newData)})
+			changes = append(changes, Change{Op: Changed, Path: f.Path, Old: f.Data, New: newData, header: o.header})
 		} else {
 			changes = append(changes, Change{Op: Removed, Path: f.Path, Old: f.Data})
 		}
 	}
 	for _, f := range files {
 		if !seen[f.Path] {
-			changes = append(changes, Change{Op: Added, Path: f.Path, New: o.stamp(f.Data)})
+			changes = append(changes, Change{Op: Added, Path: f.Path, New: f.Data, header: o.header})
 		}
 	}
 	slices.SortFunc(changes, func(a, b Change) int { return cmp.Compare(a.Path, b.Path) })

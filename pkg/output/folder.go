@@ -36,12 +36,27 @@ const (
 )
 
 // Change is one file of the fleet folder that differs from what the run
-// generates. Old is nil for an added file and New for a removed one.
+// generates. Old is nil for an added file and New for a removed one. New is
+// the file as the render generates it; the file written starts with the
+// fleet's identity line before it (DirOptions.Fleet, FleetHeader), which
+// Diff shows. It is kept apart so that a large write does not hold a
+// second copy of every file.
 type Change struct {
-	Op   Op
-	Path string
-	Old  []byte
-	New  []byte
+	Op     Op
+	Path   string
+	Old    []byte
+	New    []byte
+	header []byte
+}
+
+// written is the file the change writes: the fleet's identity line, then
+// New.
+func (c Change) written() []byte {
+	if len(c.header) == 0 || c.New == nil {
+		return c.New
+	}
+	out := make([]byte, 0, len(c.header)+len(c.New))
+	return append(append(out, c.header...), c.New...)
 }
 
 // Diff is the unified diff of the change, with the paths a/<path> and
@@ -54,7 +69,7 @@ func (c Change) Diff() string {
 	case Removed:
 		newName = DevNull
 	}
-	return UnifiedDiff(oldName, newName, c.Old, c.New)
+	return UnifiedDiff(oldName, newName, c.Old, c.written())
 }
 
 // Changes are the files a run changes, or would change, sorted by path.
@@ -258,7 +273,7 @@ func plan(dir string, files []File, opts DirOptions) (*folderPlan, error) {
 				break
 			}
 		}
-		p.changes = append(p.changes, Change{Op: Added, Path: f.Path, New: p.owner.stamp(f.Data)})
+		p.changes = append(p.changes, Change{Op: Added, Path: f.Path, New: f.Data, header: p.owner.header})
 	}
 	if len(conflicts) > 0 {
 		p.close()
@@ -439,7 +454,7 @@ func (p *folderPlan) scan(want map[string][]byte, kinds map[string]entryKind, re
 		p.modes[rel] = info.Mode().Perm()
 		p.owned++
 		if generated {
-			p.changes = append(p.changes, Change{Op: Changed, Path: rel, Old: old, New: p.owner.stamp(newData)})
+			p.changes = append(p.changes, Change{Op: Changed, Path: rel, Old: old, New: newData, header: p.owner.header})
 		} else {
 			p.changes = append(p.changes, Change{Op: Removed, Path: rel, Old: old})
 		}
