@@ -127,7 +127,11 @@ func (p Processor) run(rl *framework.ResourceList) ([]*yaml.RNode, api.Problems)
 	for i, item := range rl.Items {
 		items[i] = api.Object{Node: item.YNode(), Origin: originOf(item)}
 	}
-	r, problems := pipeline.Run(pipeline.Options{Dir: p.Dir, ConfigObject: &cfg, Items: items, Budget: budget})
+	dir, shown, problems := p.configDir(rl)
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	r, problems := pipeline.Run(pipeline.Options{Dir: p.Dir, ConfigDir: dir, ConfigDirShown: shown, ConfigObject: &cfg, Items: items, Budget: budget})
 	if len(problems) > 0 {
 		return nil, problems
 	}

@@ -350,14 +350,14 @@ func hostileCases() []hostileCase {
 		{name: "an item whose path leads out of the package", stdin: krm(baseApp, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  annotations:\n    internal.config.kubernetes.io/path: ../../etc/cron.d/x.yaml\n"), want: []string{`metadata.annotations[internal.config.kubernetes.io/path]: "../../etc/cron.d/x.yaml" leads outside the package`}},
 		{name: "a label key with a newline", stdin: krm(appWithMetadata("name: db\nnamespace: tenant-acme\nlabels: {\"a\\nb\": x}\n")), want: []string{appRef + `: "metadata.labels.a\nb": "a\nb" is not a valid label key`}},
 		{name: "passing object named with a newline", stdin: krm(baseApp, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: \"a\\nb\"\n"), want: []string{`metadata.name: "a\nb" is not a valid object name: it holds spaces or control characters`}},
-		{name: "input pattern outside the folder", stdin: resourceList(baseConfig + "  inputs: [../x]\n"), want: []string{`spec.inputs: input "../x": must stay inside the working directory`}},
-		{name: "absolute input pattern", stdin: resourceList(baseConfig + "  inputs: [/etc/*.yaml]\n"), want: []string{`spec.inputs: input "/etc/*.yaml": must be relative to the working directory`}},
+		{name: "input pattern outside the folder", stdin: resourceList(baseConfig + "  inputs: [../x]\n"), want: []string{`spec.inputs: input "../x": must stay inside the config's folder`}},
+		{name: "absolute input pattern", stdin: resourceList(baseConfig + "  inputs: [/etc/*.yaml]\n"), want: []string{`spec.inputs: input "/etc/*.yaml": must be relative to the config's folder`}},
 		{name: "input through a symbolic link out of the folder", stdin: resourceList(baseConfig + "  inputs: [link/]\n"),
 			prepare: func(t *testing.T, dir string) {
 				if err := os.Symlink(t.TempDir(), filepath.Join(dir, "link")); err != nil {
 					t.Skip("no symbolic links:", err)
 				}
-			}, want: []string{`spec.inputs: input "link/": link/ leads outside the working directory (a symbolic link?)`}},
+			}, want: []string{`spec.inputs: input "link/": link/ leads outside the config's folder (a symbolic link?)`}},
 		{name: "input that is a FIFO", stdin: resourceList(baseConfig + "  inputs: [fifo.yaml]\n"),
 			prepare: func(t *testing.T, dir string) {
 				if err := syscall.Mkfifo(filepath.Join(dir, "fifo.yaml"), 0o644); err != nil {

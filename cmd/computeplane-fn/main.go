@@ -14,7 +14,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
-	"strings"
+
 	"syscall"
 
 	"github.com/computeplane-dev/computeplane-fn/fn"
@@ -67,7 +67,11 @@ type folderFlags struct {
 	dir        string
 	check      bool
 	allowEmpty bool
-	summaries  summaryFiles
+	allowPrune bool
+	// base is the Git revision whose fleet folder the summaries compare the
+	// render with ("" for the folder as it is).
+	base      string
+	summaries summaryFiles
 }
 
 // samePath reports whether a and b name the same file: the same path once
@@ -84,35 +88,6 @@ func samePath(a, b string) bool {
 	infoA, errA := os.Stat(a)
 	infoB, errB := os.Stat(b)
 	return errA == nil && errB == nil && os.SameFile(infoA, infoB)
-}
-
-// inputHolding returns the input (a folder, or a glob that matches a
-// folder) that dir is, or is inside of; "" when none. A file input cannot
-// hold a folder.
-func inputHolding(dir string, inputs []string) string {
-	out, err := filepath.Abs(dir)
-	if err != nil {
-		return ""
-	}
-	for _, in := range inputs {
-		folders := []string{in}
-		if strings.ContainsAny(in, "*?[") {
-			folders, _ = filepath.Glob(in)
-		}
-		for _, folder := range folders {
-			abs, err := filepath.Abs(folder)
-			if err != nil {
-				continue
-			}
-			if info, err := os.Stat(abs); err != nil || !info.IsDir() {
-				continue
-			}
-			if rel, err := filepath.Rel(abs, out); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-				return in
-			}
-		}
-	}
-	return ""
 }
 
 // runKRM runs the KRM function: a ResourceList on stdin, the result on
@@ -146,32 +121,60 @@ func runStandalone(summaries summaryFiles, config string, inputs []string, stdou
 
 // runFleetFolder renders into the fleet folder f.dir, or with f.check
 // compares it and prints the diff, and states the posture change in the
-// summaries.
-func runFleetFolder(f folderFlags, config *api.Config, inputs []string, stdout, stderr io.Writer) int {
-	r, problems := render(pipeline.Options{Config: config, Inputs: inputs}, stderr)
-	report := summary.Report{Problems: problems, Dir: f.dir, Check: f.check}
+// summaries: from what f.dir holds, or with f.base from what it holds at
+// that Git revision.
+func runFleetFolder(f folderFlags, configFile string, config *api.Config, inputs []string, stdout, stderr io.Writer) int {
+	r, problems := render(pipeline.Options{Config: config, ConfigDir: filepath.Dir(configFile), Inputs: inputs}, stderr)
+	report := summary.Report{Problems: problems, Dir: f.dir, Check: f.check, Base: f.base}
 	if len(problems) > 0 {
 		fmt.Fprintln(stderr, problems.Error())
 		return f.summaries.write(report, false, 1, stderr)
 	}
-	if !f.allowEmpty {
-		if msg := emptyFleet(f.dir, r); msg != "" {
+	files, problems := units.Files(r.Config, r.Objects)
+	if len(problems) > 0 {
+		fmt.Fprintln(stderr, problems.Error())
+		return f.summaries.write(report, false, 1, stderr)
+	}
+	opts := output.DirOptions{Fleet: fleetIdentity(f.dir, configFile), Gone: configGone(f.dir), Places: units.Places(r.Config), AllowPrune: f.allowPrune}
+	if msg := emptyFleet(f.dir, r, files, opts); msg != "" {
+		if !f.allowEmpty {
 			fmt.Fprintf(stderr, "computeplane-fn: %s; %s was left as it was (--allow-empty if that is meant)\n", msg, f.dir)
 			report.Refusal = msg + " (--allow-empty if that is meant)"
 			return f.summaries.write(report, false, 1, stderr)
 		}
+		// Emptying the fleet is meant: so is removing its files.
+		opts.AllowPrune = true
 	}
 	report.Fleet = r.Fleet
+	var base []output.File
+	if f.base != "" {
+		var err error
+		if base, report.BaseCommit, err = readBase(f.dir, f.base); err != nil {
+			report.Failure = err
+			fmt.Fprintf(stderr, "computeplane-fn: %v; %s was left as it was\n", err, f.dir)
+			return f.summaries.write(report, false, 1, stderr)
+		}
+	}
 	// The posture is read only for a summary: the writer then keeps the
-	// documents it parses for a moment longer.
+	// documents it parses for a moment longer. With a base, the base's
+	// files are compared instead of the folder's.
 	var collected *posture.Collector
-	var read output.Reader
 	if f.summaries.any() {
 		collected = posture.NewCollector()
-		read = collected.Read
+		if f.base == "" {
+			opts.Read = collected.Read
+		}
 	}
-	changes, err := runFolder(f.dir, f.check, r, read, stdout, stderr)
+	changes, err := runFolder(f.dir, f.check, r, files, opts, stdout, stderr)
 	report.Changes, report.Failure = changes, err
+	if err == nil && f.base != "" && collected != nil {
+		compare := opts
+		compare.Read = collected.Read
+		if report.BaseChanges, err = output.Compare(base, files, compare); err != nil {
+			err = fmt.Errorf("failed to compare the render with the base %s: %w", f.base, err)
+			report.Failure = err
+		}
+	}
 	var reviewErr error
 	if err == nil && collected != nil {
 		if report.Review, reviewErr = posture.Review(r.Objects, collected); reviewErr != nil {
@@ -192,6 +195,9 @@ func runFleetFolder(f folderFlags, config *api.Config, inputs []string, stdout, 
 		fmt.Fprintf(stderr, "computeplane-fn: %s is up to date; nothing written\n", f.dir)
 	default:
 		fmt.Fprintf(stderr, "computeplane-fn: wrote %s: %s\n", f.dir, countChanges(changes))
+	}
+	if err == nil && f.base != "" {
+		fmt.Fprintf(stderr, "computeplane-fn: from the base %s, the render %s\n", f.base, countBaseChanges(report.BaseChanges))
 	}
 	if reviewErr != nil {
 		status = 1
@@ -242,8 +248,8 @@ func (s summaryFiles) write(report summary.Report, verdict bool, status int, std
 // emptyFleet says why a render must not be written to the fleet folder dir
 // without --allow-empty: its inputs hold no object at all (a mistyped
 // input pattern, an empty checkout), or it has no tenant and would remove
-// files dir holds. "" when neither.
-func emptyFleet(dir string, r *pipeline.Result) string {
+// files of the fleet dir holds. "" when neither.
+func emptyFleet(dir string, r *pipeline.Result, files []output.File, opts output.DirOptions) string {
 	f := r.Fleet
 	for _, t := range f.Tenants {
 		if t.Object != nil || len(t.Apps) > 0 {
@@ -253,11 +259,8 @@ func emptyFleet(dir string, r *pipeline.Result) string {
 	if len(f.Definitions) == 0 && len(f.Apps) == 0 && len(f.Inputs) == 0 && len(f.Passthrough) == 0 {
 		return "the inputs hold no object at all"
 	}
-	files, problems := units.Files(r.Config, r.Objects)
-	if len(problems) > 0 {
-		return ""
-	}
-	changes, err := output.WriteDir(context.Background(), dir, files, output.DirOptions{Check: true})
+	opts.Check = true
+	changes, err := output.WriteDir(context.Background(), dir, files, opts)
 	if err != nil {
 		return ""
 	}
@@ -267,13 +270,9 @@ func emptyFleet(dir string, r *pipeline.Result) string {
 	return ""
 }
 
-// runFolder writes the fleet folder, or with check compares it and prints
-// the diff, and returns the changes.
-func runFolder(dir string, check bool, r *pipeline.Result, read output.Reader, stdout, stderr io.Writer) (output.Changes, error) {
-	files, problems := units.Files(r.Config, r.Objects)
-	if len(problems) > 0 {
-		return nil, problems
-	}
+// runFolder writes files into the fleet folder, or with check compares it
+// and prints the diff, and returns the changes.
+func runFolder(dir string, check bool, r *pipeline.Result, files []output.File, opts output.DirOptions, stdout, stderr io.Writer) (output.Changes, error) {
 	notWritten := 0
 	for _, o := range r.Objects {
 		if !o.Generated {
@@ -284,7 +283,8 @@ func runFolder(dir string, check bool, r *pipeline.Result, read output.Reader, s
 		fmt.Fprintf(stderr, "computeplane-fn: note: %d objects that are not generated (kept inputs, objects passing through) are not written to %s; they stay in their own files\n", notWritten, dir)
 	}
 	if check {
-		changes, err := output.WriteDir(context.Background(), dir, files, output.DirOptions{Check: true, Read: read})
+		opts.Check = true
+		changes, err := output.WriteDir(context.Background(), dir, files, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -294,9 +294,13 @@ func runFolder(dir string, check bool, r *pipeline.Result, read output.Reader, s
 	// way: the writer finishes or undoes, then the process exits.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	changes, err := output.WriteDir(ctx, dir, files, output.DirOptions{Read: read})
-	if errors.Is(err, context.Canceled) {
+	changes, err := output.WriteDir(ctx, dir, files, opts)
+	var prune *output.PruneError
+	switch {
+	case errors.Is(err, context.Canceled):
 		return nil, fmt.Errorf("interrupted; %s was left as it was", dir)
+	case errors.As(err, &prune):
+		return nil, errors.New(prune.Message("--allow-prune (if that is meant)"))
 	}
 	return changes, err
 }

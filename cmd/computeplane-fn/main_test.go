@@ -85,6 +85,12 @@ func TestFleetRepoLifecycle(t *testing.T) {
 		}
 		files = append(files, p)
 		_, data, _ := strings.Cut(content, "\n")
+		// Each file names its fleet, the config relative to the folder,
+		// in its first line.
+		header, data, _ := strings.Cut(data, "\n")
+		if header != "# computeplane.dev/fleet: ../config.yaml" {
+			t.Errorf("%s starts with %q, want the fleet's identity", p, header)
+		}
 		if !strings.Contains(stream.stdout, data) {
 			t.Errorf("%s is not a document of the rendered stream", p)
 		}
@@ -107,7 +113,7 @@ func TestFleetRepoLifecycle(t *testing.T) {
 	r = cli(t, "--output-dir", "fleet", "--check", "config.yaml")
 	wantDiff := `--- a/tenant-acme/helmrelease-jupyterhub-research.yaml
 +++ b/tenant-acme/helmrelease-jupyterhub-research.yaml
-@@ -22,7 +22,7 @@
+@@ -23,7 +23,7 @@
        name: RetryOnFailure
        retryInterval: 30s
      timeout: 10m0s
@@ -354,20 +360,25 @@ func TestFleetRepoUnits(t *testing.T) {
 	must(t, err)
 	cfg = append(cfg, "  fleet:\n    sourceRef: {kind: GitRepository, name: fleet, namespace: flux-system}\n    path: ./clusters/fleet\n    wiringGroups: 1\n    unitSource: FleetSource\n"...)
 	must(t, os.WriteFile("config.yaml", cfg, 0o644))
-	must(t, os.WriteFile("README.md", []byte("# fleet repo\n"), 0o644))
 
-	r := cli(t, "--output-dir", ".", "config.yaml")
+	// The folder that holds the config and the inputs is no fleet folder.
+	if r := cli(t, "--output-dir", ".", "config.yaml"); r.code != 2 || !strings.Contains(r.stderr, "--output-dir . holds the config config.yaml") {
+		t.Fatalf("render into the config's folder: %+v", r)
+	}
+	must(t, os.MkdirAll("out", 0o755))
+	must(t, os.WriteFile("out/README.md", []byte("# fleet repo\n"), 0o644))
+	r := cli(t, "--output-dir", "out", "config.yaml")
 	if r.code != 0 {
 		t.Fatalf("render: %+v", r)
 	}
 	for _, p := range []string{"_platform/kustomization.yaml", "tenant-acme/kustomization.yaml", "tenant-acme-dev/kustomization.yaml",
 		"_flux/kustomization.yaml", "_flux/0-of-1/kustomization-computeplane-tenant-acme-dev.yaml"} {
-		if _, err := os.Stat(p); err != nil {
+		if _, err := os.Stat(filepath.Join("out", p)); err != nil {
 			t.Errorf("%s: %v", p, err)
 		}
 	}
 	before := tree(t, repo)
-	if r := cli(t, "--output-dir", ".", "config.yaml"); r.code != 0 || !strings.Contains(r.stderr, "nothing written") {
+	if r := cli(t, "--output-dir", "out", "config.yaml"); r.code != 0 || !strings.Contains(r.stderr, "nothing written") {
 		t.Errorf("unchanged run: %+v", r)
 	}
 	if diff := cmp.Diff(before, tree(t, repo)); diff != "" {
@@ -376,21 +387,21 @@ func TestFleetRepoUnits(t *testing.T) {
 
 	dropDocument(t, "tenants/tenants.yaml", "name: dev\n")
 	dropDocument(t, "apps/acme.yaml", "namespace: tenant-acme-dev\n")
-	r = cli(t, "--output-dir", ".", "--check", "config.yaml")
+	r = cli(t, "--output-dir", "out", "--check", "config.yaml")
 	for _, want := range []string{"--- a/tenant-acme-dev/kustomization.yaml\n+++ /dev/null\n", "--- a/_flux/0-of-1/kustomization-computeplane-tenant-acme-dev.yaml\n+++ /dev/null\n"} {
 		if r.code != 1 || !strings.Contains(r.stdout, want) {
 			t.Errorf("check after removing a tenant lacks %q: %+v", want, r)
 		}
 	}
-	if r := cli(t, "--output-dir", ".", "config.yaml"); r.code != 0 {
+	if r := cli(t, "--output-dir", "out", "config.yaml"); r.code != 0 {
 		t.Fatalf("write: %+v", r)
 	}
-	for _, gone := range []string{"tenant-acme-dev", "_flux/0-of-1/kustomization-computeplane-tenant-acme-dev.yaml"} {
+	for _, gone := range []string{"out/tenant-acme-dev", "out/_flux/0-of-1/kustomization-computeplane-tenant-acme-dev.yaml"} {
 		if _, err := os.Stat(gone); err == nil {
 			t.Errorf("%s was not pruned", gone)
 		}
 	}
-	for _, kept := range []string{"README.md", "config.yaml", "tenants/tenants.yaml", "apps/acme.yaml", "definitions/jupyterhub.yaml"} {
+	for _, kept := range []string{"out/README.md", "config.yaml", "tenants/tenants.yaml", "apps/acme.yaml", "definitions/jupyterhub.yaml"} {
 		if _, err := os.Stat(kept); err != nil {
 			t.Errorf("the foreign file %s did not survive: %v", kept, err)
 		}
@@ -464,12 +475,18 @@ func TestFleetRepoSafetyRails(t *testing.T) {
 	}{
 		{"one file for both summaries", []string{"--output-dir", "fleet", "--summary", "s.out", "--summary-json", "./s.out", "config.yaml"}, "--summary and --summary-json name the same file"},
 		{"the output inside an input folder", []string{"--output-dir", "apps/fleet", "config.yaml"}, "--output-dir apps/fleet is inside the input apps/"},
-		{"the output an input folder", []string{"--output-dir", "tenants", "config.yaml"}, "is inside the input tenants/"},
+		{"the output an input folder", []string{"--output-dir", "tenants", "config.yaml"}, "--output-dir tenants holds the input tenants/"},
+		{"the output holds the config", []string{"--output-dir", ".", "config.yaml"}, "--output-dir . holds the config config.yaml"},
+		{"the output holds an input", []string{"--output-dir", "..", "config.yaml"}, "--output-dir .. holds the config config.yaml"},
+		{"the output holds a command-line input", []string{"--output-dir", "extra", "config.yaml", "extra/x.yaml"}, "--output-dir extra holds the input extra/x.yaml"},
+		{"--allow-prune without a folder", []string{"--allow-prune", "config.yaml"}, "--allow-prune needs --output-dir"},
+		{"--base without a summary", []string{"--output-dir", "fleet", "--base", "HEAD", "config.yaml"}, "--base needs --output-dir and --summary"},
 		{"the output inside a command-line input", []string{"--output-dir", "extra/fleet", "config.yaml", "extra"}, "is inside the input extra"},
 		{"--allow-empty without a folder", []string{"--allow-empty", "config.yaml"}, "--allow-empty needs --output-dir"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			must(t, os.MkdirAll("extra", 0o755))
+			must(t, os.WriteFile("extra/x.yaml", nil, 0o644))
 			r := cli(t, tc.args...)
 			if r.code != 2 || !strings.Contains(r.stderr, tc.says) {
 				t.Errorf("%v: %+v, want exit 2 saying %q", tc.args, r, tc.says)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -69,11 +68,13 @@ func (f *cliFlags) register(flags *pflag.FlagSet) {
 	flags.StringVar(&f.summaries.markdown, "summary", "", "write a Markdown summary for a pull request comment to `FILE` (- for stdout)")
 	flags.StringVar(&f.summaries.json, "summary-json", "", "write the summary as JSON to `FILE` (- for stdout; tenants, posture changes, files); not written, and removed, when the run is refused or fails")
 	flags.BoolVar(&f.allowEmpty, "allow-empty", false, "with --output-dir: write a fleet of no tenant over one that has tenants, or render inputs that hold no object at all (refused without it)")
+	flags.BoolVar(&f.allowPrune, "allow-prune", false, "with --output-dir: remove more than half of the fleet's files in DIR (and more than 10) at once (refused without it)")
+	flags.StringVar(&f.base, "base", "", "with --output-dir and a summary: compare the render with DIR as the Git revision `REF` holds it (a pull request's base), not with DIR as it is")
 	flags.BoolVar(&f.version, "version", false, "print the version and the commit this binary was built from (the same as the version command), and exit")
 }
 
 // folderOnly are the flags that need --output-dir.
-var folderOnly = []string{"check", "allow-empty"}
+var folderOnly = []string{"check", "allow-empty", "allow-prune", "base"}
 
 // usageError is a mistake on the command line: exit status 2.
 type usageError struct{ msg string }
@@ -210,6 +211,9 @@ func (f *cliFlags) validate(cmd *cobra.Command, config string) error {
 			}
 		}
 	}
+	if f.base != "" && !f.summaries.any() {
+		return usageErrorf("--base needs --output-dir and --summary or --summary-json: it says what the summaries compare the render with")
+	}
 	if f.summaries.markdown == stdoutName && f.summaries.json == stdoutName {
 		return usageErrorf("--summary and --summary-json both write to stdout (-); one of them would be unreadable")
 	}
@@ -243,10 +247,10 @@ func (f *cliFlags) render(config string, inputs []string, stdout, stderr io.Writ
 		fmt.Fprintln(stderr, problems.Error())
 		return f.summaries.write(summary.Report{Problems: problems, Dir: f.dir, Check: f.check}, false, 1, stderr), nil
 	}
-	if in := inputHolding(f.dir, append(slices.Clone(cfg.Inputs), inputs...)); in != "" {
-		return 0, usageErrorf("--output-dir %s is inside the input %s: the next run would read the fleet it wrote as its inputs", f.dir, in)
+	if msg := outputOverlap(f.dir, config, cfg, inputs); msg != "" {
+		return 0, usageError{msg}
 	}
-	return runFleetFolder(f.folderFlags, cfg, inputs, stdout, stderr), nil
+	return runFleetFolder(f.folderFlags, config, cfg, inputs, stdout, stderr), nil
 }
 
 // setFlags lists the flags given on the command line, as --name.

@@ -9,7 +9,7 @@
 // object passes yamlnode.Check before any other code walks it. What cannot
 // be read safely (binary data, oversized files, malformed YAML, alias bombs,
 // absurd nesting, duplicate or merge keys, FIFOs, inputs of a config that
-// lead outside the working directory) is refused as api.Problems naming the
+// lead outside the config's folder) is refused as api.Problems naming the
 // file, the object and the field: every reader of this package reports
 // api.Problems, and none carries them in an error. A limit of the whole run
 // exhausts the Budget (Budget.Exhausted), which ends the run at once; a

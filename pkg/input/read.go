@@ -617,7 +617,7 @@ func ExpandInside(dir string, patterns []string) ([]string, api.Problems) {
 func openRoot(dir string) (*os.Root, error) {
 	root, err := os.OpenRoot(cmp.Or(dir, "."))
 	if err != nil {
-		return nil, fmt.Errorf("failed to open the working directory: %w", err)
+		return nil, fmt.Errorf("failed to open the config's folder: %w", err)
 	}
 	return root, nil
 }
@@ -648,7 +648,7 @@ func leadsOut(t tree, name, shown string) error {
 	if _, err := os.Stat(filepath.Join(in.dir, filepath.FromSlash(name))); err != nil {
 		return nil
 	}
-	return fmt.Errorf("%s leads outside the working directory (a symbolic link?)", shown)
+	return fmt.Errorf("%s leads outside the config's folder (a symbolic link?)", shown)
 }
 
 // expand is Expand for the patterns of cfg's spec.inputs, or of the command
@@ -735,14 +735,14 @@ func expand(t tree, dir string, patterns []string, cfg *api.Config) ([]string, a
 }
 
 // relativeInside refuses a pattern that could name a file outside the
-// working directory.
+// config's folder.
 func relativeInside(pattern string) error {
 	if filepath.IsAbs(pattern) || strings.HasPrefix(pattern, "/") || strings.HasPrefix(pattern, `\`) || filepath.VolumeName(pattern) != "" {
-		return errors.New("must be relative to the working directory, not an absolute path")
+		return errors.New("must be relative to the config's folder, not an absolute path")
 	}
 	clean := filepath.ToSlash(filepath.Clean(pattern))
 	if clean == ".." || strings.HasPrefix(clean, "../") {
-		return errors.New("must stay inside the working directory (no ..)")
+		return errors.New("must stay inside the config's folder (no ..)")
 	}
 	return nil
 }
@@ -765,6 +765,15 @@ type Options struct {
 	// Budget counts what is read against the limits of one run; nil starts
 	// a budget of its own.
 	Budget *Budget
+	// Shown is how origins and messages name Dir for the patterns of a
+	// Config: a file is named Shown/<its path below Dir> (the config's
+	// folder as the user, kustomize or kpt spells it); empty names it by
+	// its path below Dir alone.
+	Shown string
+	// Skip, when not nil, leaves out the files of a Config's patterns whose
+	// name (as Shown names them) it reports: files read already, such as
+	// the items kpt hands the KRM function.
+	Skip func(name string) bool
 }
 
 // Read expands patterns (files, folders and globs; see Expand) and reads
@@ -812,7 +821,14 @@ func read[T any](patterns []string, opts Options, prepare func(api.Object) T, ob
 	if len(ps) > 0 {
 		return nil, ps
 	}
-	return readFiles(b, t, dir, files, prepare, object)
+	shown := ""
+	if opts.Config != nil {
+		shown = opts.Shown
+		if opts.Skip != nil {
+			files = slices.DeleteFunc(files, func(f string) bool { return opts.Skip(path.Join(shown, f)) })
+		}
+	}
+	return readFiles(b, t, dir, shown, files, prepare, object)
 }
 
 // patternProblem is the problem of the patterns: at cfg's spec.inputs, or,
@@ -825,10 +841,11 @@ func patternProblem(cfg *api.Config, message string) api.Problems {
 }
 
 // readFiles reads files of t; dir is what the names of files of the whole
-// file system are relative to. The problems are every file's, in order;
+// file system are relative to, shown what those of a confined tree are
+// named below. The problems are every file's, in order;
 // a limit of the whole run ends the reading, after the problems of the
 // files before.
-func readFiles[T any](b *Budget, t tree, dir string, files []string, prepare func(api.Object) T, object func(*T) *api.Object) ([]T, api.Problems) {
+func readFiles[T any](b *Budget, t tree, dir, shown string, files []string, prepare func(api.Object) T, object func(*T) *api.Object) ([]T, api.Problems) {
 	type read struct {
 		objs     []T
 		problems api.Problems
@@ -846,6 +863,8 @@ func readFiles[T any](b *Budget, t tree, dir string, files []string, prepare fun
 				if rel, err := filepath.Rel(dir, f); err == nil && !strings.HasPrefix(rel, "..") {
 					name = filepath.ToSlash(rel)
 				}
+			} else if shown != "" {
+				name = path.Join(shown, name)
 			}
 			data, ps := b.readBytes(t, f, name)
 			if len(ps) > 0 {

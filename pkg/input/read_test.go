@@ -144,11 +144,11 @@ func TestExpandInside(t *testing.T) {
 		t.Errorf("ExpandInside = %v, %v; want two files", got, err)
 	}
 	for pattern, want := range map[string]string{
-		"../x":                      "must stay inside the working directory",
-		"in/../../x":                "must stay inside the working directory",
-		"/etc/passwd":               "must be relative to the working directory",
-		"in/":                       "in/link.yaml leads outside the working directory",
-		"in/link.yaml":              "in/link.yaml leads outside the working directory",
+		"../x":                      "must stay inside the config's folder",
+		"in/../../x":                "must stay inside the config's folder",
+		"/etc/passwd":               "must be relative to the config's folder",
+		"in/":                       "in/link.yaml leads outside the config's folder",
+		"in/link.yaml":              "in/link.yaml leads outside the config's folder",
 		filepath.Join(outside, "*"): "must be relative",
 	} {
 		_, err := input.ExpandInside(dir, []string{pattern})
@@ -174,7 +174,7 @@ func TestReadInsideRefusesLinksOut(t *testing.T) {
 		t.Skip("no symbolic links:", err)
 	}
 	for _, pattern := range []string{".", "*.yaml", "link.yaml"} {
-		if _, err := input.Read([]string{pattern}, input.Options{Dir: dir, Config: &api.Config{}}); err == nil || !strings.Contains(err.Error(), "link.yaml leads outside the working directory") {
+		if _, err := input.Read([]string{pattern}, input.Options{Dir: dir, Config: &api.Config{}}); err == nil || !strings.Contains(err.Error(), "link.yaml leads outside the config's folder") {
 			t.Errorf("Read(%q) = %v, want link.yaml refused", pattern, err)
 		}
 	}

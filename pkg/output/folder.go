@@ -1,7 +1,6 @@
 package output
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -37,12 +36,27 @@ const (
 )
 
 // Change is one file of the fleet folder that differs from what the run
-// generates. Old is nil for an added file and New for a removed one.
+// generates. Old is nil for an added file and New for a removed one. New is
+// the file as the render generates it; the file written starts with the
+// fleet's identity line before it (DirOptions.Fleet, FleetHeader), which
+// Diff shows. It is kept apart so that a large write does not hold a
+// second copy of every file.
 type Change struct {
-	Op   Op
-	Path string
-	Old  []byte
-	New  []byte
+	Op     Op
+	Path   string
+	Old    []byte
+	New    []byte
+	header []byte
+}
+
+// written is the file the change writes: the fleet's identity line, then
+// New.
+func (c Change) written() []byte {
+	if len(c.header) == 0 || c.New == nil {
+		return c.New
+	}
+	out := make([]byte, 0, len(c.header)+len(c.New))
+	return append(append(out, c.header...), c.New...)
 }
 
 // Diff is the unified diff of the change, with the paths a/<path> and
@@ -55,7 +69,7 @@ func (c Change) Diff() string {
 	case Removed:
 		newName = DevNull
 	}
-	return UnifiedDiff(oldName, newName, c.Old, c.New)
+	return UnifiedDiff(oldName, newName, c.Old, c.written())
 }
 
 // Changes are the files a run changes, or would change, sorted by path.
@@ -101,6 +115,23 @@ type DirOptions struct {
 	// Read, when not nil, is shown the documents of the files that change,
 	// before anything is written.
 	Read Reader
+	// Fleet is the identity of the fleet that writes the folder (see
+	// FleetHeader); empty for a writer that neither stamps nor reads
+	// identities, for which every managed file is its own.
+	Fleet string
+	// Gone, when not nil, reports whether the config another fleet's
+	// identity names is gone (the config, or the folder, was moved): such
+	// a fleet's files are taken as files without an identity.
+	Gone func(fleet string) bool
+	// Places, when not nil, reports whether the layout ever writes a file
+	// at a path: only there is a file of the fleet pruned, or a file
+	// without an identity adopted. nil is everywhere.
+	Places func(path string) bool
+	// AllowPrune lets a write remove more than MaxPruneShare of the fleet's
+	// files in the folder (and more than PruneHandful); without it such a
+	// write is refused with a *PruneError and the folder left as it was.
+	// A check never needs it: it removes nothing.
+	AllowPrune bool
 }
 
 // WriteDir makes dir hold files, the complete desired content of the
@@ -129,13 +160,16 @@ type DirOptions struct {
 // untouched; once moving has begun the run goes to the end, since stopping
 // half way is what the staging is there to avoid.
 func WriteDir(ctx context.Context, dir string, files []File, opts DirOptions) (Changes, error) {
-	p, err := plan(dir, files, opts.Read)
+	p, err := plan(dir, files, opts)
 	if err != nil {
 		return nil, err
 	}
 	defer p.close()
 	if opts.Check || len(p.changes) == 0 {
 		return p.changes, nil
+	}
+	if err := p.checkPrune(opts.AllowPrune); err != nil {
+		return nil, err
 	}
 	if err := p.commit(ctx); err != nil {
 		return nil, err
@@ -154,6 +188,14 @@ type folderPlan struct {
 	// modes of the files to replace, by path, so that a replaced file
 	// keeps its permissions.
 	modes map[string]fs.FileMode
+	// owner tells the fleet's own files from the others'.
+	owner owner
+	// foreign are the paths of managed files the fleet does not own: of
+	// another fleet (the value names it) or, without an identity, outside
+	// the layout's places ("").
+	foreign map[string]string
+	// owned counts the files of the fleet the folder holds.
+	owned int
 }
 
 // entryKind is what the scan found at a path of dir.
@@ -178,15 +220,16 @@ func (k entryKind) String() string {
 	return "a special file"
 }
 
-func plan(dir string, files []File, read Reader) (*folderPlan, error) {
+func plan(dir string, files []File, opts DirOptions) (*folderPlan, error) {
 	if dir == "" {
 		return nil, errors.New("no output folder given")
 	}
+	read := opts.Read
 	want, err := checkFiles(files)
 	if err != nil {
 		return nil, err
 	}
-	p := &folderPlan{dir: dir, modes: map[string]fs.FileMode{}}
+	p := &folderPlan{dir: dir, modes: map[string]fs.FileMode{}, owner: newOwner(opts), foreign: map[string]string{}}
 	info, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -215,7 +258,9 @@ func plan(dir string, files []File, read Reader) (*folderPlan, error) {
 			continue // an existing file of ours, compared by scan
 		}
 		if k, ok := kinds[f.Path]; ok {
-			if k == kindFile {
+			if fleet, managed := p.foreign[f.Path]; managed && fleet != "" {
+				conflicts = append(conflicts, fmt.Sprintf("%s: written by another fleet (%s%s), but a file of this fleet (%s) goes there; two fleets must not share a file", f.Path, FleetHeaderPrefix, fleet, p.owner.fleet))
+			} else if k == kindFile {
 				conflicts = append(conflicts, fmt.Sprintf("%s: not written by computeplane-fn (not every document carries the label app.kubernetes.io/managed-by: computeplane-fn), but a generated file goes there; move it away or delete it", f.Path))
 			} else {
 				conflicts = append(conflicts, fmt.Sprintf("%s: is %s, but a generated file goes there; move it away", f.Path, k))
@@ -228,7 +273,7 @@ func plan(dir string, files []File, read Reader) (*folderPlan, error) {
 				break
 			}
 		}
-		p.changes = append(p.changes, Change{Op: Added, Path: f.Path, New: f.Data})
+		p.changes = append(p.changes, Change{Op: Added, Path: f.Path, New: f.Data, header: p.owner.header})
 	}
 	if len(conflicts) > 0 {
 		p.close()
@@ -390,20 +435,26 @@ func (p *folderPlan) scan(want map[string][]byte, kinds map[string]entryKind, re
 		if err != nil {
 			return fmt.Errorf("failed to read %s: %w", rel, err)
 		}
-		if generated && bytes.Equal(old, newData) {
+		if generated && p.owner.stamped(old, newData) {
 			p.modes[rel] = info.Mode().Perm()
+			p.owned++
 			return nil
 		}
-		docs, managed := managedDocuments(old, read != nil)
-		if !managed {
+		docs, mine, fleet, managed := p.owner.owns(rel, old, generated, read != nil)
+		switch {
+		case !managed:
+			return nil
+		case !mine:
+			p.foreign[rel] = fleet
 			return nil
 		}
 		if read != nil {
 			read(rel, true, docs)
 		}
 		p.modes[rel] = info.Mode().Perm()
+		p.owned++
 		if generated {
-			p.changes = append(p.changes, Change{Op: Changed, Path: rel, Old: old, New: newData})
+			p.changes = append(p.changes, Change{Op: Changed, Path: rel, Old: old, New: newData, header: p.owner.header})
 		} else {
 			p.changes = append(p.changes, Change{Op: Removed, Path: rel, Old: old})
 		}

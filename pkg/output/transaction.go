@@ -137,7 +137,7 @@ func (p *folderPlan) commit(ctx context.Context) (err error) {
 		if !ok {
 			mode = newFileMode
 		}
-		if err := t.disk.WriteFile(staged[i], c.New, mode); err != nil {
+		if err := t.disk.WriteFile(staged[i], c.written(), mode); err != nil {
 			return fmt.Errorf("failed to stage %s: %w", c.Path, err)
 		}
 	}

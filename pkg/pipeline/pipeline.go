@@ -2,6 +2,12 @@ package pipeline
 
 import (
 	"fmt"
+	"path"
+	"path/filepath"
+	"slices"
+
+	"sigs.k8s.io/kustomize/api/konfig"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/input"
@@ -14,9 +20,20 @@ import (
 
 // Options say what one run reads and how it holds its objects.
 type Options struct {
-	// Dir is the folder the config's spec.inputs and Inputs are relative
-	// to; empty means the working directory.
+	// Dir is the folder Inputs are relative to; empty means the working
+	// directory.
 	Dir string
+	// ConfigDir is the folder the config's spec.inputs are relative to (and
+	// must stay inside), as kustomize and kpt resolve the paths of a file:
+	// the folder of the config file. Empty means the folder of ConfigFile
+	// when the config is read from one, and Dir otherwise.
+	ConfigDir string
+	// ConfigDirShown is how origins and messages name ConfigDir: the files
+	// of spec.inputs are named <ConfigDirShown>/<path below ConfigDir>. The
+	// KRM function gives the config's folder as kpt names its items, so
+	// that an item and the file of spec.inputs it came from share a name.
+	// Empty means ConfigDir itself when it is a relative path.
+	ConfigDirShown string
 	// Config is the function config, decoded already (a tool that builds
 	// it in code). When it is nil, ConfigObject is decoded, or else
 	// ConfigFile read.
@@ -28,7 +45,16 @@ type Options struct {
 	// one object.
 	ConfigFile string
 	// Items are objects already read (a ResourceList's items), not yet
-	// checked; a v1 List among them is unwrapped.
+	// checked; a v1 List among them is unwrapped. Three kinds of item
+	// come back as they came, whatever keepInputs says, since kpt deletes
+	// the file of an item a function drops: one that is the file of one of
+	// spec.inputs (its origin names that file: it is read once, as the
+	// item, and the file is not read again), a ComputePlaneGenerator from a
+	// file (the function config kpt hands over as an item too; kustomize's
+	// generator items name no file, and stay out of kustomize's output),
+	// and a kustomization file that is no Kubernetes object (kustomize
+	// allows a kustomization.yaml without apiVersion and kind, and kpt
+	// hands it over).
 	Items []api.Object
 	// Inputs are files, folders and globs named on the command line; unlike
 	// the config's spec.inputs, which must stay inside Dir, they may be
@@ -56,6 +82,18 @@ type Result struct {
 	Warnings api.Problems
 }
 
+// read is what the read stage hands on: the config, the inputs, and the
+// items that come back as they came (see Options.Items).
+type readResult struct {
+	cfg       *api.Config
+	inputs    []*model.Input
+	untouched []api.Object
+	// back are the nodes of the objects read from untouched items (the
+	// objects of a v1 List among them included): neither keepInputs nor
+	// the objects that pass through write them a second time.
+	back map[*yaml.Node]bool
+}
+
 // Run reads the config and the inputs, builds and checks the fleet, renders
 // every output and orders the result. Every problem is found before
 // anything is returned; on any problem it returns no result and at most
@@ -68,27 +106,29 @@ func Run(opts Options) (*Result, api.Problems) {
 	return r, nil
 }
 
-func read(opts Options) (*api.Config, []*model.Input, api.Problems) {
+func readAll(opts Options) (*readResult, api.Problems) {
 	budget := opts.Budget
 	if budget == nil {
 		budget = new(input.Budget)
 	}
 	cfg, problems := readConfig(budget, opts)
 	if len(problems) > 0 {
-		return nil, nil, problems
+		return nil, problems
 	}
-	objects, problems := readInputs(budget, cfg, opts)
-	if len(problems) > 0 {
-		return nil, nil, problems
-	}
-	return cfg, objects, nil
-}
-
-func run(opts Options) (*Result, api.Problems) {
-	cfg, objects, problems := read(opts)
+	r, problems := readInputs(budget, cfg, opts)
 	if len(problems) > 0 {
 		return nil, problems
 	}
+	r.cfg = cfg
+	return r, nil
+}
+
+func run(opts Options) (*Result, api.Problems) {
+	rd, problems := readAll(opts)
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	cfg, objects := rd.cfg, rd.inputs
 	f, problems := model.Build(cfg, objects)
 	if len(problems) > 0 {
 		return nil, problems
@@ -99,12 +139,20 @@ func run(opts Options) (*Result, api.Problems) {
 	if err != nil {
 		return nil, api.Problems{api.Internal(err)}
 	}
-	others := make([]render.Object, 0, len(f.Passthrough)+len(f.Inputs))
+	others := make([]render.Object, 0, len(f.Passthrough)+len(f.Inputs)+len(rd.untouched))
 	for _, o := range f.Passthrough {
+		if !rd.back[o.Node] {
+			others = append(others, render.FromInput(o))
+		}
+	}
+	for _, o := range rd.untouched {
 		others = append(others, render.FromInput(o))
 	}
 	if cfg.KeepInputs {
 		for _, o := range f.Inputs {
+			if rd.back[o.Node] {
+				continue // back as it came already
+			}
 			// A kept input is written as it was read, except for what YAML
 			// 1.1 readers would read otherwise (quoted strings, string
 			// keys): what was validated is what is applied. Objects that
@@ -118,6 +166,34 @@ func run(opts Options) (*Result, api.Problems) {
 		return nil, problems
 	}
 	return &Result{Config: cfg, Fleet: f, Objects: out, Warnings: f.Warnings()}, nil
+}
+
+// configDir is the folder the config's spec.inputs are relative to, and
+// how origins name it.
+func configDir(opts Options) (dir, shown string) {
+	switch {
+	case opts.ConfigDir != "":
+		dir = opts.ConfigDir
+	case opts.Config == nil && opts.ConfigObject == nil && opts.ConfigFile != "":
+		dir = filepath.Dir(opts.ConfigFile)
+	default:
+		dir = opts.Dir
+	}
+	shown = opts.ConfigDirShown
+	if shown == "" && dir != "." && !filepath.IsAbs(dir) {
+		shown = filepath.ToSlash(dir)
+	}
+	return dir, shown
+}
+
+// kustomizationFiles are the names kustomize reads a kustomization from.
+var kustomizationFiles = konfig.RecognizedKustomizationFileNames()
+
+// untouchedItem reports whether an item comes back as it came without
+// being read as an input: a kustomization file that is no Kubernetes
+// object, which kpt hands over as an item.
+func untouchedItem(o api.Object) bool {
+	return (o.APIVersion == "" || o.Kind == "") && slices.Contains(kustomizationFiles, path.Base(o.Origin.File))
 }
 
 // ReadConfig reads and decodes the function config of opts alone, for a
@@ -157,12 +233,36 @@ func readConfig(budget *input.Budget, opts Options) (*api.Config, api.Problems) 
 // readInputs reads the items, the config's spec.inputs and the command
 // line's inputs, in that order, all charged to one budget, each object
 // read by the fleet (model.Reader) as soon as it is decoded.
-func readInputs(budget *input.Budget, cfg *api.Config, opts Options) ([]*model.Input, api.Problems) {
+func readInputs(budget *input.Budget, cfg *api.Config, opts Options) (*readResult, api.Problems) {
 	var problems api.Problems
 	reader := model.Reader{Config: cfg, EncodeValues: yamltext.EncodeValues}
 	readInput := reader.Read
-	inputs := make([]*model.Input, 0, len(opts.Items))
+	r := &readResult{inputs: make([]*model.Input, 0, len(opts.Items)), back: map[*yaml.Node]bool{}}
+	dir, shown := configDir(opts)
+	// The files of spec.inputs, named as their items would be: an item of
+	// one of them is that file, read once.
+	var named map[string]bool
+	if len(opts.Items) > 0 && len(cfg.Inputs) > 0 {
+		files, ps := input.ExpandInside(dir, cfg.Inputs)
+		if len(ps) == 0 {
+			named = make(map[string]bool, len(files))
+			for _, f := range files {
+				if rel, err := filepath.Rel(dir, f); err == nil {
+					named[path.Join(shown, filepath.ToSlash(rel))] = true
+				}
+			}
+		}
+	}
+	items := map[string]bool{}
 	for _, item := range opts.Items {
+		file := path.Clean(item.Origin.File)
+		if item.Origin.File != "" && named[file] {
+			items[file] = true // read once, as the item
+		}
+		if o := api.NewObject(item.Node, item.Origin); untouchedItem(o) {
+			r.untouched = append(r.untouched, o)
+			continue
+		}
 		objs, ps := budget.Unwrap(item.Node, item.Origin)
 		if len(ps) == 0 {
 			// Items are held whole until they are written.
@@ -175,25 +275,48 @@ func readInputs(budget *input.Budget, cfg *api.Config, opts Options) ([]*model.I
 			}
 			continue
 		}
-		inputs = append(inputs, reader.ReadAll(objs)...)
+		// Earlier output is rendered anew, never kept, wherever it is.
+		earlier := len(objs) > 0 && !slices.ContainsFunc(objs, func(o api.Object) bool { return !o.Generated })
+		switch {
+		case item.Origin.File != "" && named[file]:
+			if earlier {
+				break
+			}
+			r.untouched = append(r.untouched, api.NewObject(item.Node, item.Origin))
+			for _, o := range objs {
+				r.back[o.Node] = true
+			}
+		case item.Origin.File != "":
+			for _, o := range objs {
+				if o.APIVersion == api.ConfigAPIVersion && o.Kind == api.ConfigKind {
+					r.untouched = append(r.untouched, o)
+					r.back[o.Node] = true
+				}
+			}
+		}
+		r.inputs = append(r.inputs, reader.ReadAll(objs)...)
 	}
 	if len(problems) > 0 {
 		// Sorted, as every other list of problems: items come in any order.
 		return nil, problems.Compact()
 	}
 	if len(cfg.Inputs) > 0 {
-		read, problems := input.ReadAs(cfg.Inputs, input.Options{Dir: opts.Dir, Config: cfg, Budget: budget}, readInput)
+		in := input.Options{Dir: dir, Shown: shown, Config: cfg, Budget: budget}
+		if len(items) > 0 {
+			in.Skip = func(name string) bool { return items[name] }
+		}
+		read, problems := input.ReadAs(cfg.Inputs, in, readInput)
 		if len(problems) > 0 {
 			return nil, problems
 		}
-		inputs = append(inputs, read...)
+		r.inputs = append(r.inputs, read...)
 	}
 	if len(opts.Inputs) > 0 {
 		read, problems := input.ReadAs(opts.Inputs, input.Options{Dir: opts.Dir, Budget: budget}, readInput)
 		if len(problems) > 0 {
 			return nil, problems
 		}
-		inputs = append(inputs, read...)
+		r.inputs = append(r.inputs, read...)
 	}
-	return inputs, nil
+	return r, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/computeplane-dev/computeplane-fn/internal/testkit/fleetgen"
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
+	"github.com/computeplane-dev/computeplane-fn/pkg/input"
 	"github.com/computeplane-dev/computeplane-fn/pkg/model"
 	"github.com/computeplane-dev/computeplane-fn/pkg/order"
 	"github.com/computeplane-dev/computeplane-fn/pkg/output"
@@ -61,11 +62,11 @@ func TestMain(m *testing.M) {
 
 func readFleet(b *testing.B, dir string) (*api.Config, []*model.Input) {
 	b.Helper()
-	cfg, objs, problems := read(Options{Dir: dir, ConfigFile: filepath.Join(dir, fleetgen.ConfigFile)})
+	r, problems := readAll(Options{Dir: dir, ConfigFile: filepath.Join(dir, fleetgen.ConfigFile)})
 	if len(problems) > 0 {
 		b.Fatal(problems)
 	}
-	return cfg, objs
+	return r.cfg, r.inputs
 }
 
 func inputBytes(b *testing.B, dir string) int64 {
@@ -114,11 +115,11 @@ func BenchmarkCheckValues(b *testing.B) {
 			b.SetBytes(inputBytes(b, dir))
 			b.ReportAllocs()
 			for b.Loop() {
-				_, objs, problems := read(Options{Dir: dir, Config: cfg})
+				r, problems := readInputs(new(input.Budget), cfg, Options{Dir: dir, Config: cfg})
 				if len(problems) > 0 {
 					b.Fatal(problems)
 				}
-				f, problems := model.Build(cfg, objs)
+				f, problems := model.Build(cfg, r.inputs)
 				if len(problems) > 0 {
 					b.Fatal(problems)
 				}

@@ -102,7 +102,7 @@ func review(t *testing.T, before, after []edit) *posture.Result {
 	}
 	// Writing reads the same.
 	c = posture.NewCollector()
-	if _, err := output.WriteDir(t.Context(), out, files, output.DirOptions{Read: c.Read}); err != nil {
+	if _, err := output.WriteDir(t.Context(), out, files, output.DirOptions{Read: c.Read, AllowPrune: true}); err != nil {
 		t.Fatal(err)
 	}
 	written, err := posture.Review(r.Objects, c)

@@ -26,6 +26,20 @@ type JSON struct {
 	// leave Cozystack's dashboard.
 	Lifecycle []posture.Fact `json:"lifecycle"`
 	Files     Files          `json:"files"`
+	// Base is set with --base: the revision the posture changes are
+	// counted from, and what the render changes from the fleet folder
+	// there. Files stays what the run changes (or would) in the folder as
+	// it is.
+	Base *Base `json:"base,omitempty"`
+}
+
+// Base is the comparison with a Git revision of the fleet folder (a pull
+// request's base).
+type Base struct {
+	// Ref is the revision as given, Commit the commit it names.
+	Ref    string `json:"ref"`
+	Commit string `json:"commit"`
+	Files  Files  `json:"files"`
 }
 
 // The apiVersion and kind of the JSON summary's shape.
@@ -60,6 +74,13 @@ func NewJSON(r Report) JSON {
 	j.Files.Added = append(j.Files.Added, r.Changes.Paths(output.Added)...)
 	j.Files.Changed = append(j.Files.Changed, r.Changes.Paths(output.Changed)...)
 	j.Files.Removed = append(j.Files.Removed, r.Changes.Paths(output.Removed)...)
+	if r.Base != "" {
+		j.Base = &Base{Ref: r.Base, Commit: r.BaseCommit, Files: Files{
+			Added:   append([]string{}, r.BaseChanges.Paths(output.Added)...),
+			Changed: append([]string{}, r.BaseChanges.Paths(output.Changed)...),
+			Removed: append([]string{}, r.BaseChanges.Paths(output.Removed)...),
+		}}
+	}
 	return j
 }
 

@@ -16,6 +16,9 @@ const MaxPostureChanges = 60
 // diagram of the tenants it touches.
 func writePosture(b *strings.Builder, r Report, tenants map[string]Tenant) {
 	b.WriteString("### Isolation posture\n\n")
+	if r.Base != "" {
+		fmt.Fprintf(b, "From `%s` at the base `%s`%s to what this change's inputs render.\n\n", cell(r.Dir), cell(r.Base), shortCommit(r.BaseCommit, r.Base))
+	}
 	res := r.Review
 	changes := res.Changes
 	weak := 0
@@ -123,6 +126,16 @@ func causeWords(cause string) string {
 		return ""
 	}
 	return fmt.Sprintf(" (caused by `%s`)", cell(cause))
+}
+
+// shortCommit is " (<12 hex digits>)" naming the commit of the base, or ""
+// when the base is given as that commit already.
+func shortCommit(commit, base string) string {
+	short := commit[:min(12, len(commit))]
+	if short == "" || strings.HasPrefix(base, short) {
+		return ""
+	}
+	return " (`" + short + "`)"
 }
 
 // sentence is the change in words; a tenant added says what it comes with.

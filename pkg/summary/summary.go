@@ -54,8 +54,26 @@ type Report struct {
 	// then as it was); Changes is ignored.
 	Failure error
 	// Review is how the tenants' isolation posture changes from what Dir
-	// held to the new render; nil without Dir.
+	// held (with Base, from what Dir held at the base) to the new render;
+	// nil without Dir.
 	Review *posture.Result
+	// Base is the Git revision the render is compared with (--base: a pull
+	// request's base), as the user gave it; empty to compare with Dir as
+	// it is. BaseCommit is the commit it names, and BaseChanges what
+	// differs from Dir at that commit to the render: what the pull request
+	// changes in the fleet folder, whatever Dir holds now.
+	Base, BaseCommit string
+	BaseChanges      output.Changes
+}
+
+// compared are the file changes the posture review and the tenants the
+// change touches are read from: those from the base with Base, else those
+// of the folder.
+func (r Report) compared() output.Changes {
+	if r.Base != "" {
+		return r.BaseChanges
+	}
+	return r.Changes
 }
 
 // Write writes the report as Markdown for a pull request comment: an
@@ -75,7 +93,7 @@ func Write(w io.Writer, r Report) error {
 		if r.Dir != "" && r.Failure == nil && r.Review != nil {
 			writePosture(&b, r, s.rows)
 		}
-		touched, gone := touchedTenants(r.Fleet, r.Changes)
+		touched, gone := touchedTenants(r.Fleet, r.compared())
 		switch {
 		case r.Dir != "" && r.Failure != nil:
 			fmt.Fprintf(&b, "### Fleet folder `%s`\n\n**Failed**, and the folder was left as it was:\n\n```text\n%s\n```\n\n",
@@ -83,6 +101,9 @@ func Write(w io.Writer, r Report) error {
 			touched, gone = nil, nil
 		case r.Dir != "":
 			writeChanges(&b, r)
+			if r.Base != "" {
+				writeBaseChanges(&b, r)
+			}
 		}
 		s.writeTenants(&b, touched, gone, r.Dir != "" && r.Failure == nil)
 		s.writeStray(&b)
@@ -213,6 +234,12 @@ func writeChanges(b *strings.Builder, r Report) {
 	default:
 		fmt.Fprintf(b, "This run %s.\n\n", counts("added", "changed", "removed", len(added), len(changed), len(removed)))
 	}
+	writePathGroups(b, added, changed, removed)
+	writeDiffs(b, r.Changes)
+}
+
+// writePathGroups lists the paths of each kind of change, folded.
+func writePathGroups(b *strings.Builder, added, changed, removed []string) {
 	for _, group := range []struct {
 		title string
 		paths []string
@@ -230,7 +257,20 @@ func writeChanges(b *strings.Builder, r Report) {
 		}
 		b.WriteString("\n</details>\n\n")
 	}
-	writeDiffs(b, r.Changes)
+}
+
+// writeBaseChanges lists what the render changes in the fleet folder from
+// the base: the pull request's own change, which its file view shows in
+// full.
+func writeBaseChanges(b *strings.Builder, r Report) {
+	fmt.Fprintf(b, "### From the base `%s`\n\n", cell(r.Base))
+	added, changed, removed := r.BaseChanges.Paths(output.Added), r.BaseChanges.Paths(output.Changed), r.BaseChanges.Paths(output.Removed)
+	if len(r.BaseChanges) == 0 {
+		fmt.Fprintf(b, "The render holds what `%s` held at the base: no file changes.\n\n", cell(r.Dir))
+		return
+	}
+	fmt.Fprintf(b, "From `%s` at the base, this change's render %s.\n\n", cell(r.Dir), counts("adds", "changes", "removes", len(added), len(changed), len(removed)))
+	writePathGroups(b, added, changed, removed)
 }
 
 // writeDiffs quotes the diffs of the changed files when they are short

@@ -41,7 +41,7 @@ func TestStandaloneFleet(t *testing.T) {
 	if err := os.WriteFile(cfgPath, append(cfg, quickstartFleet...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	run, problems := pipeline.Run(pipeline.Options{Dir: "../../examples/quickstart", ConfigFile: cfgPath})
+	run, problems := pipeline.Run(pipeline.Options{Dir: "../../examples/quickstart", ConfigFile: cfgPath, ConfigDir: "../../examples/quickstart"})
 	if len(problems) > 0 {
 		t.Fatal(problems)
 	}

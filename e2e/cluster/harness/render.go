@@ -27,10 +27,13 @@ func Render(t testing.TB, bin, dir string, args ...string) []*unstructured.Unstr
 	return objs
 }
 
-// RenderFolder runs the binary's fleet-folder mode into outDir.
+// RenderFolder runs the binary's fleet-folder mode into outDir. The
+// stages reshape their small fleets on purpose (the wiring regrouped, parts
+// merged), which may remove more than half of a fleet's files at once, so
+// they consent to it (--allow-prune).
 func RenderFolder(t testing.TB, bin, dir, outDir string, args ...string) {
 	t.Helper()
-	run(t, bin, dir, nil, append([]string{"--output-dir", outDir}, args...)...)
+	run(t, bin, dir, nil, append([]string{"--output-dir", outDir, "--allow-prune"}, args...)...)
 }
 
 // RenderKRM runs the binary as a KRM function on a ResourceList of config
