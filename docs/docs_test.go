@@ -68,8 +68,9 @@ func TestReadmeTwoCommands(t *testing.T) {
 }
 
 // TestReadmeShowsEveryObject: make demo prints the quickstart's expected
-// output as plain YAML (nothing echoed), and the README's picture names
-// each of its objects, kind and name, on a line of its own.
+// output as plain YAML (nothing echoed), then, after a blank line, its
+// summary's tenant table; and the README's picture names each of its
+// objects, kind and name, on a line of its own.
 func TestReadmeShowsEveryObject(t *testing.T) {
 	cmd := exec.Command("make", "--no-print-directory", "demo")
 	cmd.Dir = ".."
@@ -79,10 +80,20 @@ func TestReadmeShowsEveryObject(t *testing.T) {
 	if err != nil {
 		t.Fatalf("make demo: %v\n%s", err, stderr.String())
 	}
-	if want := read(t, "../examples/quickstart/expected.yaml"); string(out) != want {
-		t.Errorf("make demo does not print examples/quickstart/expected.yaml alone (stdout %d bytes, the file %d)", len(out), len(want))
+	want := read(t, "../examples/quickstart/expected.yaml")
+	summary, ok := strings.CutPrefix(string(out), want)
+	if !ok {
+		t.Fatalf("make demo does not print examples/quickstart/expected.yaml first (stdout %d bytes, the file %d)", len(out), len(want))
 	}
-	objects, err := kio.FromBytes(out)
+	if !strings.HasPrefix(summary, "\n## computeplane-fn\n") {
+		t.Errorf("make demo's summary does not follow the YAML after a blank line:\n%s", summary)
+	}
+	for _, row := range []string{"| Tenant | ComputePlane | Pod Security | Routed onto its ComputePlane | On the management plane |", "| `tenant-acme` (acme) | yes | restricted | JupyterHub `research`, N8N `automations` | Postgres `notebooks` |"} {
+		if !strings.Contains(summary, row) {
+			t.Errorf("make demo's summary lacks the tenant table's row %q:\n%s", row, summary)
+		}
+	}
+	objects, err := kio.FromBytes([]byte(want))
 	if err != nil {
 		t.Fatalf("make demo prints no valid YAML: %v", err)
 	}

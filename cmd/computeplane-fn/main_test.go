@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -638,5 +639,36 @@ func TestSchema(t *testing.T) {
 	}
 	if r := cli(t, "schema", "x"); r.code != 2 || r.stdout != "" || !strings.Contains(r.stderr, `unknown command "x" for "computeplane-fn schema"`) {
 		t.Errorf("schema x: %+v, want a usage error", r)
+	}
+}
+
+// TestBinaryCommandLine runs the built binary as a user does, for what
+// issue 42 names: the version, help and completion commands, an unknown
+// flag, and a usage error's exit status.
+func TestBinaryCommandLine(t *testing.T) {
+	for _, tc := range []struct {
+		args         []string
+		code         int
+		stdout, errs string
+	}{
+		{[]string{"version"}, 0, "computeplane-fn ", ""},
+		{[]string{"help"}, 0, "Available Commands:", ""},
+		{[]string{"completion", "powershell"}, 0, "Register-ArgumentCompleter", ""},
+		{[]string{"--frobnicate"}, 2, "", "computeplane-fn: unknown flag: --frobnicate\nRun 'computeplane-fn --help' for usage.\n"},
+		{[]string{"--check", "config.yaml"}, 2, "", "computeplane-fn: --check needs --output-dir\n"},
+	} {
+		cmd := exec.Command(binary, tc.args...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		code := 0
+		if exit, ok := err.(*exec.ExitError); ok {
+			code = exit.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code != tc.code || !strings.Contains(stdout.String(), tc.stdout) || !strings.HasPrefix(stderr.String(), tc.errs) || (tc.errs == "" && stderr.Len() > 0) {
+			t.Errorf("computeplane-fn %q: exit %d, stdout %.80q, stderr %q; want exit %d, %q on stdout and %q on stderr", tc.args, code, stdout.String(), stderr.String(), tc.code, tc.stdout, tc.errs)
+		}
 	}
 }

@@ -19,8 +19,8 @@ const (
 	// DefaultWiringGroups (AutoWiringGroups, 0) lets the fleet's size
 	// choose the number of wiring groups (package units,
 	// docs/flux-wiring.md).
-	DefaultWiringGroups = AutoWiringGroups
-	AutoWiringGroups    = 0
+	DefaultWiringGroups           = AutoWiringGroups
+	AutoWiringGroups              = 0
 	fleetFolderCharsForMessages   = "letters, digits, '-', '_' and '.'"
 	fleetWiringPathRuleForMessage = "a single folder name that starts with '_' (a namespace's folder never does)"
 )

@@ -2,10 +2,10 @@ package units
 
 import (
 	"cmp"
-	"errors"
-	"fmt"
 	"crypto/sha256"
 	"encoding/base32"
+	"errors"
+	"fmt"
 	"path"
 	"slices"
 	"strconv"
