@@ -486,7 +486,7 @@ func (e *env) forceUpgrade(t *testing.T, ns, name string) {
 
 func hasPart(f *fleetRepo) bool {
 	for _, k := range f.kustomizations() {
-		if strings.HasPrefix(k, "computeplane-tenant-gamma-part") {
+		if strings.HasPrefix(k, "computeplane-tenant-gamma.part") {
 			return true
 		}
 	}

@@ -18,7 +18,7 @@ func (e *env) sourceGuardCases() []guardCase {
 	generator := func(ns, name, from string) map[string]any {
 		return map[string]any{"spec": map[string]any{
 			"sources": []any{map[string]any{"alias": "fleet", "kind": "GitRepository", "name": "fleet", "namespace": fleetNS}},
-			"outputArtifacts": []any{map[string]any{"name": name + "-out",
+			"artifacts": []any{map[string]any{"name": name + "-out",
 				"copy": []any{map[string]any{"from": "@fleet/" + from + "/**", "to": "@artifact/"}}}},
 		}}
 	}

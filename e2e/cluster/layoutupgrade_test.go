@@ -33,9 +33,9 @@ func layoutUpgradeProbe() *unstructured.Unstructured {
 
 // probeResult counts the probe's answers.
 type probeResult struct {
-	mu                      sync.Mutex
+	mu                       sync.Mutex
 	asked, refused, admitted int
-	other                   []string // refusals by anything but the guard
+	other                    []string // refusals by anything but the guard
 }
 
 func (p *probeResult) record(err error) {

@@ -264,14 +264,12 @@ func (e *env) placeTenants(t *testing.T, names ...string) {
 	e.namespaces("tenant-root")
 	for _, n := range names {
 		hr := obj(helmV2, "HelmRelease", "tenant-root", "tenant-"+n, map[string]any{
-			"metadata": map[string]any{"labels": map[string]any{
-				"apps.cozystack.io/application.kind": "Tenant", shardKeyLabel: "tenants",
-			}},
 			"spec": map[string]any{
 				"interval": "5m",
 				"chartRef": map[string]any{"kind": "ExternalArtifact", "name": "cozystack-tenant-application-default-tenant", "namespace": "cozy-system"},
 			},
 		})
+		hr.SetLabels(map[string]string{"apps.cozystack.io/application.kind": "Tenant", shardKeyLabel: "tenants"})
 		e.applyAll(t, e.admin, []*unstructured.Unstructured{hr}, false)
 	}
 	for _, n := range names {
