@@ -10,6 +10,11 @@ E2E_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/computeplane-fn/e2e
 E2E_BIN ?= $(E2E_CACHE)/bin
 E2E_WORK := $(E2E_CACHE)/work
 E2E_GO_BUILD = GO=$(GO) $(CURDIR)/tools/e2e/gobuild.sh
+# Every component's name carries its version (or a digest of its sources),
+# and its rule's prerequisites are order-only: a binary in E2E_BIN is reused
+# as it is, whatever the age of a clone's files, so that a second clone
+# builds nothing. A change of a module under tools/e2e comes with a change
+# of the version it builds.
 THIRD_PARTY ?= $(CURDIR)/../shared/third_party
 
 # Versions. Each binary's name carries its version, so changing one rebuilds
@@ -49,19 +54,19 @@ COZY_HELM_CONTROLLER_BIN = $(E2E_BIN)/cozystack-$(COZY_HELM_CONTROLLER)-$(call c
 COZY_KUSTOMIZE_CONTROLLER_BIN = $(E2E_BIN)/cozystack-$(COZY_KUSTOMIZE_CONTROLLER)-$(call cozystack_flux_sum,$(COZY_KUSTOMIZE_CONTROLLER))
 COZY_SOURCE_WATCHER_BIN = $(E2E_BIN)/cozystack-$(COZY_SOURCE_WATCHER)-$(call cozystack_flux_sum,$(COZY_SOURCE_WATCHER))
 
-$(E2E_BIN)/etcd-$(ETCD_VERSION): tools/e2e/etcd/go.mod tools/e2e/etcd/main.go
+$(E2E_BIN)/etcd-$(ETCD_VERSION): | tools/e2e/etcd/go.mod tools/e2e/etcd/main.go
 	cd tools/e2e/etcd && $(E2E_GO_BUILD) -o $@ .
 
-$(E2E_BIN)/kube-apiserver-$(KUBE_VERSION): tools/e2e/kube/go.mod
+$(E2E_BIN)/kube-apiserver-$(KUBE_VERSION): | tools/e2e/kube/go.mod
 	cd tools/e2e/kube && $(E2E_GO_BUILD) -o $@ k8s.io/kubernetes/cmd/kube-apiserver
 
-$(E2E_BIN)/kube-apiserver-$(KUBE_OLDEST_VERSION): tools/e2e/kube133/go.mod
+$(E2E_BIN)/kube-apiserver-$(KUBE_OLDEST_VERSION): | tools/e2e/kube133/go.mod
 	cd tools/e2e/kube133 && GOFLAGS=-mod=mod $(E2E_GO_BUILD) -o $@ k8s.io/kubernetes/cmd/kube-apiserver
 
-$(E2E_BIN)/kubectl-$(KUBE_VERSION): tools/e2e/kube/go.mod
+$(E2E_BIN)/kubectl-$(KUBE_VERSION): | tools/e2e/kube/go.mod
 	cd tools/e2e/kube && $(E2E_GO_BUILD) -o $@ k8s.io/kubernetes/cmd/kubectl
 
-$(E2E_BIN)/kustomize-controller-$(KUSTOMIZE_CONTROLLER_VERSION): tools/e2e/kustomize-controller/go.mod
+$(E2E_BIN)/kustomize-controller-$(KUSTOMIZE_CONTROLLER_VERSION): | tools/e2e/kustomize-controller/go.mod
 	cd tools/e2e/kustomize-controller && $(E2E_GO_BUILD) -o $@ github.com/fluxcd/kustomize-controller
 
 # ../shared is read-only in CI: build from a copy, with helm-controller's
