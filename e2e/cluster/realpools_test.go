@@ -79,7 +79,7 @@ func (e *env) testRealChartPools(t *testing.T) {
 	for _, ns := range nss {
 		e.writeCozystackValues(t, ns)
 	}
-	e.servePackages(t, splitPackagesTree(t, split, false))
+	e.servePackages(t, splitPackagesTree(t, split, false), clusterArtifact)
 	hooks := e.completeHookJobs(t, realTenant)
 
 	e.bootstrapFleet(t, objs)
@@ -118,7 +118,7 @@ func (e *env) testRealChartPools(t *testing.T) {
 		t.Logf("apps/kubernetes-nodes at cozystack#3315 reads no clusterReleaseName: its pools name the cluster kubernetes-%s, not the ComputePlane's %s, and no worker of theirs would join it", realCluster, realCluster)
 	})
 	t.Run("ClusterReleaseName", func(t *testing.T) {
-		e.servePackages(t, splitPackagesTree(t, split, true))
+		e.servePackages(t, splitPackagesTree(t, split, true), poolArtifact)
 		for _, p := range pools {
 			e.requestReconcile(t, p)
 		}
@@ -193,38 +193,46 @@ func splitPackagesTree(t *testing.T, split string, readsReleaseName bool) map[st
 }
 
 // servePackages publishes files as cozystack-packages and waits until
-// source-watcher has rebuilt the cluster chart's ExternalArtifact from them.
-func (e *env) servePackages(t *testing.T, files map[string][]byte) {
+// source-watcher has rebuilt each of the named ExternalArtifacts (in
+// cozy-system) from them. Name only the charts whose files change: an
+// artifact's revision is its content's digest, so an unchanged chart keeps
+// its revision.
+func (e *env) servePackages(t *testing.T, files map[string][]byte, artifacts ...string) {
 	t.Helper()
-	revision := func() string {
-		ea, _ := e.admin.Get(e.ctx, sourceV1, "ExternalArtifact", cozySystem, clusterArtifact)
+	revision := func(name string) string {
+		ea, _ := e.admin.Get(e.ctx, sourceV1, "ExternalArtifact", cozySystem, name)
 		if ea == nil {
 			return ""
 		}
 		r, _, _ := unstructured.NestedString(ea.Object, "status", "artifact", "revision")
 		return r
 	}
-	before := revision()
-	e.publishPackages(t, files)
-	var now string
-	err := harness.Poll(e.ctx, time.Minute, 250*time.Millisecond, func() (bool, string) {
-		now = revision()
-		return now != "" && now != before, "revision still " + before
-	})
-	if err != nil {
-		t.Fatalf("ExternalArtifact %s/%s: %v%s", cozySystem, clusterArtifact, err, e.logs(clusterArtifact))
+	before := map[string]string{}
+	for _, a := range artifacts {
+		before[a] = revision(a)
 	}
-	t.Logf("source-watcher rebuilt the charts' ExternalArtifacts (%s)", now)
+	e.publishPackages(t, files)
+	for _, a := range artifacts {
+		var now string
+		err := harness.Poll(e.ctx, time.Minute, 250*time.Millisecond, func() (bool, string) {
+			now = revision(a)
+			return now != "" && now != before[a], "revision still " + before[a]
+		})
+		if err != nil {
+			t.Fatalf("ExternalArtifact %s/%s: %v%s", cozySystem, a, err, e.logs(a))
+		}
+		t.Logf("source-watcher rebuilt the ExternalArtifact %s (%s)", a, now)
+	}
 }
 
-// requestReconcile asks helm-controller to reconcile a release now.
+// requestReconcile asks helm-controller to reconcile a release now, as
+// `flux reconcile helmrelease` does: a merge patch of the annotation. (A
+// server-side apply of the annotation alone, as the suite's field manager
+// that applied the release, would drop the spec fields it owns.)
 func (e *env) requestReconcile(t *testing.T, hr *unstructured.Unstructured) {
 	t.Helper()
-	patch := obj(helmV2, "HelmRelease", hr.GetNamespace(), hr.GetName(), map[string]any{
-		"metadata": map[string]any{"name": hr.GetName(), "namespace": hr.GetNamespace(),
-			"annotations": map[string]any{"reconcile.fluxcd.io/requestedAt": time.Now().UTC().Format(time.RFC3339Nano)}},
-	})
-	if _, _, err := e.admin.Apply(e.ctx, patch, harness.ApplyOptions{}); err != nil {
+	patch := []byte(`{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":"` + time.Now().UTC().Format(time.RFC3339Nano) + `"}}}`)
+	if _, err := e.admin.MergePatch(e.ctx, helmV2, "HelmRelease", hr.GetNamespace(), hr.GetName(), patch); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -409,7 +417,7 @@ func (e *env) testRealChartPoolsMove(t *testing.T) {
 	t.Logf("Pin: the Combined chart's %d worker objects carry helm.sh/resource-policy: keep: %v", len(before), slices.Sorted(maps.Keys(before)))
 
 	// 2. The platform upgrades: the split charts replace the Combined one.
-	e.servePackages(t, splitPackagesTree(t, split, true))
+	e.servePackages(t, splitPackagesTree(t, split, true), clusterArtifact)
 	e.requestReconcile(t, cluster)
 	e.waitFor(t, e.admin, "v1", "Secret", realTenant, "sh.helm.release.v1."+realCluster+".v2", 3*time.Minute,
 		func(u *unstructured.Unstructured) (bool, string) {

@@ -471,13 +471,17 @@ variables.fromPlatform || variables.breakGlass`
 )
 
 // G6 (SplitPools line only): a worker pool of a ComputePlane's cluster
-// comes only from the fleet (under delivery: Platform, from the platform's
-// helm-controller, which installs the module's pools). A tenant's
-// KubernetesNodes app, which cozystack-api makes a HelmRelease
-// kubernetes-nodes-<app>, is refused when it would be one. A release being
-// deleted may still lose its finalizers.
+// is made or changed only by the fleet (under delivery: Platform, also by
+// the platform's helm-controller, which installs the module's pools) and
+// cluster administrators. A tenant's KubernetesNodes app, which
+// cozystack-api makes a HelmRelease kubernetes-nodes-<app>, is refused
+// when it would be one. An update that leaves the spec as it was (a
+// reconcile request, `flux reconcile`; a suspend) changes no worker and is
+// admitted, as G2 admits it; a release being deleted may still lose its
+// finalizers.
 const (
-	celG6Pool = `!variables.claimsPool || variables.fromFlux ||
+	celG6Pool = `!variables.claimsPool || !variables.specChanged ||
+variables.fromFlux || variables.fromAdmin ||
 (!variables.directDelivery && variables.fromHelm) ||
 has(object.metadata.deletionTimestamp)`
 	msgG6Pool = `"HelmRelease " +
@@ -485,8 +489,8 @@ has(object.metadata.deletionTimestamp)`
   " is a worker pool of the tenant's ComputePlane (named kubernetes-nodes-" + variables.clusterRelease +
   "-<pool>, or spec.values.cluster or clusterReleaseName " + variables.clusterRelease +
   "): a pool adds workers, with the OS image and kubelet settings it chooses, to a cluster the tenant must not administer, so only the fleet (" +
-  variables.fluxIdentities.join(", ") + ") makes or changes one, and " + request.userInfo.username +
-  " is not the fleet; set the ComputePlane's node groups in the fleet repository"`
+  variables.fluxIdentities.join(", ") + ") and cluster administrators make one or change its spec, and " + request.userInfo.username +
+  " is neither; set the ComputePlane's node groups in the fleet repository"`
 )
 
 // The guard's match condition: a request goes to the rules unless it is

@@ -230,13 +230,21 @@ const authReader = "extension-apiserver-authentication-reader"
 // ClusterRole and ClusterRoleBinding, named after its namespace and release
 // (apps/kubernetes-nodes templates/talos-reconcile-job.yaml at
 // cozystack#3315): pools are the releases of the tenant's pools.
-func installerClusterRules(release, namespace string, pools []string) []rbacv1.PolicyRule {
+//
+// splitChart: the installer upgrades the split apps/kubernetes (the
+// SplitPools line, or poolMigration: Pin, under which the platform's
+// upgrade to the split chart comes before the fleet's SplitPools render).
+// On every upgrade that chart looks up its release's Namespace
+// (templates/cluster.yaml at cozystack#3315, the guard against unadopted
+// MachineDeployments), a cluster-scoped get: without it the upgrade fails
+// ("cannot get resource namespaces"). It reads that one namespace only.
+func installerClusterRules(release, namespace string, pools []string, splitChart bool) []rbacv1.PolicyRule {
 	roles, bindings := installerClusterNames(release, namespace)
 	for _, pool := range pools {
 		coredns := namespace + "-" + pool + "-talos-reconcile-coredns"
 		roles, bindings = append(roles, coredns), append(bindings, coredns)
 	}
-	return []rbacv1.PolicyRule{
+	rules := []rbacv1.PolicyRule{
 		{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles", "clusterrolebindings"}, Verbs: []string{"create"}},
 		{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles"}, Verbs: []string{"get", "update", "patch", "delete", "bind"}, ResourceNames: roles},
 		{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterrolebindings"}, Verbs: []string{"get", "update", "patch", "delete"}, ResourceNames: bindings},
@@ -245,6 +253,10 @@ func installerClusterRules(release, namespace string, pools []string) []rbacv1.P
 		{APIGroups: []string{"instancetype.kubevirt.io"}, Resources: []string{"virtualmachineclusterinstancetypes"}, Verbs: []string{"get", "list"}},
 		{APIGroups: []string{"storage.k8s.io"}, Resources: []string{"storageclasses"}, Verbs: []string{"get", "list"}},
 	}
+	if splitChart {
+		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"get"}, ResourceNames: []string{namespace}})
+	}
+	return rules
 }
 
 // installerKubeSystemRules are its rights in kube-system: the one
@@ -310,7 +322,7 @@ func RenderInstaller(f *model.Fleet, t *model.Tenant) ([]Object, error) {
 	clusterRole := rbacv1.ClusterRole{
 		TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRole"},
 		ObjectMeta: metav1.ObjectMeta{Name: scoped, Labels: managedLabels(nil), Annotations: keptAnnotations()},
-		Rules:      installerClusterRules(release, ns, poolReleases(f, t)),
+		Rules:      installerClusterRules(release, ns, poolReleases(f, t), upgradesSplitChart(f)),
 	}
 	clusterBinding := rbacv1.ClusterRoleBinding{
 		TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRoleBinding"},
@@ -346,6 +358,12 @@ func RenderInstaller(f *model.Fleet, t *model.Tenant) ([]Object, error) {
 
 // poolReleases are the release names of a tenant's worker pools on the
 // SplitPools line, none on the Combined one.
+// upgradesSplitChart: the fleet's cluster releases are, or are about to
+// be, upgraded with the split apps/kubernetes (installerClusterRules).
+func upgradesSplitChart(f *model.Fleet) bool {
+	return f.Cluster != nil && (f.Cluster.Split() || f.Cluster.PinsWorkers())
+}
+
 func poolReleases(f *model.Fleet, t *model.Tenant) []string {
 	if f.Cluster == nil || !f.Cluster.Split() {
 		return nil

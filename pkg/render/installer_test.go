@@ -39,7 +39,7 @@ var chartResources = map[string]struct {
 	"MachineHealthCheck": {"machinehealthchecks", false}, "Role": {"roles", false}, "RoleBinding": {"rolebindings", false},
 	"Secret": {"secrets", false}, "Service": {"services", false}, "ServiceAccount": {"serviceaccounts", false},
 	"WorkloadMonitor": {"workloadmonitors", false}, "MachineSet": {"machinesets", false},
-	"StorageClass": {"storageclasses", true}, "VirtualMachineClusterInstancetype": {"virtualmachineclusterinstancetypes", true},
+	"StorageClass": {"storageclasses", true}, "Namespace": {"namespaces", true}, "VirtualMachineClusterInstancetype": {"virtualmachineclusterinstancetypes", true},
 }
 
 var (
@@ -47,7 +47,7 @@ var (
 	// fill their lines, over several lines too; inlineAction any other.
 	wholeLineActions = regexp.MustCompile(`(?ms)^[ \t]*\{\{.*?\}\}[ \t]*\n`)
 	inlineAction     = regexp.MustCompile(`\{\{.*?\}\}`)
-	lookupCall       = regexp.MustCompile(`lookup "([^"]*)" "([^"]*)" ([^ ]+) `)
+	lookupCall       = regexp.MustCompile(`lookup "([^"]*)" "([^"]*)" ([^ ]+) ([^ }]+)`)
 )
 
 // templated stands for a template action in what readChart reads: upper
@@ -61,6 +61,8 @@ type chartObject struct {
 	Kind       string                           `json:"kind"`
 	Metadata   struct{ Name, Namespace string } `json:"metadata"`
 	Rules      []rbacv1.PolicyRule              `json:"rules"`
+	// byName: a lookup of one object by name (a get), not of a list.
+	byName bool
 }
 
 // readChart reads the documents the chart's templates write (template
@@ -91,7 +93,15 @@ func readChartAt(t *testing.T, dir string, least int) (objs []chartObject, looku
 			if !strings.Contains(m[1], "/") {
 				group = ""
 			}
-			lookups = append(lookups, chartObject{file: p, APIVersion: group, Kind: m[2]})
+			o := chartObject{file: p, APIVersion: group, Kind: m[2]}
+			// A lookup by name is a get; by "" a list. The release's
+			// namespace is that of the installer checkInstallerHolds asks
+			// of, tenant-acme.
+			o.byName = m[4] != `""`
+			if m[4] == ".Release.Namespace" {
+				o.Metadata.Name = "tenant-acme"
+			}
+			lookups = append(lookups, o)
 		}
 		text := inlineAction.ReplaceAllString(wholeLineActions.ReplaceAllString(string(data), ""), templated)
 		for _, doc := range strings.Split(text, "\n---") {
@@ -128,7 +138,16 @@ func groupOf(apiVersion string) string {
 // namespaced ClusterRole is used by the chart.
 func TestInstallerHoldsWhatTheChartCreates(t *testing.T) {
 	objs, lookups := readChart(t)
-	checkInstallerHolds(t, objs, lookups, nil, true)
+	checkInstallerHolds(t, objs, lookups, nil, false, true)
+}
+
+// TestInstallerHoldsWhatTheSplitClusterChartCreates: on the SplitPools
+// line (and under poolMigration: Pin, before it) the installer upgrades
+// the split apps/kubernetes of cozystack#3315 and holds what it creates
+// and looks up: its upgrade looks up the release's Namespace.
+func TestInstallerHoldsWhatTheSplitClusterChartCreates(t *testing.T) {
+	objs, lookups := readChartAt(t, sharedChart(t, "cozystack-pools", "packages", "apps", "kubernetes", "templates"), 40)
+	checkInstallerHolds(t, objs, lookups, []string{"kubernetes-nodes-computeplane-md0"}, true, false)
 }
 
 // TestInstallerHoldsWhatThePoolChartCreates: on the SplitPools line the
@@ -138,15 +157,15 @@ func TestInstallerHoldsWhatTheChartCreates(t *testing.T) {
 func TestInstallerHoldsWhatThePoolChartCreates(t *testing.T) {
 	// apps/kubernetes-nodes at cozystack#3315's merge.
 	objs, lookups := readChartAt(t, sharedChart(t, "cozystack-pools", "packages", "apps", "kubernetes-nodes", "templates"), 10)
-	checkInstallerHolds(t, objs, lookups, []string{"kubernetes-nodes-computeplane-md0"}, false)
+	checkInstallerHolds(t, objs, lookups, []string{"kubernetes-nodes-computeplane-md0"}, true, false)
 }
 
 // checkInstallerHolds: the installer of a cluster with the given pool
 // releases covers every object and lookup of a chart; allUsed: and every
 // namespaced rule it holds is used by the chart.
-func checkInstallerHolds(t *testing.T, objs, lookups []chartObject, pools []string, allUsed bool) {
+func checkInstallerHolds(t *testing.T, objs, lookups []chartObject, pools []string, splitChart, allUsed bool) {
 	t.Helper()
-	namespaced, kubeSystem, cluster := render.InstallerRules(), render.InstallerKubeSystemRules("computeplane", "tenant-acme"), render.InstallerClusterRules("computeplane", "tenant-acme", pools)
+	namespaced, kubeSystem, cluster := render.InstallerRules(), render.InstallerKubeSystemRules("computeplane", "tenant-acme"), render.InstallerClusterRules("computeplane", "tenant-acme", pools, splitChart)
 	covers := func(where string, owner []rbacv1.PolicyRule, need rbacv1.PolicyRule, file string) {
 		if ok, missing := rbacvalidation.Covers(owner, []rbacv1.PolicyRule{need}); !ok {
 			t.Errorf("%s: the installer lacks %v in %s", file, missing, where)
@@ -193,6 +212,12 @@ func checkInstallerHolds(t *testing.T, objs, lookups []chartObject, pools []stri
 			continue
 		}
 		need := rbacv1.PolicyRule{APIGroups: []string{l.APIVersion}, Resources: []string{r.resource}, Verbs: []string{"get", "list"}}
+		if l.byName {
+			need.Verbs = []string{"get"}
+			if l.Metadata.Name != "" {
+				need.ResourceNames = []string{l.Metadata.Name}
+			}
+		}
 		if r.cluster {
 			covers("cluster scope (a lookup)", cluster, need, l.file)
 		} else {
@@ -214,7 +239,7 @@ func checkInstallerHolds(t *testing.T, objs, lookups []chartObject, pools []stri
 // TestInstallerCannotEscalate: outside its namespace the installer may
 // touch only its own cluster's objects by name, and bind only those roles.
 func TestInstallerCannotEscalate(t *testing.T) {
-	for _, rules := range [][]rbacv1.PolicyRule{render.InstallerClusterRules("computeplane", "tenant-acme", nil), render.InstallerKubeSystemRules("computeplane", "tenant-acme")} {
+	for _, rules := range [][]rbacv1.PolicyRule{render.InstallerClusterRules("computeplane", "tenant-acme", nil, false), render.InstallerClusterRules("computeplane", "tenant-acme", []string{"kubernetes-nodes-computeplane-md0"}, true), render.InstallerKubeSystemRules("computeplane", "tenant-acme")} {
 		for _, r := range rules {
 			if slices.Contains(r.Verbs, "*") || slices.Contains(r.Resources, "*") || slices.Contains(r.APIGroups, "*") {
 				t.Errorf("a wildcard rule outside the namespace: %v", r)

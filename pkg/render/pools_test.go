@@ -149,6 +149,18 @@ spec:
 			mine := pool("kubernetes-nodes-mine-md0", "{cluster: mine}")
 			moved := pool("kubernetes-nodes-mine-md0", "{cluster: mine, clusterReleaseName: computeplane}")
 			checkAdmission(t, g, "a pool moved onto the cluster", guardRequest{op: admission.Update, user: cozystackAPI, groups: tenantGroups, object: moved, oldObject: mine}, refused)
+			// What changes no worker is admitted from anyone RBAC lets
+			// through: a reconcile request (flux reconcile) or a suspend of
+			// the fleet's pool. A cluster administrator may change one.
+			fleetPool := pool("kubernetes-nodes-computeplane-md1", "{cluster: computeplane, clusterReleaseName: computeplane}")
+			requested := edit(t, fleetPool, "  namespace: tenant-acme\n", "  namespace: tenant-acme\n  annotations: {reconcile.fluxcd.io/requestedAt: now}\n")
+			suspended := edit(t, fleetPool, "  interval: 5m\n", "  interval: 5m\n  suspend: true\n")
+			resized := edit(t, fleetPool, "{cluster: computeplane, clusterReleaseName: computeplane}", "{cluster: computeplane, clusterReleaseName: computeplane, maxReplicas: 9}")
+			checkAdmission(t, g, "a reconcile request of the fleet's pool by cozystack-api", guardRequest{op: admission.Update, user: cozystackAPI, groups: tenantGroups, object: requested, oldObject: fleetPool}, "")
+			checkAdmission(t, g, "a suspend of the fleet's pool by a tenant user", guardRequest{op: admission.Update, user: tenantUser, groups: tenantGroups, object: suspended, oldObject: fleetPool}, "")
+			checkAdmission(t, g, "the fleet's pool resized by a tenant user", guardRequest{op: admission.Update, user: tenantUser, groups: tenantGroups, object: resized, oldObject: fleetPool}, refused)
+			checkAdmission(t, g, "the fleet's pool resized by a cluster administrator", guardRequest{op: admission.Update, user: admin, groups: []string{"system:masters", "system:authenticated"}, object: resized, oldObject: fleetPool}, "")
+			checkAdmission(t, g, "a pool named like the ComputePlane's, by a cluster administrator", guardRequest{op: admission.Create, user: admin, groups: []string{"system:masters", "system:authenticated"}, object: fleetPool}, "")
 			// A pool's worker, as the pool chart makes it with
 			// clusterReleaseName (named and labelled as the Combined
 			// chart's), is the platform's (G3); a VM that mounts the token
