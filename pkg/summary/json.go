@@ -26,6 +26,10 @@ type JSON struct {
 	// leave Cozystack's dashboard.
 	Lifecycle []posture.Fact `json:"lifecycle"`
 	Files     Files          `json:"files"`
+	// Warnings are the app values that break their definition's schema
+	// under spec.apps.values: Warn, rendered as written (the Markdown's
+	// warning block), in the order the run found them.
+	Warnings []Warning `json:"warnings"`
 	// Base is set with --base: the revision the posture changes are
 	// counted from, and what the render changes from the fleet folder
 	// there. Files stays what the run changes (or would) in the folder as
@@ -40,6 +44,15 @@ type Base struct {
 	Ref    string `json:"ref"`
 	Commit string `json:"commit"`
 	Files  Files  `json:"files"`
+}
+
+// Warning is one warning of the run: the file, the object and the field it
+// is about (each empty when it names none), and what is wrong.
+type Warning struct {
+	File    string `json:"file"`
+	Object  string `json:"object"`
+	Field   string `json:"field"`
+	Message string `json:"message"`
 }
 
 // The apiVersion and kind of the JSON summary's shape.
@@ -59,9 +72,12 @@ type Files struct {
 // NewJSON builds the JSON summary of a rendered run; it has no changes
 // without a fleet folder.
 func NewJSON(r Report) JSON {
-	j := JSON{APIVersion: JSONAPIVersion, Kind: JSONKind, Tenants: []Tenant{}, Changes: []posture.Change{}, Lifecycle: []posture.Fact{}, Files: Files{Added: []string{}, Changed: []string{}, Removed: []string{}}}
+	j := JSON{APIVersion: JSONAPIVersion, Kind: JSONKind, Tenants: []Tenant{}, Changes: []posture.Change{}, Lifecycle: []posture.Fact{}, Files: Files{Added: []string{}, Changed: []string{}, Removed: []string{}}, Warnings: []Warning{}}
 	if r.Fleet != nil {
 		j.Tenants = Tenants(r.Fleet)
+		for _, w := range r.Fleet.ValueWarnings() {
+			j.Warnings = append(j.Warnings, Warning{File: w.File, Object: w.Object.String(), Field: w.Field, Message: w.Message})
+		}
 	}
 	if r.Dir == "" || r.Failure != nil {
 		return j

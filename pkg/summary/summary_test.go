@@ -277,4 +277,10 @@ spec: {replcas: 2}
 	if !strings.Contains(md, want) {
 		t.Errorf("summary:\n%s\nwant it to hold:\n%s", md, want)
 	}
+	j := summary.NewJSON(summary.Report{Fleet: r.Fleet})
+	wantJSON := []summary.Warning{{File: "in.yaml", Object: "Postgres tenant-root/db", Field: "spec.replcas",
+		Message: "unknown field: the openAPISchema of ApplicationDefinition postgres declares no such field, so the chart would most likely ignore it (cozystack-api and Helm pass it on as written); correct its name"}}
+	if d := cmp.Diff(wantJSON, j.Warnings); d != "" {
+		t.Errorf("JSON warnings (-want +got):\n%s", d)
+	}
 }
