@@ -32,9 +32,10 @@ as one YAML stream, or with --output-dir into a fleet folder. Without a CONFIG i
 is a KRM function (kpt, kustomize): a ResourceList on stdin, the result on stdout;
 run on a terminal with no arguments, it prints this help instead of waiting.
 
-With --output-dir every generated object goes to DIR/<namespace>/<kind>-<name>.yaml;
-the files computeplane-fn wrote before (labelled app.kubernetes.io/managed-by:
-computeplane-fn) and no longer generates are removed, every other file is left
+With --output-dir every generated object goes to a file of its own in DIR
+(<namespace>/<kind>-<name>.yaml, or Flux units with spec.fleet), whose first
+line names the fleet's config; the files this fleet wrote before and no longer
+generates are removed, every other file (another fleet's, your own) is left
 alone, and a refused or failed run leaves DIR as it was. --check writes nothing,
 prints a unified diff and exits 1 when DIR is out of date. --summary states how
 each tenant's isolation posture changes, for a pull request; --summary-json

@@ -31,4 +31,4 @@ if [[ -n $base && ( -n ${COMPUTEPLANE_FN_SUMMARY:-} || -n ${COMPUTEPLANE_FN_SUMM
 	fi
 	args+=(--base "$base")
 fi
-exec computeplane-fn "${args[@]}" "$config"
+exec computeplane-fn "${args[@]}" -- "$config"
