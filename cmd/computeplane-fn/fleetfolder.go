@@ -12,6 +12,7 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/gitrev"
 	"github.com/computeplane-dev/computeplane-fn/pkg/output"
+	"github.com/computeplane-dev/computeplane-fn/pkg/poolmove"
 )
 
 // outputOverlap says why dir cannot be the fleet folder of the config in
@@ -143,6 +144,33 @@ func readBase(dir, rev string) ([]output.File, string, error) {
 		out[i] = output.File{Path: f.Path, Data: f.Data}
 	}
 	return out, folder.Commit, nil
+}
+
+// folderFile looks a file up in the fleet folder dir, as the last render
+// left it.
+func folderFile(dir string) poolmove.Lookup {
+	return func(p string) ([]byte, bool, error) {
+		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(p)))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, false, nil
+		case err != nil:
+			return nil, false, err
+		}
+		return data, true, nil
+	}
+}
+
+// baseFile looks a file up in the fleet folder at the base revision.
+func baseFile(files []output.File) poolmove.Lookup {
+	byPath := make(map[string][]byte, len(files))
+	for _, f := range files {
+		byPath[f.Path] = f.Data
+	}
+	return func(p string) ([]byte, bool, error) {
+		data, ok := byPath[p]
+		return data, ok, nil
+	}
 }
 
 func countBaseChanges(cs output.Changes) string {

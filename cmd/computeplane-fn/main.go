@@ -22,6 +22,7 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/output"
 	"github.com/computeplane-dev/computeplane-fn/pkg/pipeline"
+	"github.com/computeplane-dev/computeplane-fn/pkg/poolmove"
 	"github.com/computeplane-dev/computeplane-fn/pkg/posture"
 	"github.com/computeplane-dev/computeplane-fn/pkg/summary"
 	"github.com/computeplane-dev/computeplane-fn/pkg/units"
@@ -145,6 +146,11 @@ func runFleetFolder(f folderFlags, configFile string, config *api.Config, inputs
 		// Emptying the fleet is meant: so is removing its files.
 		opts.AllowPrune = true
 	}
+	if err := poolmove.Check(r.Config, files, folderFile(f.dir), f.dir); err != nil {
+		fmt.Fprintf(stderr, "computeplane-fn: %v; %s was left as it was\n", err, f.dir)
+		report.Refusal = err.Error()
+		return f.summaries.write(report, false, 1, stderr)
+	}
 	report.Fleet = r.Fleet
 	var base []output.File
 	if f.base != "" {
@@ -152,6 +158,11 @@ func runFleetFolder(f folderFlags, configFile string, config *api.Config, inputs
 		if base, report.BaseCommit, err = readBase(f.dir, f.base); err != nil {
 			report.Failure = err
 			fmt.Fprintf(stderr, "computeplane-fn: %v; %s was left as it was\n", err, f.dir)
+			return f.summaries.write(report, false, 1, stderr)
+		}
+		if err := poolmove.Check(r.Config, files, baseFile(base), "the base "+f.base); err != nil {
+			fmt.Fprintf(stderr, "computeplane-fn: %v; %s was left as it was\n", err, f.dir)
+			report.Fleet, report.Refusal = nil, err.Error()
 			return f.summaries.write(report, false, 1, stderr)
 		}
 	}

@@ -472,7 +472,8 @@ var workerKinds = map[string]string{
 // worker is what the move must keep of a worker object.
 type worker struct {
 	uid, owner, keep string
-	// template is a MachineDeployment's spec.template, as JSON.
+	// template is the spec.template of a MachineDeployment or a
+	// KubevirtMachineTemplate, printed without its nulls (withoutNulls).
 	template string
 }
 
@@ -493,12 +494,39 @@ func (e *env) workerObjects(t *testing.T) map[string]worker {
 			}
 			w := worker{uid: string(o.GetUID()), owner: o.GetAnnotations()["meta.helm.sh/release-name"], keep: o.GetAnnotations()["helm.sh/resource-policy"]}
 			if tmpl, ok, _ := unstructured.NestedMap(o.Object, "spec", "template"); ok {
-				w.template = fmt.Sprint(tmpl)
+				w.template = fmt.Sprint(withoutNulls(tmpl))
 			}
 			out[kind+"/"+o.GetName()] = w
 		}
 	}
 	return out
+}
+
+// withoutNulls is v without the map entries whose value is null: what a
+// controller decoding the object into its Go types reads (a null and an
+// absent field both decode to the zero value). apps/kubernetes-nodes
+// writes virtualMachineTemplate.metadata.labels empty (null) for a pool
+// without node labels, where the Combined chart wrote none; CAPK's CRD
+// keeps unknown fields of that metadata as written, so the stored object
+// differs by that null alone, and the VMs CAPK makes from it do not.
+func withoutNulls(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			if x != nil {
+				out[k] = withoutNulls(x)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = withoutNulls(x)
+		}
+		return out
+	}
+	return v
 }
 
 // compareWorkers checks that every worker object of before is there with
@@ -515,7 +543,7 @@ func (e *env) compareWorkers(t *testing.T, when string, before, now map[string]w
 		case n.uid != b.uid:
 			t.Errorf("%s: %s was recreated (UID %s, was %s)", when, id, n.uid, b.uid)
 		case n.template != b.template:
-			t.Errorf("%s: %s's template changed, which replaces its machines:\n was %s\n now %s", when, id, b.template, n.template)
+			t.Errorf("%s: %s's template changed, which changes the machines it makes:\n was %s\n now %s", when, id, b.template, n.template)
 		}
 		want := realCluster
 		if owner == "pool" {

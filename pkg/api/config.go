@@ -42,8 +42,9 @@ type Config struct {
 	Ref    ObjectRef `json:"-"`
 	Origin Origin    `json:"-"`
 
-	// Inputs are files, folders and globs, relative to the working
-	// directory, read in addition to the ResourceList items.
+	// Inputs are files, folders and globs, relative to the config file's
+	// folder (the working directory for a config that has no file), read
+	// in addition to the ResourceList items.
 	Inputs     []string       `json:"inputs"`
 	Delivery   Delivery       `json:"delivery"`
 	KeepInputs bool           `json:"keepInputs"`

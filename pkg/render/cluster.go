@@ -29,6 +29,9 @@ func RenderClusterRelease(f *model.Fleet, t *model.Tenant) (Object, error) {
 	values := f.Cluster.Values(t.Knobs)
 	release := wire.DirectClusterRelease
 	labels := map[string]string{wire.ComputePlaneLabel: "true"}
+	if f.Cluster.Split() {
+		labels[wire.ClusterChartLabel] = wire.ClusterChartSplitPools
+	}
 	if shardLabelRendered(f, wire.ShardingTenants) {
 		labels[wire.ShardingLabel] = wire.ShardingTenants
 	}

@@ -46,6 +46,12 @@ const (
 	// PoolLabel names, on a worker pool's release (the SplitPools line),
 	// its node group.
 	PoolLabel = "computeplane.dev/pool"
+	// ClusterChartLabel with ClusterChartSplitPools marks a cluster release
+	// rendered for the split chart (no workers of its own): a later render
+	// reads it from the fleet folder to tell a ComputePlane whose workers
+	// are its pools' from one whose workers the release itself holds.
+	ClusterChartLabel      = "computeplane.dev/cluster-chart"
+	ClusterChartSplitPools = "SplitPools"
 	// PruneAnnotation with PruneDisabled keeps Flux's kustomize-controller
 	// from deleting the live cluster when its HelmRelease leaves Git.
 	PruneAnnotation = "kustomize.toolkit.fluxcd.io/prune"
