@@ -227,25 +227,7 @@ func realPackagesTree(t *testing.T, cozy string) map[string][]byte {
 // is its own: the real tree stays until the stage ends.
 func (e *env) serveRealChart(t *testing.T, cozy string) {
 	t.Helper()
-	revision := func() string {
-		ea, _ := e.admin.Get(e.ctx, sourceV1, "ExternalArtifact", cozySystem, clusterArtifact)
-		if ea == nil {
-			return ""
-		}
-		r, _, _ := unstructured.NestedString(ea.Object, "status", "artifact", "revision")
-		return r
-	}
-	standIn := revision()
-	e.publishPackages(t, realPackagesTree(t, cozy))
-	var real string
-	err := harness.Poll(e.ctx, time.Minute, 250*time.Millisecond, func() (bool, string) {
-		real = revision()
-		return real != "" && real != standIn, "revision still " + standIn
-	})
-	if err != nil {
-		t.Fatalf("ExternalArtifact %s/%s: %v%s", cozySystem, clusterArtifact, err, e.logs(clusterArtifact))
-	}
-	t.Logf("source-watcher built the real chart's ExternalArtifact (%s)", real)
+	e.servePackages(t, realPackagesTree(t, cozy), clusterArtifact)
 }
 
 // hookJobs marks the Helm hook Jobs of a namespace Complete as they appear:
