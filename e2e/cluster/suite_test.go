@@ -168,22 +168,22 @@ func (m fluxMode) identities() []string {
 //     fleet's wiring in flux-system, where docs/flux-wiring.md ("On
 //     Cozystack") keeps it with the default config;
 //   - CozystackWiring: the same Flux, the fleet's wiring beside it
-//     (spec.fleet.wiringNamespace: cozy-fluxcd, the docs' other way).
+//     (spec.fleet.wiringNamespace: cozy-fluxcd, the docs' other way);
+//   - CozystackNewest: Cozystack's layout, as in Cozystack, on the newest
+//     platform's API server.
 //
-// FluxInstall runs on kube-apiserver v1.36.3 with current Flux; the two
-// Cozystack layouts on the oldest supported platform, as Cozystack's users
+// FluxInstall runs on kube-apiserver v1.36.3 with current Flux; Cozystack
+// and CozystackWiring on the oldest supported platform, as Cozystack's users
 // run it: kube-apiserver v1.33.5 and the controllers Cozystack ships
 // (helm-controller v1.5.0, kustomize-controller v1.8.0, source-watcher
 // v2.1.0), their own CRDs, and the ComputePlane stand-ins on the same
-// API server version.
+// API server version. CozystackNewest runs the same Flux on
+// kube-apiserver v1.36.3, which serves MutatingAdmissionPolicy, with
+// fleets that name Kubernetes 1.36: Cozystack's Flux and its
+// flux-shard-operator where the shard label's default is Admission
+// (Webhook below). It runs every layout's stages and ShardOperator.
 //
-//   - CozystackNewest: Cozystack's layout and shipped Flux on the newest
-//     platform's API server, kube-apiserver v1.36.3, which serves
-//     MutatingAdmissionPolicy: the stages whose result depends on the
-//     Kubernetes minor under Cozystack's own components (ShardOperator,
-//     whose default shard label is Admission there, Webhook below).
-//
-// The guard's config is the default in all three (no guard.fluxIdentities):
+// The guard's config is the default in all four (no guard.fluxIdentities):
 // the fleet applies as its own account, computeplane-fleet in the wiring
 // namespace, which the guard admits by default.
 var (
