@@ -110,9 +110,9 @@ func benchMode(t *testing.T, tenants int) fluxMode {
 			m.name = fmt.Sprintf("Bench%d", tenants)
 			switch p := envOr("E2E_BENCH_PLATFORM", "oldest"); p {
 			case "oldest":
-				m.oldest = true
+				m.oldest, m.cozystackFlux = true, true
 			case "newest":
-				m.oldest = false
+				m.oldest, m.cozystackFlux = false, false
 			default:
 				t.Fatalf("E2E_BENCH_PLATFORM: %q is neither oldest nor newest", p)
 			}

@@ -23,8 +23,8 @@ type kustomizeControllers []*harness.Process
 // --requeue-dependency=30s, as cozy-fluxcd:flux) with the suite's short
 // retry delays, and
 // the ExternalArtifact gate Cozystack sets when the fleet reads artifacts
-// (byArtifact; cozystackFlags sets it only for the oldest platform's
-// mode). A shard controller differs from the main one in its selector
+// (byArtifact; cozystackFlags sets it only for the Flux Cozystack
+// ships). A shard controller differs from the main one in its selector
 // only: --watch-label-selector=sharding.fluxcd.io/key in (shard<i>).
 //
 // Each has its TMPDIR on tmpfs unless E2E_BENCH_TMPFS=0: it extracts its

@@ -153,7 +153,9 @@ func (e *env) testShardOperator(t *testing.T) {
 	e.ensureFlux(t)
 	e.ensurePlatform(t)
 	e.ensureShardOperator(t)
-	f := &fleetRepo{e: e, work: fleetDir(t, "shard"), repo: filepath.Join(t.TempDir(), "repo")}
+	// The config names the layout's Kubernetes (1.36 on the newest
+	// platform), whose default shard label the stage proves.
+	f := &fleetRepo{e: e, work: e.fleetDir(t, "shard"), repo: filepath.Join(t.TempDir(), "repo")}
 	for _, ns := range []string{"tenant-kappa", "tenant-lambda", "tenant-mu"} {
 		e.namespaces(ns)
 		e.writeCozystackValues(t, ns)
@@ -195,9 +197,19 @@ func (e *env) testShardOperator(t *testing.T) {
 	for _, o := range f.objs {
 		all = append(all, o)
 	}
-	if n := len(ofKind(all, "MutatingWebhookConfiguration")); e.mode.oldest && n != 1 {
-		t.Fatalf("the default render on the oldest platform has %d MutatingWebhookConfigurations, want computeplane-release-shard", n)
+	e.checkShardAdmission(t, all)
+	routed, management := 0, 0
+	for _, hr := range f.releases() {
+		if _, ok, _ := unstructured.NestedMap(hr.Object, "spec", "kubeConfig"); ok {
+			routed++
+		} else {
+			management++
+		}
 	}
+	if routed == 0 || management == 0 {
+		t.Fatalf("the fleet renders %d routed and %d management-plane releases, want both", routed, management)
+	}
+	t.Logf("the fleet renders %d releases: %d routed, %d on the management plane (the cluster's included)", routed+management, routed, management)
 	e.bootstrapFleet(t, all)
 	f.upload(t)
 	e.applyAll(t, e.admin, []*unstructured.Unstructured{e.fleetRoot()}, false)
@@ -332,6 +344,28 @@ func (e *env) shardLabelDrift(t *testing.T, f *fleetRepo) []string {
 		}
 	}
 	return drift
+}
+
+// checkShardAdmission: the default render carries the shard label's
+// admission of the layout's Kubernetes, computeplane-release-shard: the
+// MutatingWebhookConfiguration to the operator's webhook below 1.36, the
+// MutatingAdmissionPolicy and its binding on 1.36, and not the other.
+func (e *env) checkShardAdmission(t *testing.T, objs []*unstructured.Unstructured) {
+	t.Helper()
+	want := map[string]int{"MutatingWebhookConfiguration": 0, "MutatingAdmissionPolicy": 1, "MutatingAdmissionPolicyBinding": 1}
+	if e.mode.oldest {
+		want = map[string]int{"MutatingWebhookConfiguration": 1, "MutatingAdmissionPolicy": 0, "MutatingAdmissionPolicyBinding": 0}
+	}
+	for kind, n := range want {
+		got := ofKind(objs, kind)
+		if len(got) != n || (n == 1 && got[0].GetName() != "computeplane-release-shard") {
+			var names []string
+			for _, o := range got {
+				names = append(names, o.GetName())
+			}
+			t.Fatalf("the default render (oldest platform: %t) has the %ss %v, want %d named computeplane-release-shard", e.mode.oldest, kind, names, n)
+		}
+	}
 }
 
 // refusesAdmission: on the oldest platform the fleet's config with

@@ -15,6 +15,7 @@ func TestStageOrder(t *testing.T) {
 		"FluxInstall":     {"ServerSideApply", "PodSecurity", "Releases", "Fleet", "Guard", "Stream"},
 		"Cozystack":       {"RealChart", "RealChartPools", "RealChartPoolsMove", "Releases", "Fleet", "FleetArtifacts", "Guard", "Stream", "InCluster", "ShardOperator", "CozystackAPI"},
 		"CozystackWiring": {"Releases", "Fleet", "Guard", "Stream"},
+		"CozystackNewest": {"Releases", "Fleet", "Guard", "Stream", "ShardOperator"},
 	}
 	names := func(ss []stage) []string {
 		out := make([]string, len(ss))

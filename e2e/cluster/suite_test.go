@@ -22,16 +22,18 @@ type bins struct {
 	// Cozystack's components and ../shared/third_party (their charts):
 	// optional, the stages that need them skip without.
 	shardOperator, cozystackAPI, thirdParty string
-	// oldest are the components of the oldest supported platform
-	// (README, "Supported platforms"), on which the Cozystack layouts run:
-	// kube-apiserver of the 1.33 line and the Flux Cozystack ships.
-	oldest oldestBins
+	// apiserverOldest is the oldest supported platform's API server
+	// (README, "Supported platforms"): kube-apiserver of the 1.33 line.
+	apiserverOldest string
+	// cozystackFlux are the Flux controllers Cozystack ships, which the
+	// Cozystack layouts run on either API server.
+	cozystackFlux cozystackFluxBins
 }
 
-// oldestBins are the oldest platform's API server and Flux controllers,
-// with the folders of the controllers' sources (their CRDs).
-type oldestBins struct {
-	apiserver, kustomizeController, helmController, sourceWatcher          string
+// cozystackFluxBins are the Flux controllers Cozystack ships, with the
+// folders of their sources (their CRDs).
+type cozystackFluxBins struct {
+	kustomizeController, helmController, sourceWatcher                     string
 	kustomizeControllerDir, helmControllerDir, sourceWatcherDir, fluxLabel string
 }
 
@@ -47,8 +49,8 @@ func binsFromEnv(t *testing.T) bins {
 		shardOperator:       os.Getenv("E2E_FLUX_SHARD_OPERATOR"),
 		cozystackAPI:        os.Getenv("E2E_COZYSTACK_API"),
 		thirdParty:          os.Getenv("E2E_THIRD_PARTY"),
-		oldest: oldestBins{
-			apiserver:              os.Getenv("E2E_KUBE_APISERVER_OLDEST"),
+		apiserverOldest:     os.Getenv("E2E_KUBE_APISERVER_OLDEST"),
+		cozystackFlux: cozystackFluxBins{
 			kustomizeController:    os.Getenv("E2E_COZY_KUSTOMIZE_CONTROLLER"),
 			helmController:         os.Getenv("E2E_COZY_HELM_CONTROLLER"),
 			sourceWatcher:          os.Getenv("E2E_COZY_SOURCE_WATCHER"),
@@ -63,8 +65,8 @@ func binsFromEnv(t *testing.T) bins {
 		"E2E_ETCD": b.etcd, "E2E_KUBE_APISERVER": b.apiserver, "E2E_KUSTOMIZE_CONTROLLER": b.kustomizeController,
 		"E2E_HELM_CONTROLLER": b.helmController, "E2E_SOURCE_WATCHER": b.sourceWatcher,
 		"E2E_COMPUTEPLANE_FN": b.fn, "E2E_SOURCE_CONTROLLER_DIR": b.sourceControllerDir,
-		"E2E_KUBE_APISERVER_OLDEST": b.oldest.apiserver, "E2E_COZY_KUSTOMIZE_CONTROLLER": b.oldest.kustomizeController,
-		"E2E_COZY_HELM_CONTROLLER": b.oldest.helmController, "E2E_COZY_SOURCE_WATCHER": b.oldest.sourceWatcher,
+		"E2E_KUBE_APISERVER_OLDEST": b.apiserverOldest, "E2E_COZY_KUSTOMIZE_CONTROLLER": b.cozystackFlux.kustomizeController,
+		"E2E_COZY_HELM_CONTROLLER": b.cozystackFlux.helmController, "E2E_COZY_SOURCE_WATCHER": b.cozystackFlux.sourceWatcher,
 	} {
 		if v == "" {
 			t.Skipf("%s is not set: run the suite with `make e2e`, which builds the components and sets it", name)
@@ -123,11 +125,17 @@ type fluxMode struct {
 	fleetNamespace string
 	// The user each controller runs as.
 	kustomizeController, helmController, sourceWatcher string
-	// oldest runs the layout on the oldest supported platform: the 1.33
-	// API server and Cozystack's shipped Flux (bins.oldest), as Cozystack
-	// runs them (--feature-gates=ExternalArtifact=true on kustomize- and
-	// helm-controller).
+	// oldest runs the layout on the oldest supported platform's API
+	// server (bins.apiserverOldest, kube-apiserver v1.33.5, for the
+	// management cluster and the ComputePlane stand-ins), whose minor
+	// the fleets leave to the config's default; otherwise on v1.36.3,
+	// which the fleets name (spec.platform.kubernetesVersion).
 	oldest bool
+	// cozystackFlux runs the Flux controllers Cozystack ships
+	// (bins.cozystackFlux) with their own CRDs, as Cozystack starts them
+	// (--feature-gates=ExternalArtifact=true on kustomize- and
+	// helm-controller); otherwise current Flux.
+	cozystackFlux bool
 }
 
 // flux is the spec.platform.flux that names the mode's Flux.
@@ -160,16 +168,22 @@ func (m fluxMode) identities() []string {
 //     fleet's wiring in flux-system, where docs/flux-wiring.md ("On
 //     Cozystack") keeps it with the default config;
 //   - CozystackWiring: the same Flux, the fleet's wiring beside it
-//     (spec.fleet.wiringNamespace: cozy-fluxcd, the docs' other way).
+//     (spec.fleet.wiringNamespace: cozy-fluxcd, the docs' other way);
+//   - CozystackNewest: Cozystack's layout, as in Cozystack, on the newest
+//     platform's API server.
 //
-// FluxInstall runs on kube-apiserver v1.36.3 with current Flux; the two
-// Cozystack layouts on the oldest supported platform, as Cozystack's users
+// FluxInstall runs on kube-apiserver v1.36.3 with current Flux; Cozystack
+// and CozystackWiring on the oldest supported platform, as Cozystack's users
 // run it: kube-apiserver v1.33.5 and the controllers Cozystack ships
 // (helm-controller v1.5.0, kustomize-controller v1.8.0, source-watcher
 // v2.1.0), their own CRDs, and the ComputePlane stand-ins on the same
-// API server version.
+// API server version. CozystackNewest runs the same Flux on
+// kube-apiserver v1.36.3, which serves MutatingAdmissionPolicy, with
+// fleets that name Kubernetes 1.36: Cozystack's Flux and its
+// flux-shard-operator where the shard label's default is Admission
+// (Webhook below). It runs every layout's stages and ShardOperator.
 //
-// The guard's config is the default in all three (no guard.fluxIdentities):
+// The guard's config is the default in all four (no guard.fluxIdentities):
 // the fleet applies as its own account, computeplane-fleet in the wiring
 // namespace, which the guard admits by default.
 var (
@@ -184,12 +198,17 @@ var (
 		{
 			name: "Cozystack", namespace: "cozy-fluxcd", fleetNamespace: "flux-system",
 			kustomizeController: cozystackFluxSA, helmController: cozystackFluxSA, sourceWatcher: cozystackFluxSA,
-			oldest: true,
+			oldest: true, cozystackFlux: true,
 		},
 		{
 			name: "CozystackWiring", namespace: "cozy-fluxcd", fleetNamespace: "cozy-fluxcd",
 			kustomizeController: cozystackFluxSA, helmController: cozystackFluxSA, sourceWatcher: cozystackFluxSA,
-			oldest: true,
+			oldest: true, cozystackFlux: true,
+		},
+		{
+			name: "CozystackNewest", namespace: "cozy-fluxcd", fleetNamespace: "flux-system",
+			kustomizeController: cozystackFluxSA, helmController: cozystackFluxSA, sourceWatcher: cozystackFluxSA,
+			cozystackFlux: true,
 		},
 	}
 )
@@ -224,6 +243,10 @@ var (
 	// Cozystack's Flux, whose helm-controller is the default
 	// guard.helmIdentities InCluster's Platform scenario needs.
 	cozystackLayout = func(m fluxMode) bool { return m.name == "Cozystack" }
+	// cozystackPlatforms: Cozystack's layout on the oldest platform's
+	// API server and on the newest's, for the stages whose result depends
+	// on the Kubernetes minor.
+	cozystackPlatforms = func(m fluxMode) bool { return m.name == "Cozystack" || m.name == "CozystackNewest" }
 )
 
 // stages are the suite's stages, in the order they run unless E2E_SHUFFLE
@@ -241,7 +264,7 @@ var stages = []stage{
 	{"LayoutUpgrade", (*env).testLayoutUpgrade, firstLayout},
 	{"Stream", (*env).testStream, everyLayout},
 	{"InCluster", (*env).testInCluster, cozystackLayout},
-	{"ShardOperator", (*env).testShardOperator, cozystackLayout},
+	{"ShardOperator", (*env).testShardOperator, cozystackPlatforms},
 	{"CozystackAPI", (*env).testCozystackAPI, cozystackLayout},
 }
 
@@ -305,13 +328,18 @@ func TestControlPlane(t *testing.T) {
 // bound to cluster-admin as their installs bind them, the CRDs and the
 // artifact server. Everything it starts stops when t ends.
 func startEnv(t *testing.T, ctx context.Context, b bins, etcd *harness.Etcd, m fluxMode, stage string) *env {
+	// Every stage of the layout starts its servers and controllers from
+	// e.bins.
 	if m.oldest {
-		// Every stage of the layout starts its servers and controllers
-		// from e.bins.
-		b.apiserver, b.kustomizeController, b.helmController, b.sourceWatcher =
-			b.oldest.apiserver, b.oldest.kustomizeController, b.oldest.helmController, b.oldest.sourceWatcher
-		t.Logf("%s: kube-apiserver %s, Cozystack's Flux (%s)", m.name, filepath.Base(b.apiserver), b.oldest.fluxLabel)
+		b.apiserver = b.apiserverOldest
 	}
+	flux := "current Flux"
+	if m.cozystackFlux {
+		b.kustomizeController, b.helmController, b.sourceWatcher =
+			b.cozystackFlux.kustomizeController, b.cozystackFlux.helmController, b.cozystackFlux.sourceWatcher
+		flux = "Cozystack's Flux (" + b.cozystackFlux.fluxLabel + ")"
+	}
+	t.Logf("%s: kube-apiserver %s, %s", m.name, filepath.Base(b.apiserver), flux)
 	e := &env{t: t, bins: b, mode: m, stage: stage, dir: t.TempDir(), ctx: ctx, etcd: etcd,
 		fleetUser: harness.ServiceAccount(m.fleetNamespace, fleetAccount)}
 	// Runs after every component of the stage has stopped: keep the logs
@@ -402,11 +430,11 @@ func (e *env) applyCRDs() {
 		have[o.GetName()] = true
 	}
 	var files []string
-	if e.mode.oldest {
+	if e.mode.cozystackFlux {
 		// The controllers' own CRDs (HelmRelease, Kustomization,
 		// ArtifactGenerator, ExternalArtifact) over ../shared's.
 		var own []string
-		for _, dir := range []string{e.bins.oldest.helmControllerDir, e.bins.oldest.kustomizeControllerDir, e.bins.oldest.sourceWatcherDir} {
+		for _, dir := range []string{e.bins.cozystackFlux.helmControllerDir, e.bins.cozystackFlux.kustomizeControllerDir, e.bins.cozystackFlux.sourceWatcherDir} {
 			fs, err := filepath.Glob(filepath.Join(dir, "config", "crd", "bases", "*.yaml"))
 			if err != nil || len(fs) == 0 {
 				e.t.Fatalf("no CRDs in %s/config/crd/bases: %v", dir, err)
@@ -512,7 +540,7 @@ func (e *env) kustomizeControllerOptions(name, selector string) harness.Controll
 // cozystackFlags are what Cozystack adds to its kustomize-controller
 // (internal/fluxinstall/manifests/fluxcd.yaml): the ExternalArtifact gate.
 func (e *env) cozystackFlags() []string {
-	if e.mode.oldest && e.mode.kustomizeController == cozystackFluxSA {
+	if e.mode.cozystackFlux && e.mode.kustomizeController == cozystackFluxSA {
 		return []string{"--feature-gates=ExternalArtifact=true"}
 	}
 	return nil
