@@ -12,6 +12,7 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/gitrev"
 	"github.com/computeplane-dev/computeplane-fn/pkg/output"
+	"github.com/computeplane-dev/computeplane-fn/pkg/units"
 )
 
 // outputOverlap says why dir cannot be the fleet folder of the config in
@@ -150,4 +151,21 @@ func countBaseChanges(cs output.Changes) string {
 		return "changes no file"
 	}
 	return fmt.Sprintf("adds %d, changes %d and removes %d files", len(cs.Paths(output.Added)), len(cs.Paths(output.Changed)), len(cs.Paths(output.Removed)))
+}
+
+// checkGuardMove refuses files, a render laid out for the fleet folder dir,
+// when it moves the guard to another Kustomization out of order from where
+// dir holds it now, or, with a base, where the revision base holds it in
+// baseFiles (units.CheckGuardMove): a *units.GuardMoveError.
+func checkGuardMove(dir, base string, baseFiles, files []output.File) error {
+	disk, err := units.OpenLayout(dir, dir)
+	if err != nil {
+		return err
+	}
+	defer disk.Close()
+	before := []*units.Layout{disk}
+	if base != "" {
+		before = append(before, units.FilesLayout(baseFiles, dir+" at "+base))
+	}
+	return units.CheckGuardMove(units.FilesLayout(files, "the render"), before...)
 }
