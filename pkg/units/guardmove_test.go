@@ -173,9 +173,9 @@ func TestGuardMoveOrdered(t *testing.T) {
 			handUnit{name: "computeplane-platform", folder: "_platform", dependsOn: []string{"computeplane-fleet-account"}, sourceKind: "OCIRepository", binding: true, policy: true}),
 		why: "read different sources",
 	}, {
-		name: "the account's unit in another namespace",
+		name:   "the account's unit in another namespace",
 		before: handFleet(handUnit{name: "computeplane-fleet-account", folder: "_account", namespace: "cozy-fluxcd", binding: true, policy: true}),
-		why: "from namespace cozy-fluxcd to flux-system",
+		why:    "from namespace cozy-fluxcd to flux-system",
 	}, {
 		name:   "the layout without spec.fleet",
 		before: guardFleet(t, &api.Config{}, true),
@@ -310,4 +310,3 @@ func TestGuardMoveFromDisk(t *testing.T) {
 		t.Errorf("no earlier render: %v", err)
 	}
 }
-
