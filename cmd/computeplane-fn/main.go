@@ -165,7 +165,9 @@ func runFleetFolder(f folderFlags, configFile string, config *api.Config, inputs
 			if errors.As(err, &move) {
 				msg := move.Message("--allow-guard-move")
 				fmt.Fprintf(stderr, "computeplane-fn: %s\n%s was left as it was\n", msg, f.dir)
-				report.Refusal = msg
+				// A refusal, like --allow-empty's: the summary states it
+				// in place of the fleet.
+				report.Fleet, report.Refusal = nil, msg
 			} else {
 				report.Failure = err
 				fmt.Fprintf(stderr, "computeplane-fn: %v; %s was left as it was\n", err, f.dir)
