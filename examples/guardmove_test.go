@@ -43,7 +43,7 @@ func TestPullRequestMovesTheGuard(t *testing.T) {
 	before := readTree(t, filepath.Join(dir, "rendered"))
 	r := run(t, dir, fnEnv, "./fleet.sh", "render")
 	for _, want := range []string{
-		"refusing to move the guard to another Kustomization",
+		"refusing to move the guard or the fleet's account to another Kustomization",
 		"from the Kustomization that applies the whole folder (rendered) to flux-system/computeplane-fleet-account",
 		"kubectl annotate validatingadmissionpolicy,validatingadmissionpolicybinding computeplane-guard kustomize.toolkit.fluxcd.io/prune=disabled",
 		"render again with --allow-guard-move",

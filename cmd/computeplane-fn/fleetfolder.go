@@ -153,11 +153,12 @@ func countBaseChanges(cs output.Changes) string {
 	return fmt.Sprintf("adds %d, changes %d and removes %d files", len(cs.Paths(output.Added)), len(cs.Paths(output.Changed)), len(cs.Paths(output.Removed)))
 }
 
-// checkGuardMove refuses files, a render laid out for the fleet folder dir,
-// when it moves the guard to another Kustomization out of order from where
+// checkGuardMove refuses files, a render of cfg laid out for the fleet folder
+// dir, when it moves the guard or the fleet's account to another
+// Kustomization out of order from where
 // dir holds it now, or, with a base, where the revision base holds it in
 // baseFiles (units.CheckGuardMove): a *units.GuardMoveError.
-func checkGuardMove(dir, base string, baseFiles, files []output.File) error {
+func checkGuardMove(cfg *api.Config, dir, base string, baseFiles, files []output.File) error {
 	disk, err := units.OpenLayout(dir, dir)
 	if err != nil {
 		return err
@@ -167,5 +168,5 @@ func checkGuardMove(dir, base string, baseFiles, files []output.File) error {
 	if base != "" {
 		before = append(before, units.FilesLayout(baseFiles, dir+" at "+base))
 	}
-	return units.CheckGuardMove(units.FilesLayout(files, "the render"), before...)
+	return units.CheckGuardMove(cfg, units.FilesLayout(files, "the render"), before...)
 }

@@ -160,7 +160,7 @@ func runFleetFolder(f folderFlags, configFile string, config *api.Config, inputs
 		}
 	}
 	if !f.allowGuardMove {
-		if err := checkGuardMove(f.dir, f.base, base, files); err != nil {
+		if err := checkGuardMove(r.Config, f.dir, f.base, base, files); err != nil {
 			var move *units.GuardMoveError
 			if errors.As(err, &move) {
 				msg := move.Message("--allow-guard-move")

@@ -697,9 +697,11 @@ func TestFleetRepoGuardMove(t *testing.T) {
 	} {
 		r := cli(t, args...)
 		for _, want := range []string{
-			"refusing to move the guard to another Kustomization",
+			"refusing to move the guard or the fleet's account to another Kustomization",
 			"ValidatingAdmissionPolicy computeplane-guard: from the Kustomization that applies the whole folder (fleet) to flux-system/computeplane-fleet-account",
 			"kubectl annotate validatingadmissionpolicy,validatingadmissionpolicybinding computeplane-guard kustomize.toolkit.fluxcd.io/prune=disabled",
+			"kubectl annotate clusterrole,clusterrolebinding computeplane-fleet kustomize.toolkit.fluxcd.io/prune=disabled",
+			"kubectl -n flux-system annotate serviceaccount computeplane-fleet kustomize.toolkit.fluxcd.io/prune=disabled",
 			"render again with --allow-guard-move",
 			"fleet was left as it was",
 		} {
@@ -714,7 +716,7 @@ func TestFleetRepoGuardMove(t *testing.T) {
 	if _, err := os.Stat("s.json"); err == nil {
 		t.Errorf("a refused render left a JSON summary")
 	}
-	if md, err := os.ReadFile("s.md"); err != nil || !strings.Contains(string(md), "refusing to move the guard") {
+	if md, err := os.ReadFile("s.md"); err != nil || !strings.Contains(string(md), "refusing to move the guard or the fleet's account") {
 		t.Errorf("the Markdown summary does not say why: %v\n%s", err, md)
 	}
 	if r := cli(t, "--output-dir", "fleet", "--allow-prune", "--allow-guard-move", "config.yaml"); r.code != 0 {

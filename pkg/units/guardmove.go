@@ -13,21 +13,25 @@ import (
 	kusttypes "sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/yaml"
 
+	"github.com/computeplane-dev/computeplane-fn/pkg/api"
+	"github.com/computeplane-dev/computeplane-fn/pkg/render"
 	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
 
-// The guard is never absent (issue 40). kustomize-controller applies first
+// The guard is never absent (issue 40), nor the fleet's own account, which
+// every Kustomization of the fleet runs as. kustomize-controller applies first
 // and collects garbage after, and its collector leaves alone an object whose
 // kustomize.toolkit.fluxcd.io/name and namespace labels name another
 // Kustomization. So an object that moves from one Kustomization to another
 // is kept only if the new one applies it before the old one prunes it (or
 // is deleted, and deletes what it applied). For the guard, a moment without
 // it is a moment in which a tenant's request it refuses is admitted, and
-// admission is not retroactive. The layout keeps the guard in the account's
-// unit, which no setting moves (TestGuardNeverMoves); CheckGuardMove
-// compares a render with the fleet folder an earlier render left, and
-// refuses a render that moves the guard to another Kustomization unless
-// the move is ordered:
+// admission is not retroactive; without the account, the account's unit
+// itself cannot apply it again. The layout keeps both in the account's
+// unit, which no setting but spec.fleet.wiringNamespace moves
+// (TestGuardNeverMoves); CheckGuardMove compares a render with the fleet
+// folder an earlier render left, and refuses a render that moves one of
+// them to another Kustomization unless the move is ordered:
 //
 //   - both Kustomizations are in one namespace and read one source, so that
 //     dependsOn orders their revisions (kustomize-controller compares a
@@ -45,21 +49,43 @@ import (
 // unit, and the parts after the first are Orphan). A fleet rendered before
 // the account's unit existed, a changed spec.fleet.wiringNamespace, or a
 // move between the default layout (no spec.fleet) and units is not: the
-// error says to annotate the live objects with
+// error says to annotate the live objects that move with
 // kustomize.toolkit.fluxcd.io/prune: disabled first, which every collector
 // and finalizer of kustomize-controller honours, and to render again with
 // the consent the caller names (docs/guard.md, "When the guard would
 // move").
 
-// guardObject is one object of the guard: its kind and the name of its file
-// in every layout (render.Object.Path's <kind-lowercase>-<name>.yaml).
-type guardObject struct{ kind, file string }
+// keptObject is an object that must never be absent while the fleet
+// reconciles: one of the guard's, or of the fleet's own account, which every
+// Kustomization of the fleet impersonates (without its ServiceAccount and
+// rights, the account's unit could not apply them again). Namespace is ""
+// for a cluster-scoped object; resource is kubectl's name of the kind.
+type keptObject struct {
+	kind, namespace, name, resource string
+}
 
-// guardObjects are the guard's objects. The policy has no parameters, so no
-// other object belongs to it.
-var guardObjects = []guardObject{
-	{"ValidatingAdmissionPolicy", "validatingadmissionpolicy-" + wire.GuardName + ".yaml"},
-	{"ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybinding-" + wire.GuardName + ".yaml"},
+// file is the name of the object's file in every layout (render.Object.Path:
+// <kind-lowercase>-<name>.yaml, in its namespace's folder or _cluster).
+func (k keptObject) file() string { return strings.ToLower(k.kind) + "-" + k.name + ".yaml" }
+
+func (k keptObject) String() string {
+	if k.namespace == "" {
+		return k.kind + " " + k.name
+	}
+	return k.kind + " " + k.namespace + "/" + k.name
+}
+
+// keptObjects are the guard's policy and binding (it has no parameters, so
+// no other object belongs to it) and the fleet's account of cfg.
+func keptObjects(cfg *api.Config) []keptObject {
+	ns, sa := cfg.FleetAccount()
+	return []keptObject{
+		{"ValidatingAdmissionPolicy", "", wire.GuardName, "validatingadmissionpolicy"},
+		{"ValidatingAdmissionPolicyBinding", "", wire.GuardName, "validatingadmissionpolicybinding"},
+		{"ServiceAccount", ns, sa, "serviceaccount"},
+		{"ClusterRole", "", render.FleetAccountRole, "clusterrole"},
+		{"ClusterRoleBinding", "", render.FleetAccountRole, "clusterrolebinding"},
+	}
 }
 
 // Layout is a fleet folder as a render wrote it, read only as far as
@@ -183,20 +209,38 @@ type guardHome struct {
 	file, unit string
 }
 
-// guardHomes finds the guard's files: in _cluster (the default layout) and
-// anywhere below the other folders whose names start with "_" but the
-// wiring's (the account's unit, the platform unit and their parts, as any
-// version laid them out). Only a file of the guard's kind and name counts.
-func (l *Layout) guardHomes() (map[string][]guardHome, error) {
+// homes finds the files of the kept objects: in _cluster or a namespace's
+// folder (the default layout) and anywhere below the other folders whose
+// names start with "_" but the wiring's (the account's unit, the platform
+// unit and their parts, as any version laid them out). Only a file of this
+// function's that holds the object counts.
+func (l *Layout) homes(kept []keptObject) (map[keptObject][]guardHome, error) {
 	top, err := l.tree.readDir(".")
 	if err != nil {
 		return nil, fmt.Errorf("failed to read %s: %w", l.What, err)
 	}
-	wanted := map[string]string{}
-	for _, g := range guardObjects {
-		wanted[g.file] = g.kind
+	wanted := map[string][]keptObject{}
+	for _, k := range kept {
+		wanted[k.file()] = append(wanted[k.file()], k)
 	}
-	homes := map[string][]guardHome{}
+	homes := map[keptObject][]guardHome{}
+	look := func(p string) error {
+		for _, k := range wanted[path.Base(p)] {
+			is, err := l.holds(p, k)
+			if err != nil {
+				return err
+			}
+			if !is {
+				continue
+			}
+			unit, err := l.unitOf(p)
+			if err != nil {
+				return err
+			}
+			homes[k] = append(homes[k], guardHome{file: p, unit: unit})
+		}
+		return nil
+	}
 	var walk func(dir string) error
 	walk = func(dir string) error {
 		entries, err := l.tree.readDir(dir)
@@ -205,35 +249,34 @@ func (l *Layout) guardHomes() (map[string][]guardHome, error) {
 		}
 		for _, e := range entries {
 			p := path.Join(dir, e.name)
-			if strings.HasPrefix(e.name, ".") {
-				continue
-			}
-			if e.dir {
+			switch {
+			case strings.HasPrefix(e.name, "."):
+			case e.dir:
 				if err := walk(p); err != nil {
 					return err
 				}
-				continue
-			}
-			kind, ok := wanted[e.name]
-			if !ok {
-				continue
-			}
-			if is, err := l.isGuardObject(p, kind); err != nil || !is {
-				if err != nil {
+			default:
+				if err := look(p); err != nil {
 					return err
 				}
-				continue
 			}
-			unit, err := l.unitOf(p)
-			if err != nil {
-				return err
-			}
-			homes[kind] = append(homes[kind], guardHome{file: p, unit: unit})
 		}
 		return nil
 	}
 	for _, e := range top {
-		if !e.dir || !strings.HasPrefix(e.name, "_") {
+		if !e.dir {
+			continue
+		}
+		if !strings.HasPrefix(e.name, "_") {
+			// A namespace's folder: only the default layout's file at its
+			// top (the units keep the account's in _account).
+			for _, k := range kept {
+				if k.namespace == e.name {
+					if err := look(path.Join(e.name, k.file())); err != nil {
+						return nil, err
+					}
+				}
+			}
 			continue
 		}
 		wiring, err := l.isWiring(e.name)
@@ -250,24 +293,29 @@ func (l *Layout) guardHomes() (map[string][]guardHome, error) {
 	return homes, nil
 }
 
-// isGuardObject reports whether the file at p holds the guard's object of
-// kind, written by this function.
-func (l *Layout) isGuardObject(p, kind string) (bool, error) {
+// holds reports whether the file at p holds the object k, written by this
+// function. A file that is not there holds nothing.
+func (l *Layout) holds(p string, k keptObject) (bool, error) {
 	data, err := l.tree.readFile(p)
-	if err != nil {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	case err != nil:
 		return false, fmt.Errorf("failed to read %s in %s: %w", p, l.What, err)
 	}
 	var head struct {
 		Kind     string `json:"kind"`
 		Metadata struct {
-			Name   string            `json:"name"`
-			Labels map[string]string `json:"labels"`
+			Name      string            `json:"name"`
+			Namespace string            `json:"namespace"`
+			Labels    map[string]string `json:"labels"`
 		} `json:"metadata"`
 	}
 	if yaml.Unmarshal(data, &head) != nil {
 		return false, nil
 	}
-	return head.Kind == kind && head.Metadata.Name == wire.GuardName && head.Metadata.Labels[wire.ManagedByLabel] == wire.ManagedByValue, nil
+	return head.Kind == k.kind && head.Metadata.Name == k.name && head.Metadata.Namespace == k.namespace &&
+		head.Metadata.Labels[wire.ManagedByLabel] == wire.ManagedByValue, nil
 }
 
 // unitOf is the Kustomization of the unit that applies the file at p: the
@@ -427,11 +475,12 @@ func (l *Layout) waitsFor(from, to string) (bool, error) {
 	return walk(from)
 }
 
-// GuardMove is one of the guard's objects that a render moves from one
-// Kustomization to another without the order that keeps it in force.
+// GuardMove is one of the guard's objects, or of the fleet's account, that
+// a render moves from one Kustomization to another without the order that
+// keeps it in force.
 type GuardMove struct {
-	// Kind is the object's kind (its name is wire.GuardName).
-	Kind string
+	// Object names the object: its kind, namespace and name.
+	Object string
 	// From and To name the Kustomizations (namespace/name), or what applies
 	// the object without one.
 	From, To string
@@ -439,9 +488,12 @@ type GuardMove struct {
 	Before string
 	// Why says what leaves the object unprotected.
 	Why string
+	// kept is the object, for the step to take.
+	kept keptObject
 }
 
-// GuardMoveError refuses a render that moves the guard (CheckGuardMove).
+// GuardMoveError refuses a render that moves the guard or the fleet's
+// account out of order (CheckGuardMove).
 type GuardMoveError struct {
 	Moves []GuardMove
 }
@@ -449,19 +501,40 @@ type GuardMoveError struct {
 func (e *GuardMoveError) Error() string { return e.Message("") }
 
 // Message is the error's text, with the consent to give once the step is
-// taken (a flag) when given.
+// taken (a flag) when given. The step annotates the objects that move, one
+// kubectl command per name, as docs/guard.md has it.
 func (e *GuardMoveError) Message(consent string) string {
 	var b strings.Builder
-	b.WriteString("refusing to move the guard to another Kustomization: kustomize-controller could prune it before it is applied again, and while it is absent the API server admits what it refuses (docs/guard.md, \"When the guard would move\"):\n")
+	b.WriteString("refusing to move the guard or the fleet's account to another Kustomization: kustomize-controller could prune them before they are applied again, and while the guard is absent the API server admits what it refuses (docs/guard.md, \"When the guard would move\"):\n")
+	type target struct{ namespace, name string }
+	var targets []target
+	resources := map[target][]string{}
 	for _, m := range e.Moves {
-		fmt.Fprintf(&b, "  %s %s: from %s (%s) to %s: %s\n", m.Kind, wire.GuardName, m.From, m.Before, m.To, m.Why)
+		fmt.Fprintf(&b, "  %s: from %s (%s) to %s: %s\n", m.Object, m.From, m.Before, m.To, m.Why)
+		t := target{m.kept.namespace, m.kept.name}
+		if _, seen := resources[t]; !seen {
+			targets = append(targets, t)
+		}
+		if !slices.Contains(resources[t], m.kept.resource) {
+			resources[t] = append(resources[t], m.kept.resource)
+		}
 	}
-	kinds := "validatingadmissionpolicy,validatingadmissionpolicybinding"
-	fmt.Fprintf(&b, "Take this step first, as a cluster administrator, so that no Kustomization deletes the live guard:\n  kubectl annotate %s %s %s=%s\n", kinds, wire.GuardName, pruneAnnotation, kustomizev1.DisabledValue)
+	commands := func(value string) string {
+		var out []string
+		for _, t := range targets {
+			ns := ""
+			if t.namespace != "" {
+				ns = "-n " + t.namespace + " "
+			}
+			out = append(out, fmt.Sprintf("  kubectl %sannotate %s %s %s%s", ns, strings.Join(resources[t], ","), t.name, pruneAnnotation, value))
+		}
+		return strings.Join(out, "\n")
+	}
+	fmt.Fprintf(&b, "Take this step first, as a cluster administrator, so that no Kustomization deletes the live objects:\n%s\n", commands("="+kustomizev1.DisabledValue))
 	if consent == "" {
 		consent = "consent to the move"
 	}
-	fmt.Fprintf(&b, "then render again with %s, and once every Kustomization has applied that revision, remove the annotation:\n  kubectl annotate %s %s %s-", consent, kinds, wire.GuardName, pruneAnnotation)
+	fmt.Fprintf(&b, "then render again with %s, and once every Kustomization has applied that revision, remove the annotation:\n%s", consent, commands("-"))
 	return b.String()
 }
 
@@ -469,15 +542,17 @@ func (e *GuardMoveError) Message(consent string) string {
 // collector and finalizer skip an object for (with the value "disabled").
 var pruneAnnotation = kustomizev1.GroupVersion.Group + "/prune"
 
-// CheckGuardMove compares where after (a render) has the guard applied with
-// where each of before (the folder an earlier render left, a base revision
-// of it; nil ones are skipped) had it, and returns a *GuardMoveError for
-// every object of the guard that would move to another Kustomization
-// without the order that keeps it in force (see the comment at the top of
-// this file). A guard only one side has is no move: a first render, or a
-// guard switched on or off, which the posture reports.
-func CheckGuardMove(after *Layout, before ...*Layout) error {
-	now, err := after.guardHomes()
+// CheckGuardMove compares where after (a render of cfg) has the guard and
+// the fleet's account applied with where each of before (the folder an
+// earlier render left, a base revision of it; nil ones are skipped) had
+// them, and returns a *GuardMoveError for every such object that would move
+// to another Kustomization without the order that keeps it in force (see
+// the comment at the top of this file). An object only one side has is no
+// move: a first render, or a guard switched on or off, which the posture
+// reports.
+func CheckGuardMove(cfg *api.Config, after *Layout, before ...*Layout) error {
+	kept := keptObjects(cfg)
+	now, err := after.homes(kept)
 	if err != nil {
 		return err
 	}
@@ -486,19 +561,19 @@ func CheckGuardMove(after *Layout, before ...*Layout) error {
 		if b == nil {
 			continue
 		}
-		was, err := b.guardHomes()
+		was, err := b.homes(kept)
 		if err != nil {
 			return err
 		}
-		for _, g := range guardObjects {
-			for _, to := range now[g.kind] {
-				for _, from := range was[g.kind] {
+		for _, k := range kept {
+			for _, to := range now[k] {
+				for _, from := range was[k] {
 					m, err := checkMove(b, after, from, to)
 					if err != nil {
 						return err
 					}
 					if m != nil {
-						m.Kind = g.kind
+						m.Object, m.kept = k.String(), k
 						moves = append(moves, *m)
 					}
 				}

@@ -94,6 +94,12 @@ func handFleet(us ...handUnit) []units.File {
 	return files
 }
 
+// accountConfig is the config whose fleet's account the check looks for:
+// the default one.
+func accountConfig() *api.Config {
+	return fleetConfig(func(fc *api.FleetConfig) { fc.ServiceAccountName = api.DefaultFleetServiceAccount })
+}
+
 func cmpOr(s, def string) string {
 	if s == "" {
 		return def
@@ -105,7 +111,7 @@ func cmpOr(s, def string) string {
 // for none.
 func moves(t *testing.T, before, after []units.File) []units.GuardMove {
 	t.Helper()
-	err := units.CheckGuardMove(units.FilesLayout(after, "the render"), units.FilesLayout(before, "rendered"))
+	err := units.CheckGuardMove(accountConfig(), units.FilesLayout(after, "the render"), units.FilesLayout(before, "rendered"))
 	var move *units.GuardMoveError
 	switch {
 	case err == nil:
@@ -132,6 +138,8 @@ func TestGuardMoveOrdered(t *testing.T) {
 		// why is a part of the reason given for each object, "" when the
 		// render is not refused.
 		why string
+		// account: the fleet's account moves too, not only the guard.
+		account bool
 	}{{
 		name:   "the same layout",
 		before: render,
@@ -177,9 +185,10 @@ func TestGuardMoveOrdered(t *testing.T) {
 		before: handFleet(handUnit{name: "computeplane-fleet-account", folder: "_account", namespace: "cozy-fluxcd", binding: true, policy: true}),
 		why:    "from namespace cozy-fluxcd to flux-system",
 	}, {
-		name:   "the layout without spec.fleet",
-		before: guardFleet(t, &api.Config{}, true),
-		why:    "no Kustomization of the fleet's wiring applies it in rendered",
+		name:    "the layout without spec.fleet",
+		before:  guardFleet(t, &api.Config{}, true),
+		why:     "no Kustomization of the fleet's wiring applies it in rendered",
+		account: true,
 	}, {
 		name:   "no guard before",
 		before: guardFleet(t, fleetConfig(nil), false),
@@ -195,18 +204,22 @@ func TestGuardMoveOrdered(t *testing.T) {
 				}
 				return
 			}
-			var kinds []string
+			var objects []string
 			for _, m := range got {
-				kinds = append(kinds, m.Kind)
+				objects = append(objects, m.Object)
 				if !strings.Contains(m.Why, c.why) {
-					t.Errorf("%s: refused because %q, want %q in it", m.Kind, m.Why, c.why)
+					t.Errorf("%s: refused because %q, want %q in it", m.Object, m.Why, c.why)
 				}
 				if !strings.HasSuffix(m.To, "/computeplane-fleet-account") {
-					t.Errorf("%s: to %q, want the account's unit", m.Kind, m.To)
+					t.Errorf("%s: to %q, want the account's unit", m.Object, m.To)
 				}
 			}
-			if want := []string{"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}; !slices.Equal(kinds, want) {
-				t.Errorf("refused the moves of %v, want %v", kinds, want)
+			want := []string{"ValidatingAdmissionPolicy computeplane-guard", "ValidatingAdmissionPolicyBinding computeplane-guard"}
+			if c.account {
+				want = append(want, "ServiceAccount flux-system/computeplane-fleet", "ClusterRole computeplane-fleet", "ClusterRoleBinding computeplane-fleet")
+			}
+			if !slices.Equal(objects, want) {
+				t.Errorf("refused the moves of %v, want %v", objects, want)
 			}
 		})
 	}
@@ -286,7 +299,7 @@ func TestGuardMoveFromDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer disk.Close()
-	err = units.CheckGuardMove(units.FilesLayout(guardFleet(t, fleetConfig(nil), true), "the render"), disk)
+	err = units.CheckGuardMove(accountConfig(), units.FilesLayout(guardFleet(t, fleetConfig(nil), true), "the render"), disk)
 	var move *units.GuardMoveError
 	if !errors.As(err, &move) || len(move.Moves) != 2 {
 		t.Fatalf("got %v, want both objects' moves refused", err)
@@ -306,7 +319,7 @@ func TestGuardMoveFromDisk(t *testing.T) {
 	if missing != nil || err != nil {
 		t.Errorf("a missing folder: %v, %v; want no layout and no error", missing, err)
 	}
-	if err := units.CheckGuardMove(units.FilesLayout(guardFleet(t, fleetConfig(nil), true), "the render"), missing); err != nil {
+	if err := units.CheckGuardMove(accountConfig(), units.FilesLayout(guardFleet(t, fleetConfig(nil), true), "the render"), missing); err != nil {
 		t.Errorf("no earlier render: %v", err)
 	}
 }
