@@ -89,8 +89,9 @@ func keptObjects(cfg *api.Config) []keptObject {
 }
 
 // Layout is a fleet folder as a render wrote it, read only as far as
-// CheckGuardMove needs: where the guard's files are, which unit lists them
-// and the Kustomizations of the wiring that those units depend on. It reads
+// CheckGuardMove needs: where the guard's and the account's files are,
+// which unit lists them and the Kustomizations of the wiring that those
+// units depend on. It reads
 // the folder on disk (OpenLayout), a Git revision of it or a render's files
 // (FilesLayout).
 type Layout struct {
@@ -201,11 +202,11 @@ func (t fileTree) readDir(p string) ([]entry, error) {
 	return out, nil
 }
 
-// guardHome is where a folder has one of the guard's objects: its file and
+// home is where a folder has one of the kept objects: its file and
 // the Kustomization of the unit whose kustomization.yaml lists it ("" when
 // none does: the default layout, which the operator's own Kustomization
 // applies).
-type guardHome struct {
+type home struct {
 	file, unit string
 }
 
@@ -214,7 +215,7 @@ type guardHome struct {
 // names start with "_" but the wiring's (the account's unit, the platform
 // unit and their parts, as any version laid them out). Only a file of this
 // function's that holds the object counts.
-func (l *Layout) homes(kept []keptObject) (map[keptObject][]guardHome, error) {
+func (l *Layout) homes(kept []keptObject) (map[keptObject][]home, error) {
 	top, err := l.tree.readDir(".")
 	if err != nil {
 		return nil, fmt.Errorf("failed to read %s: %w", l.What, err)
@@ -223,7 +224,7 @@ func (l *Layout) homes(kept []keptObject) (map[keptObject][]guardHome, error) {
 	for _, k := range kept {
 		wanted[k.file()] = append(wanted[k.file()], k)
 	}
-	homes := map[keptObject][]guardHome{}
+	homes := map[keptObject][]home{}
 	look := func(p string) error {
 		for _, k := range wanted[path.Base(p)] {
 			is, err := l.holds(p, k)
@@ -237,7 +238,7 @@ func (l *Layout) homes(kept []keptObject) (map[keptObject][]guardHome, error) {
 			if err != nil {
 				return err
 			}
-			homes[k] = append(homes[k], guardHome{file: p, unit: unit})
+			homes[k] = append(homes[k], home{file: p, unit: unit})
 		}
 		return nil
 	}
@@ -589,7 +590,7 @@ func CheckGuardMove(cfg *api.Config, after *Layout, before ...*Layout) error {
 // checkMove returns the move of an object of the guard from its home in
 // before to its home in after when it is not ordered; nil when the object
 // stays with its Kustomization, or moves in order.
-func checkMove(before, after *Layout, from, to guardHome) (*GuardMove, error) {
+func checkMove(before, after *Layout, from, to home) (*GuardMove, error) {
 	if from.unit == "" && to.unit == "" {
 		return nil, nil
 	}
