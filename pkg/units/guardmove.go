@@ -91,9 +91,8 @@ func keptObjects(cfg *api.Config) []keptObject {
 // Layout is a fleet folder as a render wrote it, read only as far as
 // CheckGuardMove needs: where the guard's and the account's files are,
 // which unit lists them and the Kustomizations of the wiring that those
-// units depend on. It reads
-// the folder on disk (OpenLayout), a Git revision of it or a render's files
-// (FilesLayout).
+// units depend on. It reads the folder on disk (OpenLayout), a Git
+// revision of it or a render's files (FilesLayout).
 type Layout struct {
 	// What names the folder in messages: "rendered/", "rendered/ at
 	// origin/main", "the render".
