@@ -17,8 +17,9 @@ import (
 // and says what to do first; once that is done, ./fleet.sh render
 // --allow-guard-move writes it. The gate compares with the base: refused
 // without the consent, passed with it; without a base it compares with the
-// committed folder, which moves nothing. The other fleet renders unchanged
-// throughout.
+// committed folder, which moves nothing; the action's script likewise, its
+// input allow-guard-move giving the consent. The other fleet renders
+// unchanged throughout.
 func TestPullRequestMovesTheGuard(t *testing.T) {
 	fnEnv := []string{"COMPUTEPLANE_FN=" + binary}
 	origin := t.TempDir()
@@ -78,6 +79,23 @@ func TestPullRequestMovesTheGuard(t *testing.T) {
 	}
 	if r := run(t, dir, append(fnEnv, "BASE=main"), "./fleet.sh", "check", "--allow-guard-move"); r.code != 0 || !strings.Contains(r.stderr, "rendered is up to date") {
 		t.Errorf("BASE=main ./fleet.sh check --allow-guard-move: exit %d, want 0\n%s", r.code, r.stderr)
+	}
+
+	// CI: the action's script, as the workflow runs it for the pull
+	// request (mode check, the base), then with the input that gives the
+	// consent.
+	script, err := filepath.Abs("../tools/action/run.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := append([]string{"PATH=" + filepath.Dir(binary) + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"COMPUTEPLANE_FN_CONFIG=fleet/config.yaml", "COMPUTEPLANE_FN_OUTPUT_DIR=rendered", "COMPUTEPLANE_FN_MODE=check",
+		"COMPUTEPLANE_FN_SUMMARY=summary.md", "COMPUTEPLANE_FN_BASE=main"}, gitEnv...)
+	if r := run(t, dir, env, script); r.code != 1 || !strings.Contains(r.stderr, "refusing to move the guard") {
+		t.Errorf("the action's script: exit %d, want 1 refusing the move\n%s", r.code, r.stderr)
+	}
+	if r := run(t, dir, append(env, "COMPUTEPLANE_FN_ALLOW_GUARD_MOVE=true"), script); r.code != 0 {
+		t.Errorf("the action's script with allow-guard-move: exit %d, want 0\n%s", r.code, r.stderr)
 	}
 
 	// The other fleet of the repository: untouched, up to date.
