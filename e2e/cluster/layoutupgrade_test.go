@@ -65,17 +65,21 @@ func (p *probeResult) record(err error) {
 }
 
 func (e *env) testLayoutUpgrade(t *testing.T) {
-	e.layoutUpgrade(t, filepath.Join("testdata", "layoutupgrade", "fleet"), false)
+	e.layoutUpgrade(t, filepath.Join("testdata", "layoutupgrade", "fleet"), false, layoutUpgradeProbe())
 }
 
+// The guard of 7c1932d^ has no rule on credential volumes (G3d came later),
+// so the probe of the form before the account's unit asks for what both
+// forms refuse: a VM that mounts a ComputePlane worker's system disk.
 func (e *env) testLayoutUpgradeBeforeAccount(t *testing.T) {
-	e.layoutUpgrade(t, filepath.Join("testdata", "layoutupgrade", "preaccount", "fleet"), true)
+	e.layoutUpgrade(t, filepath.Join("testdata", "layoutupgrade", "preaccount", "fleet"), true,
+		vm("tenant-gamma", "guard-probe", nil, map[string]any{"app": "probe"}, pvcVolume(workerDisk), nil))
 }
 
 // layoutUpgrade reconciles the fleet folder of an earlier form, from, then
-// this version's render of testdata/fleet, probing the guard throughout;
+// this version's render of testdata/fleet, asking for probe throughout;
 // refused says the render is refused at first and the step must be taken.
-func (e *env) layoutUpgrade(t *testing.T, from string, refused bool) {
+func (e *env) layoutUpgrade(t *testing.T, from string, refused bool, probe *unstructured.Unstructured) {
 	e.ensureFlux(t)
 	e.ensurePlatform(t)
 	if err := harness.ApplyCRDs(e.ctx, e.admin, guardCRDs...); err != nil {
@@ -127,7 +131,6 @@ func (e *env) layoutUpgrade(t *testing.T, from string, refused bool) {
 	})
 	e.applyAll(t, e.admin, []*unstructured.Unstructured{role, binding}, false)
 	tenant := harness.MustClient(t, e.mgmt, tenantUser, e.mgmt.Impersonating(tenantUser, tenantGroups...))
-	probe := layoutUpgradeProbe()
 	ask := func() error {
 		_, _, err := tenant.Apply(e.ctx, probe, harness.ApplyOptions{DryRun: true})
 		return err
