@@ -226,8 +226,9 @@ func TestGuardMoveOrdered(t *testing.T) {
 }
 
 // TestGuardMoveOtherDirections: the refusal holds whichever render is the
-// earlier: leaving spec.fleet, changing spec.fleet.wiringNamespace; a render
-// without the guard (spec.guard.enabled: false) moves nothing, and a
+// earlier: leaving spec.fleet, changing spec.fleet.wiringNamespace; another
+// wiring folder, fleet path or source moves nothing (the account's unit
+// keeps its Kustomization); a render without the guard (spec.guard.enabled: false) moves nothing, and a
 // kustomization.yaml of the user's own (no managed-by label) beside the
 // default layout names no unit.
 func TestGuardMoveOtherDirections(t *testing.T) {
@@ -245,6 +246,10 @@ func TestGuardMoveOtherDirections(t *testing.T) {
 		{"the layout without spec.fleet, twice", flat, flat, false},
 		{"a kustomization.yaml of the user's own", own, flat, false},
 		{"to another wiring namespace", units0, cozy, true},
+		{"to another wiring folder", units0, guardFleet(t, fleetConfig(func(fc *api.FleetConfig) { fc.WiringPath = "_wiring" }), true), false},
+		{"to another fleet path and source", units0, guardFleet(t, fleetConfig(func(fc *api.FleetConfig) {
+			fc.Path, fc.SourceRef.Kind = "elsewhere", "OCIRepository"
+		}), true), false},
 		{"the guard switched off", units0, guardFleet(t, fleetConfig(nil), false), false},
 	} {
 		if got := moves(t, c.before, c.after); (got != nil) != c.refused {
