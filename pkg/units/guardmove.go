@@ -639,8 +639,8 @@ func checkMove(before, after *Layout, from, to home) (*GuardMove, error) {
 		m.Why = fmt.Sprintf("in %s, %s does not wait for %s (dependsOn), so at the new revision it may prune the object before %s applies it", before.What, from.unit, to.unit, to.unit)
 		return m, nil
 	}
-	if fromWas.Spec.SourceRef != toWas.Spec.SourceRef {
-		m.Why = fmt.Sprintf("in %s, %s and %s read different sources, and dependsOn orders the revisions of one source only", before.What, from.unit, to.unit)
+	if fromWas.Spec.SourceRef != toWas.Spec.SourceRef || toWas.Spec.SourceRef != toNow.Spec.SourceRef {
+		m.Why = fmt.Sprintf("%s and %s do not read one source in both renders (spec.fleet.unitSource, sourceRef), and dependsOn orders the revisions of one source only", from.unit, to.unit)
 		return m, nil
 	}
 	fromNow, err := after.kustomization(from.unit)
@@ -660,7 +660,7 @@ func checkMove(before, after *Layout, from, to home) (*GuardMove, error) {
 		m.Why = fmt.Sprintf("in %s, %s does not wait for %s (dependsOn), so it may prune the object before %s applies it", after.What, from.unit, to.unit, to.unit)
 		return m, nil
 	}
-	if fromNow.Spec.SourceRef != toNow.Spec.SourceRef || fromWas.Spec.SourceRef != fromNow.Spec.SourceRef {
+	if fromNow.Spec.SourceRef != toNow.Spec.SourceRef {
 		m.Why = fmt.Sprintf("%s and %s do not read one source in both renders (spec.fleet.unitSource, sourceRef), and dependsOn orders the revisions of one source only", from.unit, to.unit)
 		return m, nil
 	}

@@ -179,7 +179,7 @@ func TestGuardMoveOrdered(t *testing.T) {
 		name: "a unit of another source",
 		before: handFleet(account,
 			handUnit{name: "computeplane-platform", folder: "_platform", dependsOn: []string{"computeplane-fleet-account"}, sourceKind: "OCIRepository", binding: true, policy: true}),
-		why: "read different sources",
+		why: "do not read one source in both renders",
 	}, {
 		name:   "the account's unit in another namespace",
 		before: handFleet(handUnit{name: "computeplane-fleet-account", folder: "_account", namespace: "cozy-fluxcd", binding: true, policy: true}),
@@ -228,7 +228,9 @@ func TestGuardMoveOrdered(t *testing.T) {
 // TestGuardMoveOtherDirections: the refusal holds whichever render is the
 // earlier: leaving spec.fleet, changing spec.fleet.wiringNamespace; another
 // wiring folder, fleet path or source moves nothing (the account's unit
-// keeps its Kustomization); a render without the guard (spec.guard.enabled: false) moves nothing, and a
+// keeps its Kustomization), but a move in order is refused when the units'
+// source changes with it (dependsOn would not order the revisions); a
+// render without the guard (spec.guard.enabled: false) moves nothing, and a
 // kustomization.yaml of the user's own (no managed-by label) beside the
 // default layout names no unit.
 func TestGuardMoveOtherDirections(t *testing.T) {
@@ -251,6 +253,10 @@ func TestGuardMoveOtherDirections(t *testing.T) {
 			fc.Path, fc.SourceRef.Kind = "elsewhere", "OCIRepository"
 		}), true), false},
 		{"the guard switched off", units0, guardFleet(t, fleetConfig(nil), false), false},
+		{"the chain of platform parts to the account's unit, and to artifacts at once", handFleet(
+			handUnit{name: "computeplane-fleet-account", folder: "_account"},
+			handUnit{name: "computeplane-platform", folder: "_platform", dependsOn: []string{"computeplane-fleet-account"}, binding: true, policy: true}),
+			guardFleet(t, fleetConfig(func(fc *api.FleetConfig) { fc.UnitSource = api.UnitSourceExternalArtifact }), true), true},
 	} {
 		if got := moves(t, c.before, c.after); (got != nil) != c.refused {
 			t.Errorf("%s: refused %+v, want refused %v", c.name, got, c.refused)
