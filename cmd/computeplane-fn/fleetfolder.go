@@ -13,6 +13,7 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/gitrev"
 	"github.com/computeplane-dev/computeplane-fn/pkg/output"
 	"github.com/computeplane-dev/computeplane-fn/pkg/poolmove"
+	"github.com/computeplane-dev/computeplane-fn/pkg/units"
 )
 
 // outputOverlap says why dir cannot be the fleet folder of the config in
@@ -178,4 +179,22 @@ func countBaseChanges(cs output.Changes) string {
 		return "changes no file"
 	}
 	return fmt.Sprintf("adds %d, changes %d and removes %d files", len(cs.Paths(output.Added)), len(cs.Paths(output.Changed)), len(cs.Paths(output.Removed)))
+}
+
+// checkGuardMove refuses files, a render of cfg laid out for the fleet folder
+// dir, when it moves the guard or the fleet's account to another
+// Kustomization out of order from where
+// dir holds it now, or, with a base, where the revision base holds it in
+// baseFiles (units.CheckGuardMove): a *units.GuardMoveError.
+func checkGuardMove(cfg *api.Config, dir, base string, baseFiles, files []output.File) error {
+	disk, err := units.OpenLayout(dir, dir)
+	if err != nil {
+		return err
+	}
+	defer disk.Close()
+	before := []*units.Layout{disk}
+	if base != "" {
+		before = append(before, units.FilesLayout(baseFiles, dir+" at "+base))
+	}
+	return units.CheckGuardMove(cfg, units.FilesLayout(files, "the render"), before...)
 }

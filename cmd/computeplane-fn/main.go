@@ -69,6 +69,10 @@ type folderFlags struct {
 	check      bool
 	allowEmpty bool
 	allowPrune bool
+	// allowGuardMove consents to a render that moves the guard to another
+	// Kustomization without the order that keeps it in force, once the
+	// live objects are annotated not to be pruned (units.CheckGuardMove).
+	allowGuardMove bool
 	// base is the Git revision whose fleet folder the summaries compare the
 	// render with ("" for the folder as it is).
 	base      string
@@ -163,6 +167,22 @@ func runFleetFolder(f folderFlags, configFile string, config *api.Config, inputs
 		if err := poolmove.Check(r.Config, files, baseFile(base), "the base "+f.base); err != nil {
 			fmt.Fprintf(stderr, "computeplane-fn: %v; %s was left as it was\n", err, f.dir)
 			report.Fleet, report.Refusal = nil, err.Error()
+			return f.summaries.write(report, false, 1, stderr)
+		}
+	}
+	if !f.allowGuardMove {
+		if err := checkGuardMove(r.Config, f.dir, f.base, base, files); err != nil {
+			var move *units.GuardMoveError
+			if errors.As(err, &move) {
+				msg := move.Message("--allow-guard-move")
+				fmt.Fprintf(stderr, "computeplane-fn: %s\n%s was left as it was\n", msg, f.dir)
+				// A refusal, like --allow-empty's: the summary states it
+				// in place of the fleet.
+				report.Fleet, report.Refusal = nil, msg
+			} else {
+				report.Failure = err
+				fmt.Fprintf(stderr, "computeplane-fn: %v; %s was left as it was\n", err, f.dir)
+			}
 			return f.summaries.write(report, false, 1, stderr)
 		}
 	}

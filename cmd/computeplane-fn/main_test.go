@@ -672,3 +672,60 @@ func TestBinaryCommandLine(t *testing.T) {
 		}
 	}
 }
+
+// TestFleetRepoGuardMove: a render that moves the guard to another
+// Kustomization out of order (here, laying a fleet of the default layout
+// out in units: the operator's Kustomization of the folder would prune the
+// guard that the account's unit creates, in no order) is refused, in a
+// write and in a check, with the step to take first, and leaves the folder
+// as it was and no JSON summary; --allow-guard-move writes it, and the next
+// render moves nothing.
+func TestFleetRepoGuardMove(t *testing.T) {
+	repo := fleetRepo(t)
+	if r := cli(t, "--output-dir", "fleet", "config.yaml"); r.code != 0 {
+		t.Fatalf("render: %+v", r)
+	}
+	cfg, err := os.ReadFile("config.yaml")
+	must(t, err)
+	cfg = append(cfg, "  fleet:\n    sourceRef: {kind: GitRepository, name: fleet, namespace: flux-system}\n    path: ./fleet\n"...)
+	must(t, os.WriteFile("config.yaml", cfg, 0o644))
+	before := tree(t, filepath.Join(repo, "fleet"))
+	must(t, os.WriteFile("s.json", []byte("{}"), 0o644))
+	for _, args := range [][]string{
+		{"--output-dir", "fleet", "--allow-prune", "--summary", "s.md", "--summary-json", "s.json", "config.yaml"},
+		{"--output-dir", "fleet", "--check", "config.yaml"},
+	} {
+		r := cli(t, args...)
+		for _, want := range []string{
+			"refusing to move the guard or the fleet's account to another Kustomization",
+			"ValidatingAdmissionPolicy computeplane-guard: from the Kustomization that applies the whole folder (fleet) to flux-system/computeplane-fleet-account",
+			"kubectl annotate validatingadmissionpolicy,validatingadmissionpolicybinding computeplane-guard kustomize.toolkit.fluxcd.io/prune=disabled",
+			"kubectl annotate clusterrole,clusterrolebinding computeplane-fleet kustomize.toolkit.fluxcd.io/prune=disabled",
+			"kubectl -n flux-system annotate serviceaccount computeplane-fleet kustomize.toolkit.fluxcd.io/prune=disabled",
+			"render again with --allow-guard-move",
+			"fleet was left as it was",
+		} {
+			if r.code != 1 || !strings.Contains(r.stderr, want) {
+				t.Errorf("%v: lacks %q: %+v", args, want, r)
+			}
+		}
+		if diff := cmp.Diff(before, tree(t, filepath.Join(repo, "fleet"))); diff != "" {
+			t.Errorf("%v changed the folder (-before +after):\n%s", args, diff)
+		}
+	}
+	if _, err := os.Stat("s.json"); err == nil {
+		t.Errorf("a refused render left a JSON summary")
+	}
+	if md, err := os.ReadFile("s.md"); err != nil || !strings.Contains(string(md), "refusing to move the guard or the fleet's account") {
+		t.Errorf("the Markdown summary does not say why: %v\n%s", err, md)
+	}
+	if r := cli(t, "--output-dir", "fleet", "--allow-prune", "--allow-guard-move", "config.yaml"); r.code != 0 {
+		t.Fatalf("--allow-guard-move: %+v", r)
+	}
+	if _, err := os.Stat("fleet/_account/_cluster/validatingadmissionpolicy-computeplane-guard.yaml"); err != nil {
+		t.Errorf("the guard is not in the account's unit: %v", err)
+	}
+	if r := cli(t, "--output-dir", "fleet", "config.yaml"); r.code != 0 || !strings.Contains(r.stderr, "nothing written") {
+		t.Errorf("the next render: %+v", r)
+	}
+}

@@ -70,12 +70,13 @@ func (f *cliFlags) register(flags *pflag.FlagSet) {
 	flags.StringVar(&f.summaries.json, "summary-json", "", "write the summary as JSON to `FILE` (- for stdout; tenants, posture changes, files); not written, and removed, when the run is refused or fails")
 	flags.BoolVar(&f.allowEmpty, "allow-empty", false, "with --output-dir: write a fleet of no tenant over one that has tenants, or render inputs that hold no object at all (refused without it)")
 	flags.BoolVar(&f.allowPrune, "allow-prune", false, "with --output-dir: remove more than half of the fleet's files in DIR (and more than 10) at once (refused without it)")
+	flags.BoolVar(&f.allowGuardMove, "allow-guard-move", false, "with --output-dir: move the guard to another Kustomization out of order, once its live objects carry kustomize.toolkit.fluxcd.io/prune: disabled (refused without it; docs/guard.md)")
 	flags.StringVar(&f.base, "base", "", "with --output-dir and a summary: compare the render with DIR as the Git revision `REF` holds it (a pull request's base), not with DIR as it is")
 	flags.BoolVar(&f.version, "version", false, "print the version and the commit this binary was built from (the same as the version command), and exit")
 }
 
 // folderOnly are the flags that need --output-dir.
-var folderOnly = []string{"check", "allow-empty", "allow-prune", "base"}
+var folderOnly = []string{"check", "allow-empty", "allow-prune", "allow-guard-move", "base"}
 
 // usageError is a mistake on the command line: exit status 2.
 type usageError struct{ msg string }

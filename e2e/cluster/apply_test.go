@@ -98,7 +98,15 @@ func folderObjects(t *testing.T, dir string) []*unstructured.Unstructured {
 // fieldValidation=Strict, without a warning, and every field reads back as
 // sent. Dry-run, so that renders sharing names do not meet; the CRDs'
 // schemas and CEL rules are the server's to judge.
+//
+// A render for poolMigration: Adopt holds MachineDeployments that carry only
+// the annotations handing them to their pool releases: it is applied over
+// the MachineDeployments the Combined chart made and Pin kept, which the API
+// server requires (a MachineDeployment without spec is refused). So the
+// stage serves Cluster API's own CRDs (Cozystack's tree) and creates each
+// such MachineDeployment first, as the chart left it, before the dry run.
 func (e *env) testServerSideApply(t *testing.T) {
+	capi := false
 	for _, rc := range e.renderCases(t) {
 		t.Run(strings.ReplaceAll(rc.name, "/", "_"), func(t *testing.T) {
 			objs := harness.Generated(rc.objs(t))
@@ -106,6 +114,18 @@ func (e *env) testServerSideApply(t *testing.T) {
 				t.Fatalf("%s renders nothing", rc.name)
 			}
 			e.namespaces(tenantNamespaces(objs)...)
+			if mds := ofKind(objs, "MachineDeployment"); len(mds) > 0 {
+				if !capi {
+					if e.bins.thirdParty == "" {
+						t.Skip("E2E_THIRD_PARTY is not set (Cluster API's CRDs are in Cozystack's tree): run the suite with `make e2e`")
+					}
+					e.applyRealChartCRDs(t, filepath.Join(e.bins.thirdParty, "cozystack"))
+					capi = true
+				}
+				for _, md := range mds {
+					e.applyAll(t, e.admin, []*unstructured.Unstructured{keptMachineDeployment(md.GetNamespace(), md.GetName())}, false)
+				}
+			}
 			e.applyAll(t, e.kc, objs, true)
 			kinds := map[string]int{}
 			for _, o := range objs {
@@ -119,4 +139,32 @@ func (e *env) testServerSideApply(t *testing.T) {
 			t.Logf("%s: %d objects accepted (%s)", rc.name, len(objs), strings.Join(summary, " "))
 		})
 	}
+}
+
+// keptMachineDeployment is the MachineDeployment name of namespace's cluster
+// as the Combined chart (its node group's pool) made it and Pin kept it,
+// with what Cluster API's CRD requires: the cluster, a selector, and a
+// template naming a bootstrap config and a KubevirtMachineTemplate.
+func keptMachineDeployment(namespace, name string) *unstructured.Unstructured {
+	cluster := strings.SplitN(name, "-", 2)[0]
+	labels := map[string]any{"cluster.x-k8s.io/cluster-name": cluster, "cluster.x-k8s.io/deployment-name": name}
+	return obj("cluster.x-k8s.io/v1beta1", "MachineDeployment", namespace, name, map[string]any{
+		"metadata": map[string]any{"name": name, "namespace": namespace,
+			"annotations": map[string]any{"helm.sh/resource-policy": "keep", "meta.helm.sh/release-name": cluster, "meta.helm.sh/release-namespace": namespace}},
+		"spec": map[string]any{
+			"clusterName": cluster,
+			"replicas":    int64(1),
+			"selector":    map[string]any{"matchLabels": labels},
+			"template": map[string]any{
+				"metadata": map[string]any{"labels": labels},
+				"spec": map[string]any{
+					"clusterName": cluster,
+					"bootstrap": map[string]any{"configRef": map[string]any{
+						"apiVersion": "bootstrap.cluster.x-k8s.io/v1alpha3", "kind": "TalosConfigTemplate", "name": name}},
+					"infrastructureRef": map[string]any{
+						"apiVersion": "infrastructure.cluster.x-k8s.io/v1alpha1", "kind": "KubevirtMachineTemplate", "name": name + "-x7k2p"},
+				},
+			},
+		},
+	})
 }

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +24,15 @@ import (
 // one of those requests, from before the new revision is published until
 // every Kustomization has applied it, must be refused by the guard, and the
 // guard must not have been deleted and created again.
+//
+// LayoutUpgradeBeforeAccount does the same from the form before the
+// account's unit (testdata/layoutupgrade/preaccount/fleet, by the binary of
+// 7c1932d^): there no unit waits for the account's, so the guard's and the
+// account's move is out of order, and this version's render is refused with
+// the step to take first. The stage takes it as a user does: it runs the
+// kubectl commands the refusal prints, renders again with
+// --allow-guard-move, and once every Kustomization has applied the new
+// revision, runs the commands that remove the annotation.
 
 // layoutUpgradeProbe is what the probe asks for: a VM of tenant-gamma that
 // hands its guest the cluster's admin kubeconfig (G3d).
@@ -55,6 +65,21 @@ func (p *probeResult) record(err error) {
 }
 
 func (e *env) testLayoutUpgrade(t *testing.T) {
+	e.layoutUpgrade(t, filepath.Join("testdata", "layoutupgrade", "fleet"), false, layoutUpgradeProbe())
+}
+
+// The guard of 7c1932d^ has no rule on credential volumes (G3d came later),
+// so the probe of the form before the account's unit asks for what both
+// forms refuse: a VM that mounts a ComputePlane worker's system disk.
+func (e *env) testLayoutUpgradeBeforeAccount(t *testing.T) {
+	e.layoutUpgrade(t, filepath.Join("testdata", "layoutupgrade", "preaccount", "fleet"), true,
+		vm("tenant-gamma", "guard-probe", nil, map[string]any{"app": "probe"}, pvcVolume(workerDisk), nil))
+}
+
+// layoutUpgrade reconciles the fleet folder of an earlier form, from, then
+// this version's render of testdata/fleet, asking for probe throughout;
+// refused says the render is refused at first and the step must be taken.
+func (e *env) layoutUpgrade(t *testing.T, from string, refused bool, probe *unstructured.Unstructured) {
 	e.ensureFlux(t)
 	e.ensurePlatform(t)
 	if err := harness.ApplyCRDs(e.ctx, e.admin, guardCRDs...); err != nil {
@@ -70,7 +95,7 @@ func (e *env) testLayoutUpgrade(t *testing.T) {
 	}
 
 	// The previous form, as committed.
-	old, err := harness.ReadTree(filepath.Join("testdata", "layoutupgrade", "fleet"), "")
+	old, err := harness.ReadTree(from, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,6 +114,10 @@ func (e *env) testLayoutUpgrade(t *testing.T) {
 	if !strings.HasPrefix(oldHome, "computeplane-platform-part") {
 		t.Fatalf("the previous form holds the guard in %q; the stage wants it in a part of the chain after the first (computeplane-platform-partN)", oldHome)
 	}
+	hadAccount := slices.Contains(f.kustomizations(), "computeplane-fleet-account")
+	if hadAccount == refused {
+		t.Fatalf("the previous form has the account's unit: %v; the stage wants %v", hadAccount, !refused)
+	}
 	t.Logf("the previous form: %d objects in %d Kustomizations, the guard in %s", len(before), len(f.kustomizations()), oldHome)
 
 	// The tenant's user may create VMs in its namespace, so that what
@@ -102,7 +131,6 @@ func (e *env) testLayoutUpgrade(t *testing.T) {
 	})
 	e.applyAll(t, e.admin, []*unstructured.Unstructured{role, binding}, false)
 	tenant := harness.MustClient(t, e.mgmt, tenantUser, e.mgmt.Impersonating(tenantUser, tenantGroups...))
-	probe := layoutUpgradeProbe()
 	ask := func() error {
 		_, _, err := tenant.Apply(e.ctx, probe, harness.ApplyOptions{DryRun: true})
 		return err
@@ -135,8 +163,70 @@ func (e *env) testLayoutUpgrade(t *testing.T) {
 
 	// This version's render of the same fleet.
 	start := time.Now()
-	f.publish(t)
+	var undo [][]string
+	if refused {
+		code, stderr := harness.RenderFolderStatus(t, e.bins.fn, f.work, out, "config.yaml")
+		if code != 1 || !strings.Contains(stderr, "refusing to move the guard") {
+			t.Fatalf("the render from the form before the account's unit: exit %d, want 1 refusing the guard's move\n%s", code, stderr)
+		}
+		t.Logf("refused as it should be:\n%s", stderr)
+		if now, err := harness.ReadTree(out, ""); err != nil || len(now) != len(old) {
+			t.Fatalf("the refused render changed the fleet folder: %d files, then %d (%v)", len(old), len(now), err)
+		}
+		// The step, as printed.
+		var steps int
+		for _, line := range strings.Split(stderr, "\n") {
+			if !strings.HasPrefix(line, "  kubectl ") {
+				continue
+			}
+			args := strings.Fields(line)[1:]
+			if strings.HasSuffix(line, "=disabled") {
+				if outText, errText, err := e.kubectl(t, "", nil, args...); err != nil {
+					t.Fatalf("%s: %v\n%s%s", strings.TrimSpace(line), err, outText, errText)
+				}
+				steps++
+			} else {
+				undo = append(undo, args)
+			}
+		}
+		if steps != 3 || len(undo) != 3 {
+			t.Fatalf("the refusal prints %d commands to annotate and %d to undo; want 3 of each (the guard, the account's roles, its ServiceAccount)", steps, len(undo))
+		}
+		harness.RenderFolder(t, e.bins.fn, f.work, out, "--allow-guard-move", "config.yaml")
+		f.index(t, out)
+		f.upload(t)
+	} else {
+		f.publish(t)
+	}
 	after := f.waitReconciled(t)
+	for _, args := range undo {
+		if outText, errText, err := e.kubectl(t, "", nil, args...); err != nil {
+			t.Errorf("kubectl %s: %v\n%s%s", strings.Join(args, " "), err, outText, errText)
+		}
+	}
+	if len(undo) > 0 {
+		// The annotation gone, a reconcile of every Kustomization (as
+		// `flux reconcile` asks for one) must keep the guard.
+		at := time.Now().UTC().Format(time.RFC3339Nano)
+		patch := []byte(`{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":"` + at + `"}}}`)
+		names := append([]string{fleetRoot}, f.kustomizations()...)
+		for _, name := range names {
+			if _, err := e.admin.MergePatch(e.ctx, kustomizeV1, "Kustomization", e.mode.fleetNamespace, name, patch); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, name := range names {
+			e.waitFor(t, e.admin, kustomizeV1, "Kustomization", e.mode.fleetNamespace, name, 2*time.Minute,
+				func(u *unstructured.Unstructured) (bool, string) {
+					if u == nil {
+						return false, "not found"
+					}
+					got, _, _ := unstructured.NestedString(u.Object, "status", "lastHandledReconcileAt")
+					return got == at, "lastHandledReconcileAt " + got + ", want " + at
+				})
+		}
+		after = f.waitReconciled(t)
+	}
 	stop()
 	<-done
 	res.record(ask()) // once more, after the last Kustomization applied
@@ -154,7 +244,12 @@ func (e *env) testLayoutUpgrade(t *testing.T) {
 	if res.asked < 5 {
 		t.Errorf("the probe asked %d times; the stage wants one a second through the upgrade", res.asked)
 	}
-	for _, key := range []string{policyKey, bindingKey} {
+	account := []string{
+		harness.ObjectKey(obj("v1", "ServiceAccount", e.mode.fleetNamespace, "computeplane-fleet", nil)),
+		harness.ObjectKey(obj("rbac.authorization.k8s.io/v1", "ClusterRole", "", "computeplane-fleet", nil)),
+		harness.ObjectKey(obj("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "", "computeplane-fleet", nil)),
+	}
+	for _, key := range append([]string{policyKey, bindingKey}, account...) {
 		if home := f.unitOf[key]; home != "computeplane-fleet-account" {
 			t.Errorf("the new form holds %s in %q, want computeplane-fleet-account", key, home)
 		}

@@ -12,7 +12,7 @@ import (
 // no component.
 func TestStageOrder(t *testing.T) {
 	want := map[string][]string{
-		"FluxInstall":     {"ServerSideApply", "PodSecurity", "Releases", "Fleet", "Guard", "Stream"},
+		"FluxInstall":     {"ServerSideApply", "PodSecurity", "Releases", "Fleet", "Guard", "LayoutUpgrade", "LayoutUpgradeBeforeAccount", "Stream"},
 		"Cozystack":       {"RealChart", "RealChartPools", "RealChartPoolsMove", "Releases", "Fleet", "FleetArtifacts", "Guard", "Stream", "InCluster", "ShardOperator", "CozystackAPI"},
 		"CozystackWiring": {"Releases", "Fleet", "Guard", "Stream"},
 		"CozystackNewest": {"Releases", "Fleet", "Guard", "Stream", "ShardOperator"},

@@ -262,6 +262,7 @@ var stages = []stage{
 	{"FleetArtifacts", (*env).testFleetArtifacts, cozystackLayout},
 	{"Guard", (*env).testGuard, everyLayout},
 	{"LayoutUpgrade", (*env).testLayoutUpgrade, firstLayout},
+	{"LayoutUpgradeBeforeAccount", (*env).testLayoutUpgradeBeforeAccount, firstLayout},
 	{"Stream", (*env).testStream, everyLayout},
 	{"InCluster", (*env).testInCluster, cozystackLayout},
 	{"ShardOperator", (*env).testShardOperator, cozystackPlatforms},

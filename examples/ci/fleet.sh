@@ -6,11 +6,12 @@
 #   ./fleet.sh render [FLAG...]   write rendered/ (then commit it with the input
 #                                 change); flags such as --allow-prune go on to
 #                                 computeplane-fn
-#   ./fleet.sh check              the CI gate: exit 1, with a diff on stdout, when
+#   ./fleet.sh check [FLAG...]    the CI gate: exit 1, with a diff on stdout, when
 #                                 rendered/ is out of date; writes summary.md, the
 #                                 Markdown for the pull request comment, and
 #                                 summary.json, the same for a bot (gate a second
-#                                 approval on "weakens")
+#                                 approval on "weakens"); --allow-guard-move for
+#                                 the pull request that moves the guard on purpose
 #
 # BASE, for check, is a Git revision (a pull request's base branch or commit):
 # the summaries then say how the posture changes from rendered/ as BASE holds
@@ -31,10 +32,11 @@ render)
 	exec "$fn" --output-dir rendered "$@" fleet/config.yaml
 	;;
 check)
-	exec "$fn" --output-dir rendered --check ${BASE:+--base "$BASE"} --summary summary.md --summary-json summary.json fleet/config.yaml
+	shift
+	exec "$fn" --output-dir rendered --check ${BASE:+--base "$BASE"} --summary summary.md --summary-json summary.json "$@" fleet/config.yaml
 	;;
 *)
-	echo "usage: $0 render [FLAG...] | check   (BASE=<revision> $0 check compares with a base)" >&2
+	echo "usage: $0 render [FLAG...] | check [FLAG...]   (BASE=<revision> $0 check compares with a base)" >&2
 	exit 2
 	;;
 esac

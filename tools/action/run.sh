@@ -5,7 +5,8 @@
 # summaries that are named. With COMPUTEPLANE_FN_BASE (a Git revision: the
 # pull request's base commit, by default) the summaries compare the render
 # with the fleet folder as the base holds it; the base is fetched first when
-# the clone lacks it (actions/checkout fetches one commit). Its exit status
+# the clone lacks it (actions/checkout fetches one commit). With
+# COMPUTEPLANE_FN_ALLOW_GUARD_MOVE=true it passes --allow-guard-move. Its exit status
 # is computeplane-fn's.
 set -euo pipefail
 fail() { echo "::error title=computeplane-fn::$*" >&2; exit 2; }
@@ -19,6 +20,11 @@ case ${COMPUTEPLANE_FN_MODE:-check} in
 check) args+=(--check) ;;
 render) ;;
 *) fail "mode must be check or render, not '${COMPUTEPLANE_FN_MODE}'" ;;
+esac
+case ${COMPUTEPLANE_FN_ALLOW_GUARD_MOVE:-false} in
+true) args+=(--allow-guard-move) ;;
+false | "") ;;
+*) fail "allow-guard-move must be true or false, not '${COMPUTEPLANE_FN_ALLOW_GUARD_MOVE}'" ;;
 esac
 [[ -z ${COMPUTEPLANE_FN_SUMMARY:-} ]] || args+=(--summary "$COMPUTEPLANE_FN_SUMMARY")
 [[ -z ${COMPUTEPLANE_FN_SUMMARY_JSON:-} ]] || args+=(--summary-json "$COMPUTEPLANE_FN_SUMMARY_JSON")

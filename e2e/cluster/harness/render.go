@@ -2,6 +2,7 @@ package harness
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -34,6 +35,26 @@ func Render(t testing.TB, bin, dir string, args ...string) []*unstructured.Unstr
 func RenderFolder(t testing.TB, bin, dir, outDir string, args ...string) {
 	t.Helper()
 	run(t, bin, dir, nil, append([]string{"--output-dir", outDir, "--allow-prune"}, args...)...)
+}
+
+// RenderFolderStatus is RenderFolder for a run that may be refused: it
+// returns the exit status and the error output instead of failing the test
+// on a status other than 0.
+func RenderFolderStatus(t testing.TB, bin, dir, outDir string, args ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"--output-dir", outDir, "--allow-prune"}, args...)...)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		return exit.ExitCode(), stderr.String()
+	case err != nil:
+		t.Fatalf("computeplane-fn in %s: %v", dir, err)
+	}
+	return 0, stderr.String()
 }
 
 // RenderKRM runs the binary as a KRM function on a ResourceList of config
