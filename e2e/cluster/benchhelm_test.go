@@ -338,6 +338,26 @@ type helmCost struct {
 	// moved are the releases whose shard label changed from Ready to the
 	// end of the forced reconciles (the operator's rebalancing).
 	moved int
+	// idle is the settled fleet left alone for E2E_BENCH_HELM_IDLE, nil
+	// when skipped.
+	idle *helmIdle
+}
+
+// helmIdle is the settled fleet left to its own intervals for a while: the
+// reconciles helm-controller makes on its own (spec.interval) and what they
+// cost, with no request of the test's.
+type helmIdle struct {
+	window                   time.Duration
+	work                     helmWork
+	apiserver, etcd, standIn time.Duration
+	writes, cpWrites         harness.RequestCounts
+	rss                      []float64
+}
+
+// cores is the share of one core the helm side used over the window:
+// helm-controller, both API servers and etcd.
+func (i *helmIdle) cores() float64 {
+	return (i.work.totalCPU() + i.apiserver + i.etcd + i.standIn).Seconds() / i.window.Seconds()
 }
 
 // helmReconcile is one forced reconcile of every release of the settled
@@ -452,6 +472,17 @@ func (e *env) helmSide(t *testing.T, f *fleetRepo, cp *harness.APIServer, tenant
 				strings.Join(first(append(rc.newRevisions, rc.changed...), 20), "\n  "))
 		}
 	}
+	if idle, err := time.ParseDuration(envOr("E2E_BENCH_HELM_IDLE", "5m30s")); err != nil {
+		t.Fatalf("E2E_BENCH_HELM_IDLE: %v", err)
+	} else if idle > 0 {
+		hcost.idle = e.measureHelmIdle(t, hc, cp, idle)
+		i := hcost.idle
+		t.Logf("left alone for %s: reconciles %s; CPU: helm-controller %s (%.1f ms per reconcile), kube-apiserver %s (%.1f ms per reconcile), etcd %s, the stand-in %s; %.2f cores\n  management cluster, writes:\n    %s\n  ComputePlane stand-in, writes:\n    %s",
+			i.window.Round(time.Second), shareList(hcost.shards, i.work.reconciles, "%g"), shareList(hcost.shards, i.work.cpuSeconds(), "%.1f s"),
+			perReconcile(i.work.totalCPU(), i.work.totalReconciles()), i.apiserver.Round(100*time.Millisecond), perReconcile(i.apiserver, i.work.totalReconciles()),
+			i.etcd.Round(100*time.Millisecond), i.standIn.Round(100*time.Millisecond), i.cores(),
+			strings.ReplaceAll(i.writes.String(), "\n", "\n    "), strings.ReplaceAll(i.cpWrites.String(), "\n", "\n    "))
+	}
 	after, err := e.admin.List(e.ctx, helmV2, "HelmRelease", "", "")
 	if err != nil {
 		t.Fatal(err)
@@ -462,6 +493,50 @@ func (e *env) helmSide(t *testing.T, f *fleetRepo, cp *harness.APIServer, tenant
 		}
 	}
 	return hcost
+}
+
+// perReconcile is d per reconcile, in ms.
+func perReconcile(d time.Duration, reconciles float64) float64 {
+	if reconciles == 0 {
+		return 0
+	}
+	return float64(d.Microseconds()) / 1000 / reconciles
+}
+
+// measureHelmIdle leaves the settled fleet alone for window (no request of
+// the test's but the readings at both ends) and reads what helm-controller's
+// own interval reconciles cost meanwhile.
+func (e *env) measureHelmIdle(t *testing.T, hc helmControllers, cp *harness.APIServer, window time.Duration) *helmIdle {
+	t.Helper()
+	mgmt0, err := e.mgmt.RequestCounts(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp0, err := cp.RequestCounts(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w0 := e.helmWork(t, hc)
+	api0, etcd0, standIn0 := e.cpuOf(t, e.mgmt.Proc), e.cpuOf(t, e.etcd.Proc), e.cpuOf(t, cp.Proc)
+	start := time.Now()
+	select {
+	case <-time.After(window):
+	case <-e.ctx.Done():
+		t.Fatal(e.ctx.Err())
+	}
+	i := &helmIdle{window: time.Since(start), work: e.helmWork(t, hc).sub(w0)}
+	i.apiserver, i.etcd, i.standIn = e.cpuOf(t, e.mgmt.Proc)-api0, e.cpuOf(t, e.etcd.Proc)-etcd0, e.cpuOf(t, cp.Proc)-standIn0
+	mgmt1, err := e.mgmt.RequestCounts(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp1, err := cp.RequestCounts(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i.writes, i.cpWrites = mgmt1.Since(mgmt0).Writes(), cp1.Since(cp0).Writes()
+	i.rss, _ = e.helmMemory(t, hc)
+	return i
 }
 
 // cpuOf is a process's CPU time so far.
@@ -531,7 +606,13 @@ func (e *env) waitHelmReleases(t *testing.T, want int, timeout time.Duration, pr
 	t.Helper()
 	var last []*unstructured.Unstructured
 	lastLog := time.Now()
-	err := harness.Poll(e.ctx, timeout, 5*time.Second, func() (bool, string) {
+	// Every look is a LIST of every release, values included: at 11,000
+	// releases tens of MB, which must not be what loads the API server.
+	interval := 5 * time.Second
+	if want > 2000 {
+		interval = 15 * time.Second
+	}
+	err := harness.Poll(e.ctx, timeout, interval, func() (bool, string) {
 		list, err := e.admin.List(e.ctx, helmV2, "HelmRelease", "", "")
 		if err != nil {
 			return false, err.Error()
@@ -687,8 +768,27 @@ func (e *env) measureHelmReconcile(t *testing.T, hc helmControllers, cp *harness
 	start := time.Now()
 	token := start.UTC().Format(time.RFC3339Nano)
 	patch := []byte(`{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":"` + token + `"}}}`)
+	// Eight at a time: one after the other, 11,000 requests would take
+	// minutes of the wall time measured.
+	work := make(chan *unstructured.Unstructured)
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			var first error
+			for hr := range work {
+				if _, err := e.admin.MergePatch(e.ctx, helmV2, "HelmRelease", hr.GetNamespace(), hr.GetName(), patch); err != nil && first == nil {
+					first = err
+				}
+			}
+			errs <- first
+		}()
+	}
 	for _, hr := range releases {
-		if _, err := e.admin.MergePatch(e.ctx, helmV2, "HelmRelease", hr.GetNamespace(), hr.GetName(), patch); err != nil {
+		work <- hr
+	}
+	close(work)
+	for range 8 {
+		if err := <-errs; err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -838,6 +938,27 @@ func helmTables(results []fleetCost) string {
 				len(r.newRevisions), len(r.rewritten), len(r.changed), r.status, r.status/float64(h.releases), r.events, r.annotate,
 				r.storage, r.cpStorage, r.installed, r.cpInstalled, r.other, r.cpOther)
 		}
+	}
+	b.WriteString("\n| tenants | left alone for | interval reconciles, each | CPU: helm-controller (per reconcile), kube-apiserver (per reconcile), etcd, stand-in | **cores the helm side used** | status writes (per reconcile) | other writes, management (ComputePlane) | memory, each |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|\n")
+	for _, c := range results {
+		h := c.helm
+		if h == nil || h.idle == nil {
+			continue
+		}
+		i := h.idle
+		n := i.work.totalReconciles()
+		status := i.writes.Sum(func(r harness.Request) bool { return !r.DryRun && r.Subresource == "status" })
+		other := i.writes.Sum(func(r harness.Request) bool { return r.DryRun || r.Subresource != "status" })
+		perStatus := 0.0
+		if n > 0 {
+			perStatus = status / n
+		}
+		fmt.Fprintf(&b, "| %d | %s | %s | %s (%.1f ms), %s (%.1f ms), %s, %s | **%.2f** | %g (%.1f) | %g (%g) | %s |\n",
+			c.tenants, i.window.Round(time.Second), shareList(h.shards, i.work.reconciles, "%g"),
+			i.work.totalCPU().Round(100*time.Millisecond), perReconcile(i.work.totalCPU(), n), i.apiserver.Round(100*time.Millisecond), perReconcile(i.apiserver, n),
+			i.etcd.Round(100*time.Millisecond), i.standIn.Round(100*time.Millisecond), i.cores(), status, perStatus, other,
+			i.cpWrites.Sum(func(harness.Request) bool { return true }), shareList(h.shards, i.rss, "%.0f MiB"))
 	}
 	return b.String()
 }
