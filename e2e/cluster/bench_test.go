@@ -318,7 +318,7 @@ func measureFleetCost(t *testing.T, b bins, gen string, tenants int) fleetCost {
 		cost.changes = e.measureTenantChanges(t, f, kc, sw)
 	}
 	if helm {
-		cost.helm = e.helmSide(t, f, cp, tenants)
+		cost.helm = e.helmSide(t, f, cp, tenants, kc)
 	}
 	return cost
 }

@@ -332,6 +332,8 @@ type helmCost struct {
 	// the machine's cores.
 	apiserver, etcd, standIn time.Duration
 	busy                     float64
+	// kustomize is the kustomize-controllers' CPU over the install.
+	kustomize time.Duration
 	// rss and peak are each controller's memory once all were Ready, MiB.
 	rss, peak  []float64
 	reconciles []helmReconcile
@@ -352,6 +354,9 @@ type helmIdle struct {
 	apiserver, etcd, standIn time.Duration
 	writes, cpWrites         harness.RequestCounts
 	rss                      []float64
+	// kustomize is the kustomize-controllers' CPU meanwhile (their own
+	// interval), part of kube-apiserver's.
+	kustomize time.Duration
 }
 
 // cores is the share of one core the helm side used over the window:
@@ -384,7 +389,11 @@ type helmReconcile struct {
 
 // helmSide runs the helm side on the fleet, Ready, and returns what it
 // cost.
-func (e *env) helmSide(t *testing.T, f *fleetRepo, cp *harness.APIServer, tenants int) *helmCost {
+//
+// kc are the kustomize-controllers, still reconciling the fleet at its
+// interval: their CPU meanwhile is reported beside helm-controller's, since
+// kube-apiserver's is both sides'.
+func (e *env) helmSide(t *testing.T, f *fleetRepo, cp *harness.APIServer, tenants int, kc kustomizeControllers) *helmCost {
 	t.Helper()
 	cpc := harness.MustClient(t, cp, harness.Admin, cp.Config(harness.Admin))
 	// The baselines bound the ComputePlane's admin role; no
@@ -421,7 +430,7 @@ func (e *env) helmSide(t *testing.T, f *fleetRepo, cp *harness.APIServer, tenant
 	hcost.shards = hc.shards()
 	e.procs = append(e.procs, hc...)
 	w0 := e.helmWork(t, hc)
-	api0, etcd0, cp0 := e.cpuOf(t, e.mgmt.Proc), e.cpuOf(t, e.etcd.Proc), e.cpuOf(t, cp.Proc)
+	api0, etcd0, cp0, kc0 := e.cpuOf(t, e.mgmt.Proc), e.cpuOf(t, e.etcd.Proc), e.cpuOf(t, cp.Proc), kc.cpu(t)
 	busy0, total0, err := harness.MachineCPU()
 	if err != nil {
 		t.Fatal(err)
@@ -436,6 +445,7 @@ func (e *env) helmSide(t *testing.T, f *fleetRepo, cp *harness.APIServer, tenant
 	hcost.ready, hcost.at50, hcost.at90 = time.Since(start), at.at50, at.at90
 	hcost.install = e.helmWork(t, hc).sub(w0)
 	hcost.apiserver, hcost.etcd, hcost.standIn = e.cpuOf(t, e.mgmt.Proc)-api0, e.cpuOf(t, e.etcd.Proc)-etcd0, e.cpuOf(t, cp.Proc)-cp0
+	hcost.kustomize = kc.cpu(t) - kc0
 	busy1, total1, err := harness.MachineCPU()
 	if err != nil {
 		t.Fatal(err)
@@ -444,10 +454,10 @@ func (e *env) helmSide(t *testing.T, f *fleetRepo, cp *harness.APIServer, tenant
 	hcost.rss, hcost.peak = e.helmMemory(t, hc)
 	hcost.selected, hcost.planes = selection(hc, live)
 	labels0 := shardLabels(live)
-	t.Logf("every release Ready %s after the helm-controllers started (50%% at %s, 90%% at %s); CPU: helm-controller %s, kube-apiserver %s, etcd %s, the ComputePlane stand-in %s; cores %.0f%% busy\n  releases each selects: %s\n  ComputePlanes each reaches: %s\n  reconciles: %s\n  CPU per reconcile: %s\n  memory: %s (peak %s)",
+	t.Logf("every release Ready %s after the helm-controllers started (50%% at %s, 90%% at %s); CPU: helm-controller %s, kube-apiserver %s, etcd %s, the ComputePlane stand-in %s, kustomize-controller %s; cores %.0f%% busy\n  releases each selects: %s\n  ComputePlanes each reaches: %s\n  reconciles: %s\n  CPU per reconcile: %s\n  memory: %s (peak %s)",
 		hcost.ready.Round(time.Second), hcost.at50.Round(time.Second), hcost.at90.Round(time.Second),
 		shareList(hcost.shards, hcost.install.cpuSeconds(), "%.1f s"), hcost.apiserver.Round(100*time.Millisecond), hcost.etcd.Round(100*time.Millisecond),
-		hcost.standIn.Round(100*time.Millisecond), 100*hcost.busy,
+		hcost.standIn.Round(100*time.Millisecond), hcost.kustomize.Round(100*time.Millisecond), 100*hcost.busy,
 		shareList(hcost.shards, hcost.selected, "%g"), shareList(hcost.shards, hcost.planes, "%g"),
 		shareList(hcost.shards, hcost.install.reconciles, "%g"), shareList(hcost.shards, hcost.install.perRelease(), "%.0f ms"),
 		shareList(hcost.shards, hcost.rss, "%.0f MiB"), shareList(hcost.shards, hcost.peak, "%.0f MiB"))
@@ -475,12 +485,12 @@ func (e *env) helmSide(t *testing.T, f *fleetRepo, cp *harness.APIServer, tenant
 	if idle, err := time.ParseDuration(envOr("E2E_BENCH_HELM_IDLE", "5m30s")); err != nil {
 		t.Fatalf("E2E_BENCH_HELM_IDLE: %v", err)
 	} else if idle > 0 {
-		hcost.idle = e.measureHelmIdle(t, hc, cp, idle)
+		hcost.idle = e.measureHelmIdle(t, hc, cp, kc, idle)
 		i := hcost.idle
-		t.Logf("left alone for %s: reconciles %s; CPU: helm-controller %s (%.1f ms per reconcile), kube-apiserver %s (%.1f ms per reconcile), etcd %s, the stand-in %s; %.2f cores\n  management cluster, writes:\n    %s\n  ComputePlane stand-in, writes:\n    %s",
+		t.Logf("left alone for %s: reconciles %s; CPU: helm-controller %s (%.1f ms per reconcile), kube-apiserver %s (%.1f ms per reconcile), etcd %s, the stand-in %s; %.2f cores; kustomize-controller meanwhile %s\n  management cluster, writes:\n    %s\n  ComputePlane stand-in, writes:\n    %s",
 			i.window.Round(time.Second), shareList(hcost.shards, i.work.reconciles, "%g"), shareList(hcost.shards, i.work.cpuSeconds(), "%.1f s"),
 			perReconcile(i.work.totalCPU(), i.work.totalReconciles()), i.apiserver.Round(100*time.Millisecond), perReconcile(i.apiserver, i.work.totalReconciles()),
-			i.etcd.Round(100*time.Millisecond), i.standIn.Round(100*time.Millisecond), i.cores(),
+			i.etcd.Round(100*time.Millisecond), i.standIn.Round(100*time.Millisecond), i.cores(), i.kustomize.Round(100*time.Millisecond),
 			strings.ReplaceAll(i.writes.String(), "\n", "\n    "), strings.ReplaceAll(i.cpWrites.String(), "\n", "\n    "))
 	}
 	after, err := e.admin.List(e.ctx, helmV2, "HelmRelease", "", "")
@@ -506,7 +516,7 @@ func perReconcile(d time.Duration, reconciles float64) float64 {
 // measureHelmIdle leaves the settled fleet alone for window (no request of
 // the test's but the readings at both ends) and reads what helm-controller's
 // own interval reconciles cost meanwhile.
-func (e *env) measureHelmIdle(t *testing.T, hc helmControllers, cp *harness.APIServer, window time.Duration) *helmIdle {
+func (e *env) measureHelmIdle(t *testing.T, hc helmControllers, cp *harness.APIServer, kc kustomizeControllers, window time.Duration) *helmIdle {
 	t.Helper()
 	mgmt0, err := e.mgmt.RequestCounts(e.ctx)
 	if err != nil {
@@ -517,7 +527,7 @@ func (e *env) measureHelmIdle(t *testing.T, hc helmControllers, cp *harness.APIS
 		t.Fatal(err)
 	}
 	w0 := e.helmWork(t, hc)
-	api0, etcd0, standIn0 := e.cpuOf(t, e.mgmt.Proc), e.cpuOf(t, e.etcd.Proc), e.cpuOf(t, cp.Proc)
+	api0, etcd0, standIn0, kc0 := e.cpuOf(t, e.mgmt.Proc), e.cpuOf(t, e.etcd.Proc), e.cpuOf(t, cp.Proc), kc.cpu(t)
 	start := time.Now()
 	select {
 	case <-time.After(window):
@@ -526,6 +536,7 @@ func (e *env) measureHelmIdle(t *testing.T, hc helmControllers, cp *harness.APIS
 	}
 	i := &helmIdle{window: time.Since(start), work: e.helmWork(t, hc).sub(w0)}
 	i.apiserver, i.etcd, i.standIn = e.cpuOf(t, e.mgmt.Proc)-api0, e.cpuOf(t, e.etcd.Proc)-etcd0, e.cpuOf(t, cp.Proc)-standIn0
+	i.kustomize = kc.cpu(t) - kc0
 	mgmt1, err := e.mgmt.RequestCounts(e.ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -539,6 +550,20 @@ func (e *env) measureHelmIdle(t *testing.T, hc helmControllers, cp *harness.APIS
 	return i
 }
 
+// cpu is the kustomize-controllers' CPU so far, summed.
+func (kc kustomizeControllers) cpu(t *testing.T) time.Duration {
+	t.Helper()
+	var d time.Duration
+	for _, p := range kc {
+		c, err := p.CPUTime()
+		if err != nil {
+			t.Fatal(err)
+		}
+		d += c
+	}
+	return d
+}
+
 // cpuOf is a process's CPU time so far.
 func (e *env) cpuOf(t *testing.T, p *harness.Process) time.Duration {
 	t.Helper()
@@ -549,9 +574,10 @@ func (e *env) cpuOf(t *testing.T, p *harness.Process) time.Duration {
 	return d
 }
 
-// profileHelm takes a CPU profile of each helm-controller, 30 s from 20 s
-// into the install (its pprof handlers are on the metrics address), into
-// .work/e2e/bench/helm-<tenants>-<controller>.pprof, for the cases where a
+// profileHelm takes a CPU profile of each helm-controller and of the
+// management kube-apiserver, 30 s from 20 s into the install
+// (helm-controller's pprof handlers are on its metrics address), into
+// .work/e2e/bench/helm-<tenants>-<component>.pprof, for the cases where a
 // figure misses. A profile that cannot be taken is only logged.
 func (e *env) profileHelm(t *testing.T, hc helmControllers, tenants int) {
 	select {
@@ -559,6 +585,17 @@ func (e *env) profileHelm(t *testing.T, hc helmControllers, tenants int) {
 	case <-e.ctx.Done():
 		return
 	}
+	go func() {
+		data, err := e.mgmt.CPUProfile(e.ctx, 30*time.Second)
+		if err != nil {
+			t.Logf("no CPU profile of the management kube-apiserver: %v", err)
+			return
+		}
+		out := filepath.Join("..", "..", ".work", "e2e", "bench", fmt.Sprintf("helm-%d-kube-apiserver.pprof", tenants))
+		if err := os.MkdirAll(filepath.Dir(out), 0o755); err == nil {
+			_ = os.WriteFile(out, data, 0o644)
+		}
+	}()
 	for _, p := range hc {
 		go func() {
 			ctx, cancel := context.WithTimeout(e.ctx, time.Minute)
@@ -820,9 +857,14 @@ func (e *env) measureHelmReconcile(t *testing.T, hc helmControllers, cp *harness
 	}
 	rc.writes = mgmt1.Since(mgmt0).Writes()
 	rc.cpWrites = cpCounts1.Since(cpCounts0).Writes()
+	// kustomize-controller's interval may come round meanwhile: its dry
+	// runs and status writes are in the figures (other, status), never
+	// counted as writes to what Helm installed.
 	for r, n := range rc.writes {
 		switch {
 		case r.DryRun:
+			rc.other += n
+		case r.Group == "kustomize.toolkit.fluxcd.io":
 			rc.other += n
 		case r.Subresource == "status":
 			rc.status += n
@@ -847,8 +889,10 @@ func (e *env) measureHelmReconcile(t *testing.T, hc helmControllers, cp *harness
 	}
 	for r, n := range rc.cpWrites {
 		switch {
-		case r.Resource == "leases" || r.Resource == "events":
-			// The stand-in API server's own heartbeat; events.
+		case r.DryRun || r.Resource == "leases" || r.Resource == "events":
+			// kustomize-controller's dry runs of the baselines, when
+			// their interval comes round meanwhile; the stand-in API
+			// server's own heartbeat; events.
 			rc.cpOther += n
 		case r.Group == "" && r.Resource == "secrets":
 			rc.cpStorage += n
@@ -897,7 +941,7 @@ func helmTables(results []fleetCost) string {
 	if !ran {
 		return ""
 	}
-	b.WriteString("\n### The helm side\n\n| tenants | releases | ComputePlanes | fleet Ready → every release Ready (50%, 90%) | CPU: helm-controller (per release), kube-apiserver, etcd, ComputePlane stand-in; cores busy | releases each controller selects | ComputePlanes each reaches | reconciles, each | CPU per reconcile, each | memory (peak), each | **memory per ComputePlane**, each shard | shard labels moved |\n")
+	b.WriteString("\n### The helm side\n\n| tenants | releases | ComputePlanes | fleet Ready → every release Ready (50%, 90%) | CPU: helm-controller (per release), kube-apiserver, etcd, ComputePlane stand-in, kustomize-controller; cores busy | releases each controller selects | ComputePlanes each reaches | reconciles, each | CPU per reconcile, each | memory (peak), each | **memory per ComputePlane**, each shard | shard labels moved |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, c := range results {
 		h := c.helm
@@ -914,10 +958,10 @@ func helmTables(results []fleetCost) string {
 				perPlane[i] = h.rss[i] / h.planes[i]
 			}
 		}
-		fmt.Fprintf(&b, "| %d | %d | %g | %s (%s, %s) | %s (%.0f ms), %s, %s, %s; %.0f%% | %s | %s | %s | %s | %s (%s) | %s | %d |\n",
+		fmt.Fprintf(&b, "| %d | %d | %g | %s (%s, %s) | %s (%.0f ms), %s, %s, %s, %s; %.0f%% | %s | %s | %s | %s | %s (%s) | %s | %d |\n",
 			c.tenants, h.releases, planes, h.ready.Round(time.Second), h.at50.Round(time.Second), h.at90.Round(time.Second),
 			h.install.totalCPU().Round(time.Second), float64(h.install.totalCPU().Milliseconds())/float64(h.releases),
-			h.apiserver.Round(time.Second), h.etcd.Round(time.Second), h.standIn.Round(time.Second), 100*h.busy,
+			h.apiserver.Round(time.Second), h.etcd.Round(time.Second), h.standIn.Round(time.Second), h.kustomize.Round(time.Second), 100*h.busy,
 			shareList(h.shards, h.selected, "%g"), shareList(h.shards, h.planes, "%g"), shareList(h.shards, h.install.reconciles, "%g"),
 			shareList(h.shards, h.install.perRelease(), "%.0f ms"), shareList(h.shards, h.rss, "%.0f MiB"), shareList(h.shards, h.peak, "%.0f MiB"),
 			shareList(h.shards, perPlane, "%.2f MiB"), h.moved)
@@ -939,7 +983,7 @@ func helmTables(results []fleetCost) string {
 				r.storage, r.cpStorage, r.installed, r.cpInstalled, r.other, r.cpOther)
 		}
 	}
-	b.WriteString("\n| tenants | left alone for | interval reconciles, each | CPU: helm-controller (per reconcile), kube-apiserver (per reconcile), etcd, stand-in | **cores the helm side used** | status writes (per reconcile) | other writes, management (ComputePlane) | memory, each |\n")
+	b.WriteString("\n| tenants | left alone for | interval reconciles, each | CPU: helm-controller (per reconcile), kube-apiserver (per reconcile), etcd, stand-in; kustomize-controller | **cores used** (helm-controller, both API servers, etcd) | status writes (per reconcile) | other writes, management (ComputePlane) | memory, each |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|\n")
 	for _, c := range results {
 		h := c.helm
@@ -954,10 +998,10 @@ func helmTables(results []fleetCost) string {
 		if n > 0 {
 			perStatus = status / n
 		}
-		fmt.Fprintf(&b, "| %d | %s | %s | %s (%.1f ms), %s (%.1f ms), %s, %s | **%.2f** | %g (%.1f) | %g (%g) | %s |\n",
+		fmt.Fprintf(&b, "| %d | %s | %s | %s (%.1f ms), %s (%.1f ms), %s, %s; %s | **%.2f** | %g (%.1f) | %g (%g) | %s |\n",
 			c.tenants, i.window.Round(time.Second), shareList(h.shards, i.work.reconciles, "%g"),
 			i.work.totalCPU().Round(100*time.Millisecond), perReconcile(i.work.totalCPU(), n), i.apiserver.Round(100*time.Millisecond), perReconcile(i.apiserver, n),
-			i.etcd.Round(100*time.Millisecond), i.standIn.Round(100*time.Millisecond), i.cores(), status, perStatus, other,
+			i.etcd.Round(100*time.Millisecond), i.standIn.Round(100*time.Millisecond), i.kustomize.Round(100*time.Millisecond), i.cores(), status, perStatus, other,
 			i.cpWrites.Sum(func(harness.Request) bool { return true }), shareList(h.shards, i.rss, "%.0f MiB"))
 	}
 	return b.String()
