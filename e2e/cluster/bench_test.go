@@ -217,6 +217,7 @@ func measureFleetCost(t *testing.T, b bins, gen string, tenants int) fleetCost {
 		// flux-shard-operator as Cozystack deploys it, before any tenant
 		// exists; the stand-in cluster chart with a cilium namespace per
 		// tenant (benchPackagesTree).
+		waitPortsFree(t, 10*time.Minute, "127.0.0.1:"+strconv.Itoa(harness.ShardOperatorWebhookPort), "127.0.0.1:443")
 		e.ensureShardOperator(t)
 		e.publishPackages(t, benchPackagesTree())
 	}

@@ -88,6 +88,27 @@ func benchPackagesTree() map[string][]byte {
 	return files
 }
 
+// waitPortsFree waits until each address can be bound: flux-shard-operator's
+// webhook port is fixed (9443, and the Service's 443 in front of it), and a
+// stage of make e2e run by someone else on the machine may hold it for a
+// few minutes.
+func waitPortsFree(t *testing.T, timeout time.Duration, addrs ...string) {
+	t.Helper()
+	err := harness.Poll(context.Background(), timeout, 5*time.Second, func() (bool, string) {
+		for _, a := range addrs {
+			l, err := net.Listen("tcp", a)
+			if err != nil {
+				return false, err.Error()
+			}
+			l.Close()
+		}
+		return true, ""
+	})
+	if err != nil {
+		t.Fatalf("flux-shard-operator's ports stay taken: %v", err)
+	}
+}
+
 // fleetTenant is one Tenant of the fleet's tenants.yaml.
 type fleetTenant struct{ name, parent string }
 
