@@ -962,8 +962,8 @@ func helmTables(results []fleetCost) string {
 	if !ran {
 		return ""
 	}
-	b.WriteString("\n### The helm side\n\n| tenants | releases | ComputePlanes | fleet Ready → every release Ready (50%, 90%) | CPU: helm-controller (per release), kube-apiserver, etcd, ComputePlane stand-in, kustomize-controller; cores busy | releases each controller selects | ComputePlanes each reaches | reconciles, each | CPU per reconcile, each | memory (peak), each | **memory per ComputePlane**, each shard | shard labels moved |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("\n### The helm side\n\n| tenants | releases | ComputePlanes | fleet Ready → every release Ready (50%, 90%) | CPU: helm-controller (per release), kube-apiserver, etcd, ComputePlane stand-in, kustomize-controller; cores busy | releases each controller selects | ComputePlanes each reaches | reconciles, each | CPU per reconcile, each | memory (peak), each | shard labels moved |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, c := range results {
 		h := c.helm
 		if h == nil {
@@ -973,19 +973,12 @@ func helmTables(results []fleetCost) string {
 		for _, p := range h.planes {
 			planes += p
 		}
-		perPlane := make([]float64, len(h.rss))
-		for i := range h.rss {
-			if h.planes[i] > 0 {
-				perPlane[i] = h.rss[i] / h.planes[i]
-			}
-		}
-		fmt.Fprintf(&b, "| %d | %d | %g | %s (%s, %s) | %s (%.0f ms), %s, %s, %s, %s; %.0f%% | %s | %s | %s | %s | %s (%s) | %s | %d |\n",
+		fmt.Fprintf(&b, "| %d | %d | %g | %s (%s, %s) | %s (%.0f ms), %s, %s, %s, %s; %.0f%% | %s | %s | %s | %s | %s (%s) | %d |\n",
 			c.tenants, h.releases, planes, h.ready.Round(time.Second), h.at50.Round(time.Second), h.at90.Round(time.Second),
 			h.install.totalCPU().Round(time.Second), float64(h.install.totalCPU().Milliseconds())/float64(h.releases),
 			h.apiserver.Round(time.Second), h.etcd.Round(time.Second), h.standIn.Round(time.Second), h.kustomize.Round(time.Second), 100*h.busy,
 			shareList(h.shards, h.selected, "%g"), shareList(h.shards, h.planes, "%g"), shareList(h.shards, h.install.reconciles, "%g"),
-			shareList(h.shards, h.install.perRelease(), "%.0f ms"), shareList(h.shards, h.rss, "%.0f MiB"), shareList(h.shards, h.peak, "%.0f MiB"),
-			shareList(h.shards, perPlane, "%.2f MiB"), h.moved)
+			shareList(h.shards, h.install.perRelease(), "%.0f ms"), shareList(h.shards, h.rss, "%.0f MiB"), shareList(h.shards, h.peak, "%.0f MiB"), h.moved)
 	}
 	b.WriteString("\n| tenants | forced reconcile | all handled in (all requested, 50%, 90%) | CPU: helm-controller (**per release**), kube-apiserver, etcd, stand-in; cores busy | reconciles, each | CPU per reconcile, each | **new Helm revisions** | storage Secrets rewritten | **installed objects changed** | status writes (per release) | events | the test's annotate | Secret writes (ComputePlane) | **writes to installed kinds** (ComputePlane) | other (ComputePlane) |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
