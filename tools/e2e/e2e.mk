@@ -180,7 +180,7 @@ E2E_BENCH_PLATFORM ?= oldest
 # helm-controller beside flux-shard-operator and its two shards once the
 # GitOps side is measured, installs every release of the fleet (each
 # ComputePlane at a loopback address of its own) and reports its time, CPU
-# per release, memory per ComputePlane, each shard's share and what
+# per release, memory and ComputePlanes per shard, each shard's share and what
 # E2E_BENCH_HELM_RECONCILES forced reconciles of every release (1) write;
 # 0 measures the GitOps side alone, as before.
 E2E_BENCH_HELM ?= 1
@@ -197,7 +197,7 @@ E2E_BENCH_BINS += $(E2E_BENCH_HELM_BINS)
 endif
 
 .PHONY: e2e-bench
-e2e-bench: build $(ETCD_BIN) $(E2E_BENCH_BINS) ## Measure the GitOps side at E2E_BENCH_TENANTS tenants (default: 100 1000) on E2E_BENCH_PLATFORM (oldest, newest): root to all Ready, writes per reconcile; then the helm side (E2E_BENCH_HELM=1, the default): every release installed, CPU per release, memory per ComputePlane, per shard
+e2e-bench: build $(ETCD_BIN) $(E2E_BENCH_BINS) ## Measure the GitOps side at E2E_BENCH_TENANTS tenants (default: 100 1000) on E2E_BENCH_PLATFORM (oldest, newest): root to all Ready, writes per reconcile; then the helm side (E2E_BENCH_HELM=1, the default): every release installed, CPU per release, memory and ComputePlanes per shard, what a forced reconcile writes
 	$(GO) build -o $(BIN)/fleetgen ./internal/testkit/fleetgen/cmd/fleetgen
 	cd e2e/cluster && $(GO) vet ./...
 	cd e2e/cluster && $(E2E_ENV) E2E_BENCH=1 E2E_FLEETGEN=$(BIN)/fleetgen E2E_BENCH_TENANTS='$(E2E_BENCH_TENANTS)' E2E_BENCH_UNIT_SOURCE='$(E2E_BENCH_UNIT_SOURCE)' E2E_BENCH_REQUEUE_DEPENDENCY='$(E2E_BENCH_REQUEUE_DEPENDENCY)' E2E_BENCH_SHARDS='$(E2E_BENCH_SHARDS)' E2E_BENCH_PLATFORM='$(E2E_BENCH_PLATFORM)' E2E_BENCH_LAYOUT='$(E2E_BENCH_LAYOUT)' E2E_BENCH_HELM='$(E2E_BENCH_HELM)' E2E_BENCH_HELM_RECONCILES='$(E2E_BENCH_HELM_RECONCILES)' \
