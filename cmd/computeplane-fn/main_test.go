@@ -114,7 +114,7 @@ func TestFleetRepoLifecycle(t *testing.T) {
 	r = cli(t, "--output-dir", "fleet", "--check", "config.yaml")
 	wantDiff := `--- a/tenant-acme/helmrelease-jupyterhub-research.yaml
 +++ b/tenant-acme/helmrelease-jupyterhub-research.yaml
-@@ -23,7 +23,7 @@
+@@ -24,7 +24,7 @@
        name: RetryOnFailure
        retryInterval: 30s
      timeout: 10m0s

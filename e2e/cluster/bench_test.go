@@ -147,6 +147,8 @@ type fleetCost struct {
 	// readyRetries are the reconciles kustomize-controller put off for a
 	// dependency not Ready yet (requeued after --requeue-dependency).
 	readyRetries int
+	// helm is the helm side (E2E_BENCH_HELM), nil when it did not run.
+	helm *helmCost
 }
 
 // cpuTimes are the CPU times of the components that do the work.
@@ -210,6 +212,15 @@ func measureFleetCost(t *testing.T, b bins, gen string, tenants int) fleetCost {
 	kc := e.startBenchKustomizeControllers(t, shards, byArtifact)
 	e.procs = append(append(e.procs, sw), kc...)
 	e.ensurePlatform(t)
+	helm := helmBenchOn()
+	if helm {
+		// flux-shard-operator as Cozystack deploys it, before any tenant
+		// exists; the stand-in cluster chart with a cilium namespace per
+		// tenant (benchPackagesTree).
+		waitPortsFree(t, 10*time.Minute, "127.0.0.1:"+strconv.Itoa(harness.ShardOperatorWebhookPort), "127.0.0.1:443")
+		e.ensureShardOperator(t)
+		e.publishPackages(t, benchPackagesTree())
+	}
 
 	// The fleet: generated, with the wiring of the fleet folder.
 	work := filepath.Join(t.TempDir(), "fleet")
@@ -249,8 +260,11 @@ func measureFleetCost(t *testing.T, b bins, gen string, tenants int) fleetCost {
 		}
 	}
 	e.namespaces(missing...)
-	cp := e.sharedComputePlane(t, f)
-	t.Logf("one ComputePlane stand-in for the %d baselines", len(f.baselines()))
+	if helm {
+		e.placeFleetTenants(t, f)
+	}
+	cp := e.sharedComputePlane(t, f, helm)
+	t.Logf("one ComputePlane stand-in for the %d baselines (an address of its own for each: %v)", len(f.baselines()), helm)
 
 	// The bootstrap (docs/flux-wiring.md): the fleet's account as admin,
 	// then the root.
@@ -303,6 +317,9 @@ func measureFleetCost(t *testing.T, b bins, gen string, tenants int) fleetCost {
 	}
 	if envOr("E2E_BENCH_TENANT_CHANGE", "1") != "0" {
 		cost.changes = e.measureTenantChanges(t, f, kc, sw)
+	}
+	if helm {
+		cost.helm = e.helmSide(t, f, cp, tenants, kc)
 	}
 	return cost
 }
@@ -697,20 +714,32 @@ func (f *fleetRepo) baselines() []*unstructured.Unstructured {
 }
 
 // sharedComputePlane starts one API server for every tenant's ComputePlane
-// and writes its admin kubeconfig into the Secret each baseline names.
-func (e *env) sharedComputePlane(t *testing.T, f *fleetRepo) *harness.APIServer {
+// and writes its admin kubeconfig into the Secret each baseline names; with
+// ownEndpoints, each ComputePlane reaches it at an address of its own
+// (planeEndpoints), as helm-controller reaches clusters of their own.
+func (e *env) sharedComputePlane(t *testing.T, f *fleetRepo, ownEndpoints bool) *harness.APIServer {
 	t.Helper()
 	cp := harness.StartAPIServer(t, harness.APIServerOptions{
 		Name: e.serverName("computeplane"), Bin: e.bins.apiserver, Etcd: e.etcd, Dir: e.dir,
 	})
 	e.aggregateAdmin(t, harness.MustClient(t, cp, harness.Admin, cp.Config(harness.Admin)))
-	for _, ks := range f.baselines() {
+	baselines := f.baselines()
+	sort.Slice(baselines, func(i, j int) bool { return harness.ObjectKey(baselines[i]) < harness.ObjectKey(baselines[j]) })
+	var kubeconfigs [][]byte
+	if ownEndpoints {
+		kubeconfigs = planeEndpoints(t, cp, len(baselines))
+	}
+	for i, ks := range baselines {
+		kubeconfig := cp.Kubeconfig(harness.Admin)
+		if ownEndpoints {
+			kubeconfig = kubeconfigs[i]
+		}
 		name, _, _ := unstructured.NestedString(ks.Object, "spec", "kubeConfig", "secretRef", "name")
 		key, _, _ := unstructured.NestedString(ks.Object, "spec", "kubeConfig", "secretRef", "key")
 		if name == "" || key == "" {
 			t.Fatalf("baseline %s/%s names no kubeconfig Secret and key", ks.GetNamespace(), ks.GetName())
 		}
-		if _, _, err := e.admin.Apply(e.ctx, secret(ks.GetNamespace(), name, map[string]string{key: string(cp.Kubeconfig(harness.Admin))}), harness.ApplyOptions{}); err != nil {
+		if _, _, err := e.admin.Apply(e.ctx, secret(ks.GetNamespace(), name, map[string]string{key: string(kubeconfig)}), harness.ApplyOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -1009,5 +1038,6 @@ func costTables(results []fleetCost) string {
 		}
 	}
 	b.WriteString(shardTable(results))
+	b.WriteString(helmTables(results))
 	return b.String()
 }

@@ -138,6 +138,18 @@ func releaseSpec(f *model.Fleet, def *api.Definition, routed, values bool) helmv
 		spec.StorageNamespace = routedPlaceholder
 		spec.ReleaseName = routedPlaceholder
 		spec.ServiceAccountName = routedPlaceholder
+		// Helm's client-side check of the rendered manifest against the
+		// cluster's OpenAPI document fetches and parses that document on
+		// every install and upgrade, through a client made for that
+		// reconcile: about half of helm-controller's CPU per install
+		// (make e2e-bench, docs/performance.md "The helm side"), and a
+		// download from the tenant's API server each time. Helm applies
+		// with fieldValidation=Strict, so the API server still refuses an
+		// unknown or malformed field; only the all-or-nothing check before
+		// the first object is given up. A management-plane release keeps
+		// cozystack-api's spec (it makes no such field).
+		spec.Install.DisableOpenAPIValidation = true
+		spec.Upgrade.DisableOpenAPIValidation = true
 		// The cluster release never waits (apps/kubernetes' addons cannot
 		// be Ready before its workers exist), so it is Ready long before
 		// the cluster can take an app. The cluster's CNI addon release is

@@ -98,7 +98,8 @@ func strategy() map[string]any {
 // cozystack-api v1.6 makes from the app (plus the managed-by label, less
 // the definition's sharding.fluxcd.io/key: tenants, which
 // spec.releases.shardLabel: Admission leaves to the admission policy), and for
-// routed apps the routing and the security rule.
+// routed apps the routing, the security rule and Helm's client-side OpenAPI
+// check turned off (docs/performance.md, "The helm side").
 func TestReleaseFieldForField(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -174,10 +175,10 @@ spec: {version: v1.33, nodeGroups: {md0: {minReplicas: 1}}}
 				"dependsOn":          []any{map[string]any{"name": "computeplane"}, map[string]any{"name": "computeplane-cilium"}, map[string]any{"name": "computeplane-baseline"}},
 				"targetNamespace":    "tenant-acme",
 				"releaseName":        "nb-lab",
-				"install":            map[string]any{"timeout": "10m0s", "strategy": strategy()},
+				"install":            map[string]any{"timeout": "10m0s", "strategy": strategy(), "disableOpenAPIValidation": true},
 				"serviceAccountName": "computeplane-apps",
 				"storageNamespace":   "tenant-acme",
-				"upgrade":            map[string]any{"timeout": "10m0s", "strategy": strategy()},
+				"upgrade":            map[string]any{"timeout": "10m0s", "strategy": strategy(), "disableOpenAPIValidation": true},
 				"healthCheckExprs":   []any{map[string]any{"apiVersion": "example.com/v1", "kind": "Lab", "current": "status.ready"}},
 				"waitStrategy":       map[string]any{"name": "poller"},
 				"valuesFrom":         []any{map[string]any{"kind": "Secret", "name": "cozystack-values"}},
@@ -210,10 +211,10 @@ spec: {version: v1.33, nodeGroups: {md0: {minReplicas: 1}}}
 				"dependsOn":          []any{map[string]any{"name": "computeplane-cluster"}, map[string]any{"name": "computeplane-cluster-cilium"}, map[string]any{"name": "computeplane-baseline"}},
 				"targetNamespace":    "tenant-acme",
 				"releaseName":        "nb-lab",
-				"install":            map[string]any{"timeout": "10m0s", "strategy": strategy()},
+				"install":            map[string]any{"timeout": "10m0s", "strategy": strategy(), "disableOpenAPIValidation": true},
 				"serviceAccountName": "computeplane-apps",
 				"storageNamespace":   "tenant-acme",
-				"upgrade":            map[string]any{"timeout": "10m0s", "strategy": strategy()},
+				"upgrade":            map[string]any{"timeout": "10m0s", "strategy": strategy(), "disableOpenAPIValidation": true},
 				"healthCheckExprs":   []any{map[string]any{"apiVersion": "example.com/v1", "kind": "Lab", "current": "status.ready"}},
 				"waitStrategy":       map[string]any{"name": "poller"},
 				"valuesFrom":         []any{map[string]any{"kind": "Secret", "name": "cozystack-values"}},

@@ -153,7 +153,8 @@ e2e: tools build e2e-tools ## Run the real-control-plane suite (etcd, kube-apise
 # generated fleet of make bench at each size, reconciled by the real
 # kustomize-controller; a table of times and write requests. Not part of
 # make e2e (TestFleetCost skips without E2E_BENCH) nor of make test. It
-# builds only the components it runs (no helm-controller, no Cozystack's).
+# builds only the components it runs (helm-controller and flux-shard-operator
+# only for the helm side, E2E_BENCH_HELM).
 E2E_BENCH_TENANTS ?= 100 1000
 E2E_BENCH_TIMEOUT ?= 240m
 # spec.fleet.unitSource of the fleet, named in its config: FleetSource (the
@@ -175,15 +176,29 @@ E2E_BENCH_SHARDS ?= 1
 # The platform: oldest (kube-apiserver v1.33.5 and the controllers Cozystack
 # ships, as the suite's Cozystack mode) or newest (v1.36.3 and current Flux).
 E2E_BENCH_PLATFORM ?= oldest
+# The helm side (docs/performance.md, "The helm side"): 1 (the default) runs
+# helm-controller beside flux-shard-operator and its two shards once the
+# GitOps side is measured, installs every release of the fleet (each
+# ComputePlane at a loopback address of its own) and reports its time, CPU
+# per release, memory and ComputePlanes per shard, each shard's share and what
+# E2E_BENCH_HELM_RECONCILES forced reconciles of every release (1) write;
+# 0 measures the GitOps side alone, as before.
+E2E_BENCH_HELM ?= 1
+E2E_BENCH_HELM_RECONCILES ?= 1
 ifeq ($(E2E_BENCH_PLATFORM),newest)
 E2E_BENCH_BINS = $(KUBE_APISERVER_BIN) $(KUSTOMIZE_CONTROLLER_BIN) $(SOURCE_WATCHER_BIN)
+E2E_BENCH_HELM_BINS = $(HELM_CONTROLLER_BIN) $(FLUX_SHARD_OPERATOR_BIN)
 else
 E2E_BENCH_BINS = $(KUBE_APISERVER_OLDEST_BIN) $(COZY_KUSTOMIZE_CONTROLLER_BIN) $(COZY_SOURCE_WATCHER_BIN)
+E2E_BENCH_HELM_BINS = $(COZY_HELM_CONTROLLER_BIN) $(FLUX_SHARD_OPERATOR_BIN)
+endif
+ifneq ($(E2E_BENCH_HELM),0)
+E2E_BENCH_BINS += $(E2E_BENCH_HELM_BINS)
 endif
 
 .PHONY: e2e-bench
-e2e-bench: build $(ETCD_BIN) $(E2E_BENCH_BINS) ## Measure the GitOps side at E2E_BENCH_TENANTS tenants (default: 100 1000) on E2E_BENCH_PLATFORM (oldest, newest): root to all Ready, writes per reconcile
+e2e-bench: build $(ETCD_BIN) $(E2E_BENCH_BINS) ## Measure the GitOps side at E2E_BENCH_TENANTS tenants (default: 100 1000) on E2E_BENCH_PLATFORM (oldest, newest): root to all Ready, writes per reconcile; then the helm side (E2E_BENCH_HELM=1, the default): every release installed, CPU per release, memory and ComputePlanes per shard, what a forced reconcile writes
 	$(GO) build -o $(BIN)/fleetgen ./internal/testkit/fleetgen/cmd/fleetgen
 	cd e2e/cluster && $(GO) vet ./...
-	cd e2e/cluster && $(E2E_ENV) E2E_BENCH=1 E2E_FLEETGEN=$(BIN)/fleetgen E2E_BENCH_TENANTS='$(E2E_BENCH_TENANTS)' E2E_BENCH_UNIT_SOURCE='$(E2E_BENCH_UNIT_SOURCE)' E2E_BENCH_REQUEUE_DEPENDENCY='$(E2E_BENCH_REQUEUE_DEPENDENCY)' E2E_BENCH_SHARDS='$(E2E_BENCH_SHARDS)' E2E_BENCH_PLATFORM='$(E2E_BENCH_PLATFORM)' E2E_BENCH_LAYOUT='$(E2E_BENCH_LAYOUT)' \
+	cd e2e/cluster && $(E2E_ENV) E2E_BENCH=1 E2E_FLEETGEN=$(BIN)/fleetgen E2E_BENCH_TENANTS='$(E2E_BENCH_TENANTS)' E2E_BENCH_UNIT_SOURCE='$(E2E_BENCH_UNIT_SOURCE)' E2E_BENCH_REQUEUE_DEPENDENCY='$(E2E_BENCH_REQUEUE_DEPENDENCY)' E2E_BENCH_SHARDS='$(E2E_BENCH_SHARDS)' E2E_BENCH_PLATFORM='$(E2E_BENCH_PLATFORM)' E2E_BENCH_LAYOUT='$(E2E_BENCH_LAYOUT)' E2E_BENCH_HELM='$(E2E_BENCH_HELM)' E2E_BENCH_HELM_RECONCILES='$(E2E_BENCH_HELM_RECONCILES)' \
 	$(GO) test -count=1 -v $(E2E_TESTFLAGS) -timeout $(E2E_BENCH_TIMEOUT) -run '^TestFleetCost$$' .

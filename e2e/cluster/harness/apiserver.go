@@ -164,6 +164,24 @@ func (s *APIServer) Kubeconfig(user string) []byte {
 	return data
 }
 
+// KubeconfigAt is Kubeconfig(user) reaching the server at another address
+// (a forwarder of its port, server https://host:port) and checking its
+// certificate for tlsServerName, which the certificate names (localhost):
+// a client then keeps a connection of its own to that address, as it would
+// to a cluster of its own.
+func (s *APIServer) KubeconfigAt(user, server, tlsServerName string) []byte {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters[s.Name] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: s.PKI.CAData, TLSServerName: tlsServerName}
+	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{Token: s.tokens[user]}
+	cfg.Contexts[s.Name] = &clientcmdapi.Context{Cluster: s.Name, AuthInfo: user}
+	cfg.CurrentContext = s.Name
+	data, err := clientcmd.Write(*cfg)
+	if err != nil {
+		panic(fmt.Sprintf("failed to write a kubeconfig: %v", err))
+	}
+	return data
+}
+
 // KubeconfigFile writes Kubeconfig(user) into the server's folder.
 func (s *APIServer) KubeconfigFile(t testing.TB, user string) string {
 	t.Helper()

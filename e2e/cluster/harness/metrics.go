@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -95,6 +97,23 @@ func (s *APIServer) RequestCounts(ctx context.Context) (RequestCounts, error) {
 		out[r] += m.GetCounter().GetValue()
 	}
 	return out, nil
+}
+
+// CPUProfile takes a CPU profile of the API server over d
+// (/debug/pprof/profile, as the admin), in pprof's format.
+func (s *APIServer) CPUProfile(ctx context.Context, d time.Duration) ([]byte, error) {
+	cfg := s.Config(Admin)
+	cfg.Timeout = d + time.Minute
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("failed to build a client for %s: %w", s.Name, err)
+	}
+	data, err := cs.Discovery().RESTClient().Get().AbsPath("/debug/pprof/profile").
+		Param("seconds", strconv.Itoa(int(d.Seconds()))).DoRaw(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("failed to profile %s: %w", s.Name, err)
+	}
+	return data, nil
 }
 
 // Since is what was counted between before and c.

@@ -148,6 +148,31 @@ func (p *Process) CPUTime() (time.Duration, error) {
 	return time.Duration(utime+stime) * time.Second / userHZ, nil
 }
 
+// Memory is the resident memory of the running process now and at its
+// peak (VmRSS and VmHWM of /proc/<pid>/status).
+func (p *Process) Memory() (rss, peak int64, err error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	if err != nil {
+		return 0, 0, fmt.Errorf("failed to read the memory of %s: %w", p.Name, err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		name, value, ok := strings.Cut(line, ":")
+		if !ok || (name != "VmRSS" && name != "VmHWM") {
+			continue
+		}
+		var kb int64
+		if _, err := fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(value), "kB")), &kb); err != nil {
+			return 0, 0, fmt.Errorf("failed to read the memory of %s: %s: %w", p.Name, line, err)
+		}
+		if name == "VmRSS" {
+			rss = kb << 10
+		} else {
+			peak = kb << 10
+		}
+	}
+	return rss, peak, nil
+}
+
 // MachineCPU returns the time every core of the machine spent busy and in
 // all since boot (/proc/stat's cpu line; busy is all but idle and iowait):
 // two readings give how loaded the machine was between them.
