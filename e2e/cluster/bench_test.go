@@ -943,18 +943,7 @@ func (e *env) measureForcedReconcile(t *testing.T, f *fleetRepo, cp *harness.API
 	rc.standIn, rc.self = standIn1-standIn0, selfCPU(t)-self0
 	rc.retries = dependencyRetries(kc) - retries0
 	rc.work = e.kustomizeWork(t, kc).sub(work0)
-	// Events and the last status patches come right after a reconcile.
-	time.Sleep(5 * time.Second)
-	mgmt1, err := e.mgmt.RequestCounts(e.ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cp1, err := cp.RequestCounts(e.ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc.writes = mgmt1.Since(mgmt0).Writes()
-	rc.cpWrites = cp1.Since(cp0).Writes()
+	rc.writes, rc.cpWrites = e.writesSince(t, cp, mgmt0, cp0)
 	for r, n := range rc.writes {
 		switch {
 		case r.DryRun:
@@ -1040,4 +1029,22 @@ func costTables(results []fleetCost) string {
 	b.WriteString(shardTable(results))
 	b.WriteString(helmTables(results))
 	return b.String()
+}
+
+// writesSince waits for what follows a reconcile right after it (events,
+// the last status patches) and returns the write requests the management
+// API server and the ComputePlane stand-in cp have served since the counts
+// mgmt0 and cp0.
+func (e *env) writesSince(t *testing.T, cp *harness.APIServer, mgmt0, cp0 harness.RequestCounts) (mgmt, plane harness.RequestCounts) {
+	t.Helper()
+	time.Sleep(5 * time.Second)
+	mgmt1, err := e.mgmt.RequestCounts(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp1, err := cp.RequestCounts(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mgmt1.Since(mgmt0).Writes(), cp1.Since(cp0).Writes()
 }

@@ -866,18 +866,7 @@ func (e *env) measureHelmReconcile(t *testing.T, hc helmControllers, cp *harness
 	}
 	rc.busy = float64(busy1-busy0) / float64(total1-total0)
 	rc.rss, rc.peak = e.helmMemory(t, hc)
-	// Events and the last status patches come right after a reconcile.
-	time.Sleep(5 * time.Second)
-	mgmt1, err := e.mgmt.RequestCounts(e.ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cpCounts1, err := cp.RequestCounts(e.ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc.writes = mgmt1.Since(mgmt0).Writes()
-	rc.cpWrites = cpCounts1.Since(cpCounts0).Writes()
+	rc.writes, rc.cpWrites = e.writesSince(t, cp, mgmt0, cpCounts0)
 	// kustomize-controller's interval may come round meanwhile: its dry
 	// runs and status writes are in the figures (other, status), never
 	// counted as writes to what Helm installed.
