@@ -232,6 +232,10 @@ func FuzzReadBack(f *testing.F) {
 }
 
 func indent(s string) string {
+	// A lone carriage return breaks a YAML line as a line feed does (and
+	// YAML reads every line break as a line feed): each line is indented,
+	// or the text after it would land outside the nested document.
+	s = strings.NewReplacer("\r\n", "\n", "\r", "\n").Replace(s)
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	for i, l := range lines {
 		lines[i] = "  " + l
