@@ -1,7 +1,9 @@
 package cluster
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -355,6 +357,12 @@ type helmCost struct {
 	busy                     float64
 	// kustomize is the kustomize-controllers' CPU over the install.
 	kustomize time.Duration
+	// requests are the management API server's requests over the install,
+	// reads and writes; messages what the helm-controllers logged, each
+	// message with the names in it left out, counted over all of them:
+	// together they say where the API server's time went.
+	requests harness.RequestCounts
+	messages map[string]int
 	// rss and peak are each controller's memory once all were Ready, MiB.
 	rss, peak  []float64
 	reconciles []helmReconcile
@@ -452,6 +460,10 @@ func (e *env) helmSide(t *testing.T, f *fleetRepo, cp *harness.APIServer, tenant
 	e.procs = append(e.procs, hc...)
 	w0 := e.helmWork(t, hc)
 	api0, etcd0, cp0, kc0 := e.cpuOf(t, e.mgmt.Proc), e.cpuOf(t, e.etcd.Proc), e.cpuOf(t, cp.Proc), kc.cpu(t)
+	requests0, err := e.mgmt.RequestCounts(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	busy0, total0, err := harness.MachineCPU()
 	if err != nil {
 		t.Fatal(err)
@@ -459,7 +471,7 @@ func (e *env) helmSide(t *testing.T, f *fleetRepo, cp *harness.APIServer, tenant
 	start := time.Now()
 	go e.profileHelm(t, hc, tenants)
 	var at milestones
-	live := e.waitHelmReleases(t, hcost.releases, tenantsTimeout(tenants, 15*time.Minute, 3*time.Second), at.track(start, hcost.releases), func(u *unstructured.Unstructured) bool {
+	live := e.waitHelmReleases(t, hcost.releases, tenantsTimeout(tenants, 15*time.Minute, 5*time.Second), at.track(start, hcost.releases), func(u *unstructured.Unstructured) bool {
 		ok, _ := harness.Ready(u)
 		return ok
 	})
@@ -467,6 +479,12 @@ func (e *env) helmSide(t *testing.T, f *fleetRepo, cp *harness.APIServer, tenant
 	hcost.install = e.helmWork(t, hc).sub(w0)
 	hcost.apiserver, hcost.etcd, hcost.standIn = e.cpuOf(t, e.mgmt.Proc)-api0, e.cpuOf(t, e.etcd.Proc)-etcd0, e.cpuOf(t, cp.Proc)-cp0
 	hcost.kustomize = kc.cpu(t) - kc0
+	requests1, err := e.mgmt.RequestCounts(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hcost.requests = requests1.Since(requests0)
+	hcost.messages = logMessages(hc)
 	busy1, total1, err := harness.MachineCPU()
 	if err != nil {
 		t.Fatal(err)
@@ -482,6 +500,8 @@ func (e *env) helmSide(t *testing.T, f *fleetRepo, cp *harness.APIServer, tenant
 		shareList(hcost.shards, hcost.selected, "%g"), shareList(hcost.shards, hcost.planes, "%g"),
 		shareList(hcost.shards, hcost.install.reconciles, "%g"), shareList(hcost.shards, hcost.install.perRelease(), "%.0f ms"),
 		shareList(hcost.shards, hcost.rss, "%.0f MiB"), shareList(hcost.shards, hcost.peak, "%.0f MiB"))
+	t.Logf("over the install, the management API server's requests (the most):\n  %s\nthe helm-controllers' log (the most):\n  %s",
+		strings.Join(first(hcost.requests.Top(), 20), "\n  "), strings.Join(first(topMessages(hcost.messages), 12), "\n  "))
 
 	time.Sleep(10 * time.Second)
 	n, err := strconv.Atoi(envOr("E2E_BENCH_HELM_RECONCILES", "1"))
@@ -524,6 +544,55 @@ func (e *env) helmSide(t *testing.T, f *fleetRepo, cp *harness.APIServer, tenant
 		}
 	}
 	return hcost
+}
+
+// logMessages counts the messages of the helm-controllers' JSON logs so
+// far, each cut before its first quote, parenthesis or colon (where Flux
+// puts the names and the error), so that one kind of step is one count.
+func logMessages(hc helmControllers) map[string]int {
+	out := map[string]int{}
+	for _, p := range hc {
+		f, err := os.Open(p.Log)
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 0, 64*1024), 4*1024*1024)
+		for sc.Scan() {
+			var line struct {
+				Msg string `json:"msg"`
+			}
+			if json.Unmarshal(sc.Bytes(), &line) != nil || line.Msg == "" {
+				continue
+			}
+			msg := line.Msg
+			if i := strings.IndexAny(msg, "'\"(:"); i > 0 {
+				msg = msg[:i]
+			}
+			out[strings.TrimSpace(msg)]++
+		}
+		f.Close()
+	}
+	return out
+}
+
+// topMessages lists the messages of logMessages, the most logged first.
+func topMessages(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if m[keys[i]] != m[keys[j]] {
+			return m[keys[i]] > m[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = fmt.Sprintf("%d %s", m[k], k)
+	}
+	return out
 }
 
 // perReconcile is d per reconcile, in ms.
@@ -968,6 +1037,12 @@ func helmTables(results []fleetCost) string {
 			h.apiserver.Round(time.Second), h.etcd.Round(time.Second), h.standIn.Round(time.Second), h.kustomize.Round(time.Second), 100*h.busy,
 			shareList(h.shards, h.selected, "%g"), shareList(h.shards, h.planes, "%g"), shareList(h.shards, h.install.reconciles, "%g"),
 			shareList(h.shards, h.install.perRelease(), "%.0f ms"), shareList(h.shards, h.rss, "%.0f MiB"), shareList(h.shards, h.peak, "%.0f MiB"), h.moved)
+	}
+	for _, c := range results {
+		if h := c.helm; h != nil && len(h.requests) > 0 {
+			fmt.Fprintf(&b, "\nOver the install of %d tenants, the management API server's requests (the most): %s; the helm-controllers logged (the most): %s.\n",
+				c.tenants, strings.Join(first(h.requests.Top(), 10), ", "), strings.Join(first(topMessages(h.messages), 8), ", "))
+		}
 	}
 	b.WriteString("\n| tenants | forced reconcile | all handled in (all requested, 50%, 90%) | CPU: helm-controller (**per release**), kube-apiserver, etcd, stand-in; cores busy | reconciles, each | CPU per reconcile, each | **new Helm revisions** | storage Secrets rewritten | **installed objects changed** | status writes (per release) | events | the test's annotate | Secret writes (ComputePlane) | **writes to installed kinds** (ComputePlane) | other (ComputePlane) |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")

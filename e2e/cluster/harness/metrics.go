@@ -150,6 +150,25 @@ func (c RequestCounts) Sum(keep func(Request) bool) float64 {
 	return total
 }
 
+// Top lists the counts, one request a line, the most counted first.
+func (c RequestCounts) Top() []string {
+	keys := make([]Request, 0, len(c))
+	for r := range c {
+		keys = append(keys, r)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if c[keys[i]] != c[keys[j]] {
+			return c[keys[i]] > c[keys[j]]
+		}
+		return keys[i].String() < keys[j].String()
+	})
+	out := make([]string, len(keys))
+	for i, r := range keys {
+		out[i] = fmt.Sprintf("%g %s", c[r], r)
+	}
+	return out
+}
+
 // String lists the counts, one request a line, in a fixed order.
 func (c RequestCounts) String() string {
 	lines := make([]string, 0, len(c))
