@@ -12,8 +12,6 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/gitrev"
 	"github.com/computeplane-dev/computeplane-fn/pkg/output"
-	"github.com/computeplane-dev/computeplane-fn/pkg/poolmove"
-	"github.com/computeplane-dev/computeplane-fn/pkg/units"
 )
 
 // outputOverlap says why dir cannot be the fleet folder of the config in
@@ -147,33 +145,6 @@ func readBase(dir, rev string) ([]output.File, string, error) {
 	return out, folder.Commit, nil
 }
 
-// folderFile looks a file up in the fleet folder dir, as the last render
-// left it.
-func folderFile(dir string) poolmove.Lookup {
-	return func(p string) ([]byte, bool, error) {
-		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(p)))
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			return nil, false, nil
-		case err != nil:
-			return nil, false, err
-		}
-		return data, true, nil
-	}
-}
-
-// baseFile looks a file up in the fleet folder at the base revision.
-func baseFile(files []output.File) poolmove.Lookup {
-	byPath := make(map[string][]byte, len(files))
-	for _, f := range files {
-		byPath[f.Path] = f.Data
-	}
-	return func(p string) ([]byte, bool, error) {
-		data, ok := byPath[p]
-		return data, ok, nil
-	}
-}
-
 func countBaseChanges(cs output.Changes) string {
 	if len(cs) == 0 {
 		return "changes no file"
@@ -181,20 +152,3 @@ func countBaseChanges(cs output.Changes) string {
 	return fmt.Sprintf("adds %d, changes %d and removes %d files", len(cs.Paths(output.Added)), len(cs.Paths(output.Changed)), len(cs.Paths(output.Removed)))
 }
 
-// checkGuardMove refuses files, a render of cfg laid out for the fleet folder
-// dir, when it moves the guard or the fleet's account to another
-// Kustomization out of order from where
-// dir holds it now, or, with a base, where the revision base holds it in
-// baseFiles (units.CheckGuardMove): a *units.GuardMoveError.
-func checkGuardMove(cfg *api.Config, dir, base string, baseFiles, files []output.File) error {
-	disk, err := units.OpenLayout(dir, dir)
-	if err != nil {
-		return err
-	}
-	defer disk.Close()
-	before := []*units.Layout{disk}
-	if base != "" {
-		before = append(before, units.FilesLayout(baseFiles, dir+" at "+base))
-	}
-	return units.CheckGuardMove(cfg, units.FilesLayout(files, "the render"), before...)
-}

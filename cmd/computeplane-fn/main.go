@@ -150,12 +150,22 @@ func runFleetFolder(f folderFlags, configFile string, config *api.Config, inputs
 		// Emptying the fleet is meant: so is removing its files.
 		opts.AllowPrune = true
 	}
-	if err := poolmove.Check(r.Config, files, folderFile(f.dir), f.dir); err != nil {
+	// The earlier render, which a render must be able to follow: the
+	// folder as it is, and with a base, the folder at the base.
+	disk, err := units.OpenLayout(f.dir, f.dir)
+	if err != nil {
+		report.Failure = err
+		fmt.Fprintf(stderr, "computeplane-fn: %v\n", err)
+		return f.summaries.write(report, false, 1, stderr)
+	}
+	defer disk.Close()
+	if err := poolmove.Check(r.Config, files, disk); err != nil {
 		fmt.Fprintf(stderr, "computeplane-fn: %v; %s was left as it was\n", err, f.dir)
 		report.Refusal = err.Error()
 		return f.summaries.write(report, false, 1, stderr)
 	}
 	report.Fleet = r.Fleet
+	earlier := []*units.Layout{disk}
 	var base []output.File
 	if f.base != "" {
 		var err error
@@ -164,14 +174,16 @@ func runFleetFolder(f folderFlags, configFile string, config *api.Config, inputs
 			fmt.Fprintf(stderr, "computeplane-fn: %v; %s was left as it was\n", err, f.dir)
 			return f.summaries.write(report, false, 1, stderr)
 		}
-		if err := poolmove.Check(r.Config, files, baseFile(base), "the base "+f.base); err != nil {
+		atBase := units.FilesLayout(base, f.dir+" at "+f.base)
+		if err := poolmove.Check(r.Config, files, atBase); err != nil {
 			fmt.Fprintf(stderr, "computeplane-fn: %v; %s was left as it was\n", err, f.dir)
 			report.Fleet, report.Refusal = nil, err.Error()
 			return f.summaries.write(report, false, 1, stderr)
 		}
+		earlier = append(earlier, atBase)
 	}
 	if !f.allowGuardMove {
-		if err := checkGuardMove(r.Config, f.dir, f.base, base, files); err != nil {
+		if err := units.CheckGuardMove(r.Config, units.FilesLayout(files, "the render"), earlier...); err != nil {
 			var move *units.GuardMoveError
 			if errors.As(err, &move) {
 				msg := move.Message("--allow-guard-move")

@@ -4,7 +4,8 @@
 //
 // The config names the step of the move (spec.platform.poolMigration), but
 // a config can name a later step than the fleet has taken. What the fleet
-// has taken is in its folder: the cluster release the last render wrote.
+// has taken is in its folder: the cluster release the last render wrote,
+// wherever its layout put it (a namespace's folder, a part of its unit).
 // A SplitPools render is refused for a ComputePlane whose cluster release
 // there was rendered for the Combined chart without Pin (its workers are
 // the release's own: the split chart would delete them, or refuse to
@@ -22,12 +23,9 @@ import (
 
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/output"
+	"github.com/computeplane-dev/computeplane-fn/pkg/units"
 	"github.com/computeplane-dev/computeplane-fn/pkg/wire"
 )
-
-// Lookup returns a file of the fleet folder as the last render left it, by
-// its path relative to the folder; ok is false when there is none.
-type Lookup func(path string) (data []byte, ok bool, err error)
 
 // Step is the state of one ComputePlane's move, read from its cluster
 // release.
@@ -50,21 +48,36 @@ const clusterFile = "helmrelease-" + wire.DirectClusterRelease + ".yaml"
 const maxNamed = 5
 
 // Check refuses files, the SplitPools render of cfg, when a ComputePlane's
-// cluster release in the folder (old, described as where) is at a step
-// the render cannot follow. It reads only the cluster release files, one
-// per ComputePlane, and only for a SplitPools render under delivery:
-// Direct; a ComputePlane new to the folder is not at any step.
-func Check(cfg *api.Config, files []output.File, old Lookup, where string) error {
-	if !cfg.Platform.ClusterChart.Split() || cfg.Delivery != api.Direct {
+// cluster release in the earlier render old (the fleet folder, or the
+// base's) is at a step the render cannot follow. It reads only the cluster
+// release files, one per ComputePlane, and only for a SplitPools render
+// under delivery: Direct; a ComputePlane new to the folder is not at any
+// step. The old release is found by its name wherever old holds it, so a
+// layout or a unit's parts that changed with the render do not hide it.
+func Check(cfg *api.Config, files []output.File, old *units.Layout) error {
+	if !cfg.Platform.ClusterChart.Split() || cfg.Delivery != api.Direct || old == nil {
 		return nil
 	}
-	adopt := cfg.Platform.PoolMigration == api.PoolMigrationAdopt
-	var unpinned, pinned []string
+	rendered := map[string]bool{}
 	for _, f := range files {
 		if path.Base(f.Path) != clusterFile {
 			continue
 		}
-		data, ok, err := old(f.Path)
+		if _, name, err := ReadStep(f.Data); err == nil && name != "" {
+			rendered[name] = true
+		}
+	}
+	if len(rendered) == 0 {
+		return nil
+	}
+	paths, err := old.Find(clusterFile)
+	if err != nil {
+		return err
+	}
+	adopt := cfg.Platform.PoolMigration == api.PoolMigrationAdopt
+	var unpinned, pinned []string
+	for _, p := range paths {
+		data, ok, err := old.ReadFile(p)
 		if err != nil {
 			return err
 		}
@@ -73,14 +86,17 @@ func Check(cfg *api.Config, files []output.File, old Lookup, where string) error
 		}
 		step, name, err := ReadStep(data)
 		if err != nil {
-			return fmt.Errorf("%s in %s: %w", f.Path, where, err)
+			return fmt.Errorf("%s in %s: %w", p, old.What, err)
 		}
+		if !rendered[name] {
+			continue
+		}
+		at := fmt.Sprintf("%s (%s)", name, p)
 		switch {
-		case name == "":
 		case step == Combined:
-			unpinned = append(unpinned, name)
+			unpinned = append(unpinned, at)
 		case step == Pinned && !adopt:
-			pinned = append(pinned, name)
+			pinned = append(pinned, at)
 		}
 	}
 	const field = "spec.platform.clusterChart: SplitPools"
@@ -89,11 +105,11 @@ func Check(cfg *api.Config, files []output.File, old Lookup, where string) error
 		return fmt.Errorf("%s: refused: the cluster release %s in %s was rendered for clusterChart: Combined without poolMigration: Pin, so its workers are its own; "+
 			"rendering SplitPools now would delete them (the Combined chart, given no node groups, falls back to its default pool) or fail every upgrade (the split chart refuses unpinned MachineDeployments). "+
 			"Render clusterChart: Combined with poolMigration: Pin first, let every cluster release reconcile, upgrade the platform, then render SplitPools with poolMigration: Adopt (docs/flux-wiring.md, \"Moving to split worker pools\")",
-			field, named(unpinned), where)
+			field, named(unpinned), old.What)
 	case len(pinned) > 0:
 		return fmt.Errorf("%s: refused: the cluster release %s in %s pins its workers for the move (poolMigration: Pin), and the pool releases can take them over only with poolMigration: Adopt; "+
 			"without it each pool release fails on the MachineDeployment the cluster release still owns. Render SplitPools with poolMigration: Adopt (docs/flux-wiring.md, \"Moving to split worker pools\")",
-			field, named(pinned), where)
+			field, named(pinned), old.What)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/computeplane-dev/computeplane-fn/pkg/api"
 	"github.com/computeplane-dev/computeplane-fn/pkg/output"
 	"github.com/computeplane-dev/computeplane-fn/pkg/poolmove"
+	"github.com/computeplane-dev/computeplane-fn/pkg/units"
 )
 
 const cluster = `# computeplane.dev/fleet: ../config.yaml
@@ -56,9 +57,54 @@ func TestReadStep(t *testing.T) {
 func TestCheckNamesTheFile(t *testing.T) {
 	cfg := &api.Config{Delivery: api.Direct}
 	cfg.Platform.ClusterChart = api.ClusterChartSplitPools
-	files := []output.File{{Path: "tenant-acme/helmrelease-computeplane.yaml"}}
-	err := poolmove.Check(cfg, files, func(string) ([]byte, bool, error) { return []byte("kind: ["), true, nil }, "fleet")
+	files := []output.File{{Path: "tenant-acme/helmrelease-computeplane.yaml", Data: []byte(fmt.Sprintf(cluster, ", computeplane.dev/cluster-chart: SplitPools", "a: b"))}}
+	old := units.FilesLayout([]output.File{{Path: "tenant-acme/helmrelease-computeplane.yaml", Data: []byte("kind: [")}}, "fleet")
+	err := poolmove.Check(cfg, files, old)
 	if err == nil || !strings.Contains(err.Error(), "tenant-acme/helmrelease-computeplane.yaml in fleet") {
 		t.Errorf("error %v, want one naming the file and the folder", err)
+	}
+}
+
+// TestCheckFindsTheRelease: the earlier render's cluster release is found
+// wherever its layout put it (another part of the unit, the layout
+// before spec.fleet), and the refusal names that file; a ComputePlane the
+// render no longer has, or one already split, is not in the way.
+func TestCheckFindsTheRelease(t *testing.T) {
+	split := fmt.Sprintf(cluster, ", computeplane.dev/cluster-chart: SplitPools", "a: b")
+	combined := fmt.Sprintf(cluster, "", "a: b")
+	pinned := fmt.Sprintf(cluster, "", "helm.sh/resource-policy: keep")
+	other := strings.ReplaceAll(combined, "tenant-acme", "tenant-gone")
+	render := []output.File{{Path: "tenant-acme/part1/helmrelease-computeplane.yaml", Data: []byte(split)}}
+	for _, c := range []struct {
+		name      string
+		old       []output.File
+		migration api.PoolMigration
+		want      string
+	}{
+		{"Combined in another part", []output.File{{Path: "tenant-acme/helmrelease-computeplane.yaml", Data: []byte(combined)}}, api.PoolMigrationAdopt,
+			"the cluster release tenant-acme/computeplane (tenant-acme/helmrelease-computeplane.yaml) in rendered was rendered for clusterChart: Combined without poolMigration: Pin"},
+		{"pinned in a part, no Adopt", []output.File{{Path: "tenant-acme/part2/helmrelease-computeplane.yaml", Data: []byte(pinned)}}, "",
+			"the cluster release tenant-acme/computeplane (tenant-acme/part2/helmrelease-computeplane.yaml) in rendered pins its workers"},
+		{"pinned, Adopt", []output.File{{Path: "tenant-acme/helmrelease-computeplane.yaml", Data: []byte(pinned)}}, api.PoolMigrationAdopt, ""},
+		{"split", []output.File{{Path: "tenant-acme/helmrelease-computeplane.yaml", Data: []byte(split)}}, "", ""},
+		{"a ComputePlane the render dropped", []output.File{{Path: "tenant-gone/helmrelease-computeplane.yaml", Data: []byte(other)}}, "", ""},
+		{"in a dot folder", []output.File{{Path: ".old/tenant-acme/helmrelease-computeplane.yaml", Data: []byte(combined)}}, "", ""},
+	} {
+		cfg := &api.Config{Delivery: api.Direct}
+		cfg.Platform.ClusterChart = api.ClusterChartSplitPools
+		cfg.Platform.PoolMigration = c.migration
+		err := poolmove.Check(cfg, render, units.FilesLayout(c.old, "rendered"))
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: refused: %v", c.name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: error %v, want one saying %q", c.name, err, c.want)
+		}
+	}
+	// No earlier render: nothing to follow.
+	cfg := &api.Config{Delivery: api.Direct}
+	cfg.Platform.ClusterChart = api.ClusterChartSplitPools
+	if err := poolmove.Check(cfg, render, nil); err != nil {
+		t.Errorf("no earlier render: %v", err)
 	}
 }
