@@ -51,7 +51,7 @@ fuzz: ## Run every fuzz target for $(FUZZTIME) (default 60s); findings land in t
 	done
 
 .PHONY: golden
-golden: ## Rewrite the golden files of fixtures/ (streams and fleet folders), examples/ and the summaries (review the diff!)
+golden: $(KUSTOMIZE) ## Rewrite the golden files of fixtures/ (streams and fleet folders), examples/ and the summaries (review the diff!)
 	KUSTOMIZE=$(KUSTOMIZE) $(GO) test ./fn/ ./e2e/ ./examples/ ./pkg/summary/ ./pkg/units/ -run 'TestFixtures$$|TestQuickstartGolden|TestExamples|TestSummary|TestFleetFolderGolden' -update
 
 .PHONY: docs
