@@ -56,9 +56,10 @@ func TestPullRequestMovesTheGuard(t *testing.T) {
 	if after := readTree(t, filepath.Join(dir, "rendered")); len(after) != len(before) {
 		t.Errorf("the refused render changed rendered/: %d files, then %d", len(before), len(after))
 	}
-	// The step taken (on the cluster), the consent given (and to the
-	// layout's new files: every path changes).
-	if r := run(t, dir, fnEnv, "./fleet.sh", "render", "--allow-guard-move", "--allow-prune"); r.code != 0 {
+	// The step taken (on the cluster), the consent given. Every path
+	// changes, but every object is still rendered: a move, which needs no
+	// --allow-prune.
+	if r := run(t, dir, fnEnv, "./fleet.sh", "render", "--allow-guard-move"); r.code != 0 {
 		t.Fatalf("./fleet.sh render --allow-guard-move: exit %d\n%s", r.code, r.stderr)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "rendered", "_account", "_cluster", "validatingadmissionpolicy-computeplane-guard.yaml")); err != nil {

@@ -719,7 +719,7 @@ func TestFleetRepoGuardMove(t *testing.T) {
 	if md, err := os.ReadFile("s.md"); err != nil || !strings.Contains(string(md), "refusing to move the guard or the fleet's account") {
 		t.Errorf("the Markdown summary does not say why: %v\n%s", err, md)
 	}
-	if r := cli(t, "--output-dir", "fleet", "--allow-prune", "--allow-guard-move", "config.yaml"); r.code != 0 {
+	if r := cli(t, "--output-dir", "fleet", "--allow-guard-move", "config.yaml"); r.code != 0 {
 		t.Fatalf("--allow-guard-move: %+v", r)
 	}
 	if _, err := os.Stat("fleet/_account/_cluster/validatingadmissionpolicy-computeplane-guard.yaml"); err != nil {

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/computeplane-dev/computeplane-fn/pkg/yamlnode"
 )
 
 // FleetHeaderPrefix starts the first line of every file the folder writer
@@ -118,12 +120,64 @@ func (e *PruneError) Message(consent string) string {
 		len(e.Removed), e.Owned, e.Dir, consent, strings.Join(capLines(e.Removed, 20), "\n  "))
 }
 
-func (p *folderPlan) checkPrune(allow bool) error {
+// checkPrune refuses a write that removes more of the fleet's files than
+// it may, counting a file whose every object the render still has, at
+// another path, as moved rather than removed: a change of layout (the
+// default layout to Flux units, a unit split into parts) moves most files
+// of a fleet and removes none of its objects. Only then, past the plain
+// count, are the files' objects read.
+func (p *folderPlan) checkPrune(allow bool, files []File) error {
 	removed := p.changes.Paths(Removed)
-	if allow || len(removed) <= PruneHandful || float64(len(removed)) <= MaxPruneShare*float64(p.owned) {
+	within := func(n int) bool { return n <= PruneHandful || float64(n) <= MaxPruneShare*float64(p.owned) }
+	if allow || within(len(removed)) {
 		return nil
 	}
-	return &PruneError{Dir: p.dir, Removed: removed, Owned: p.owned}
+	rendered := map[string]bool{}
+	for _, f := range files {
+		for _, k := range objectKeys(f.Data) {
+			rendered[k] = true
+		}
+	}
+	var gone []string
+	for _, c := range p.changes {
+		if c.Op != Removed {
+			continue
+		}
+		keys := objectKeys(c.Old)
+		moved := len(keys) > 0
+		for _, k := range keys {
+			moved = moved && rendered[k]
+		}
+		if !moved {
+			gone = append(gone, c.Path)
+		}
+	}
+	if within(len(gone)) {
+		return nil
+	}
+	slices.Sort(gone)
+	return &PruneError{Dir: p.dir, Removed: gone, Owned: p.owned}
+}
+
+// objectKeys names the objects of a file of the fleet: apiVersion, kind,
+// namespace and name of each document. A file that is not the fleet's
+// (managedDocuments) names none.
+func objectKeys(data []byte) []string {
+	docs, managed := managedDocuments(data, true)
+	if !managed {
+		return nil
+	}
+	keys := make([]string, 0, len(docs))
+	for _, n := range docs {
+		field := func(path ...string) string {
+			if v := yamlnode.Lookup(n, path...); v != nil && v.Kind == yaml.ScalarNode {
+				return v.Value
+			}
+			return ""
+		}
+		keys = append(keys, field("apiVersion")+" "+field("kind")+" "+field("metadata", "namespace")+"/"+field("metadata", "name"))
+	}
+	return keys
 }
 
 // Compare is WriteDir's check against files held in memory (a folder as a

@@ -151,6 +151,51 @@ func TestPruneNeedsConsent(t *testing.T) {
 	}
 }
 
+// TestPruneCountsMovesApart: a write that moves every file of the fleet
+// to another path (a change of layout), its objects all still rendered,
+// needs no consent; one that moves most of them and drops most objects on
+// the way is refused, naming only the files whose objects are gone.
+func TestPruneCountsMovesApart(t *testing.T) {
+	var many []string
+	for i := range 12 {
+		many = append(many, fmt.Sprintf("t%02d", i))
+	}
+	moved := func(files []output.File) []output.File {
+		out := make([]output.File, len(files))
+		for i, f := range files {
+			out[i] = output.File{Path: "_units/" + f.Path, Data: f.Data}
+		}
+		return out
+	}
+	layout := func(p string) bool { return places(p) || strings.HasPrefix(p, "_units/") }
+	opts := output.DirOptions{Fleet: "f", Places: layout}
+
+	dir := t.TempDir()
+	if _, err := output.WriteDir(context.Background(), dir, fleetFiles(many...), opts); err != nil {
+		t.Fatal(err)
+	}
+	changes, err := output.WriteDir(context.Background(), dir, moved(fleetFiles(many...)), opts)
+	if err != nil {
+		t.Fatalf("a move of every file was refused: %v", err)
+	}
+	if n := len(changes.Paths(output.Removed)); n != 1+2*len(many) {
+		t.Errorf("%d files removed, want every one of the %d moved", n, 1+2*len(many))
+	}
+
+	dir = t.TempDir()
+	if _, err := output.WriteDir(context.Background(), dir, fleetFiles(many...), opts); err != nil {
+		t.Fatal(err)
+	}
+	_, err = output.WriteDir(context.Background(), dir, moved(fleetFiles(many[:2]...)), opts)
+	var prune *output.PruneError
+	if !errors.As(err, &prune) {
+		t.Fatalf("moving 2 tenants and dropping 10: %v, want a *PruneError", err)
+	}
+	if len(prune.Removed) != 20 || slices.Contains(prune.Removed, "tenant-t00/helmrelease-computeplane.yaml") || !slices.Contains(prune.Removed, "tenant-t11/helmrelease-computeplane.yaml") {
+		t.Errorf("the refusal names %v, want the 20 files of the dropped tenants only", prune.Removed)
+	}
+}
+
 // TestCompareWithFilesInMemory: Compare is WriteDir's check against a
 // folder held in memory (a Git revision's), with the same rules for what is
 // the fleet's, and shows the reader both sides of what changes.

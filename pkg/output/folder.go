@@ -168,7 +168,7 @@ func WriteDir(ctx context.Context, dir string, files []File, opts DirOptions) (C
 	if opts.Check || len(p.changes) == 0 {
 		return p.changes, nil
 	}
-	if err := p.checkPrune(opts.AllowPrune); err != nil {
+	if err := p.checkPrune(opts.AllowPrune, files); err != nil {
 		return nil, err
 	}
 	if err := p.commit(ctx); err != nil {
