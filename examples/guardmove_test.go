@@ -21,20 +21,7 @@ import (
 // input allow-guard-move giving the consent. The other fleet renders
 // unchanged throughout.
 func TestPullRequestMovesTheGuard(t *testing.T) {
-	fnEnv := []string{"COMPUTEPLANE_FN=" + binary}
-	origin := t.TempDir()
-	git(t, origin, "init", "-q", "-b", "main")
-	for _, fleet := range []string{"acme", "other"} {
-		for _, sub := range []string{"fleet", "fleet.sh"} {
-			testfs.CopyTree(t, filepath.Join("ci", sub), filepath.Join(origin, fleet, sub))
-		}
-		if r := run(t, filepath.Join(origin, fleet), fnEnv, "./fleet.sh", "render"); r.code != 0 {
-			t.Fatalf("%s: ./fleet.sh render on the base: exit %d\n%s", fleet, r.code, r.stderr)
-		}
-	}
-	writeFile(t, filepath.Join(origin, ".gitignore"), "summary.md\nsummary.json\n")
-	git(t, origin, "add", "-A")
-	git(t, origin, "commit", "-q", "-m", "two fleets")
+	origin, fnEnv := twoFleets(t)
 
 	// The pull request: acme's fleet in units.
 	git(t, origin, "checkout", "-q", "-b", "units")
@@ -85,13 +72,7 @@ func TestPullRequestMovesTheGuard(t *testing.T) {
 	// CI: the action's script, as the workflow runs it for the pull
 	// request (mode check, the base), then with the input that gives the
 	// consent.
-	script, err := filepath.Abs("../tools/action/run.sh")
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := append([]string{"PATH=" + filepath.Dir(binary) + string(os.PathListSeparator) + os.Getenv("PATH"),
-		"COMPUTEPLANE_FN_CONFIG=fleet/config.yaml", "COMPUTEPLANE_FN_OUTPUT_DIR=rendered", "COMPUTEPLANE_FN_MODE=check",
-		"COMPUTEPLANE_FN_SUMMARY=summary.md", "COMPUTEPLANE_FN_BASE=main"}, gitEnv...)
+	script, env := checkAction(t)
 	if r := run(t, dir, env, script); r.code != 1 || !strings.Contains(r.stderr, "refusing to move the guard") {
 		t.Errorf("the action's script: exit %d, want 1 refusing the move\n%s", r.code, r.stderr)
 	}
@@ -103,4 +84,40 @@ func TestPullRequestMovesTheGuard(t *testing.T) {
 	if r := run(t, filepath.Join(origin, "other"), append(fnEnv, "BASE=main"), "./fleet.sh", "check"); r.code != 0 {
 		t.Errorf("the other fleet's gate: exit %d\n%s", r.code, r.stderr)
 	}
+}
+
+// twoFleets is a Git repository with two copies of examples/ci, acme and
+// other, each rendered, committed on main; and the environment that gives
+// ./fleet.sh the binary under test.
+func twoFleets(t *testing.T) (origin string, fnEnv []string) {
+	t.Helper()
+	fnEnv = []string{"COMPUTEPLANE_FN=" + binary}
+	origin = t.TempDir()
+	git(t, origin, "init", "-q", "-b", "main")
+	for _, fleet := range []string{"acme", "other"} {
+		for _, sub := range []string{"fleet", "fleet.sh"} {
+			testfs.CopyTree(t, filepath.Join("ci", sub), filepath.Join(origin, fleet, sub))
+		}
+		if r := run(t, filepath.Join(origin, fleet), fnEnv, "./fleet.sh", "render"); r.code != 0 {
+			t.Fatalf("%s: ./fleet.sh render on the base: exit %d\n%s", fleet, r.code, r.stderr)
+		}
+	}
+	writeFile(t, filepath.Join(origin, ".gitignore"), "summary.md\nsummary.json\n")
+	git(t, origin, "add", "-A")
+	git(t, origin, "commit", "-q", "-m", "two fleets")
+	return origin, fnEnv
+}
+
+// checkAction is the action's script and its environment as the workflow
+// runs it for a pull request against main: mode check, from the fleet's
+// folder, the binary under test on PATH.
+func checkAction(t *testing.T) (script string, env []string) {
+	t.Helper()
+	script, err := filepath.Abs("../tools/action/run.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return script, append([]string{"PATH=" + filepath.Dir(binary) + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"COMPUTEPLANE_FN_CONFIG=fleet/config.yaml", "COMPUTEPLANE_FN_OUTPUT_DIR=rendered", "COMPUTEPLANE_FN_MODE=check",
+		"COMPUTEPLANE_FN_SUMMARY=summary.md", "COMPUTEPLANE_FN_BASE=main"}, gitEnv...)
 }

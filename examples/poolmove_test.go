@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/computeplane-dev/computeplane-fn/internal/testkit/testfs"
 )
 
 // TestPullRequestsMoveThePools plays the move of examples/ci's fleet to
@@ -22,20 +20,7 @@ import (
 // The move as the docs give it, Pin merged first, then Adopt, then the
 // end of the move, passes the gate at each step.
 func TestPullRequestsMoveThePools(t *testing.T) {
-	fnEnv := []string{"COMPUTEPLANE_FN=" + binary}
-	origin := t.TempDir()
-	git(t, origin, "init", "-q", "-b", "main")
-	for _, fleet := range []string{"acme", "other"} {
-		for _, sub := range []string{"fleet", "fleet.sh"} {
-			testfs.CopyTree(t, filepath.Join("ci", sub), filepath.Join(origin, fleet, sub))
-		}
-		if r := run(t, filepath.Join(origin, fleet), fnEnv, "./fleet.sh", "render"); r.code != 0 {
-			t.Fatalf("%s: ./fleet.sh render on the base: exit %d\n%s", fleet, r.code, r.stderr)
-		}
-	}
-	writeFile(t, filepath.Join(origin, ".gitignore"), "summary.md\nsummary.json\n")
-	git(t, origin, "add", "-A")
-	git(t, origin, "commit", "-q", "-m", "two fleets")
+	origin, fnEnv := twoFleets(t)
 
 	dir := filepath.Join(origin, "acme")
 	config := filepath.Join(dir, "fleet", "config.yaml")
@@ -74,16 +59,10 @@ func TestPullRequestsMoveThePools(t *testing.T) {
 			t.Errorf("BASE=main ./fleet.sh check: exit %d, want %d saying %q\n%s", r.code, wantCode, want, r.stderr)
 		}
 	}
-	script, err := filepath.Abs("../tools/action/run.sh")
-	if err != nil {
-		t.Fatal(err)
-	}
-	actionEnv := append([]string{"PATH=" + filepath.Dir(binary) + string(os.PathListSeparator) + os.Getenv("PATH"),
-		"COMPUTEPLANE_FN_CONFIG=fleet/config.yaml", "COMPUTEPLANE_FN_OUTPUT_DIR=rendered", "COMPUTEPLANE_FN_MODE=check",
-		"COMPUTEPLANE_FN_SUMMARY=summary.md", "COMPUTEPLANE_FN_BASE=main"}, gitEnv...)
+	script, scriptEnv := checkAction(t)
 	action := func(wantCode int, want string) {
 		t.Helper()
-		if r := run(t, dir, actionEnv, script); r.code != wantCode || !strings.Contains(r.stderr, want) {
+		if r := run(t, dir, scriptEnv, script); r.code != wantCode || !strings.Contains(r.stderr, want) {
 			t.Errorf("the action's script: exit %d, want %d saying %q\n%s", r.code, wantCode, want, r.stderr)
 		}
 	}
