@@ -151,4 +151,3 @@ func countBaseChanges(cs output.Changes) string {
 	}
 	return fmt.Sprintf("adds %d, changes %d and removes %d files", len(cs.Paths(output.Added)), len(cs.Paths(output.Changed)), len(cs.Paths(output.Removed)))
 }
-
