@@ -237,6 +237,17 @@ func measureFleetCost(t *testing.T, b bins, gen string, tenants int) fleetCost {
 		if shards > 1 {
 			spec["fleet"].(map[string]any)["shards"] = shards
 		}
+		// Rendered for the platform's Kubernetes, as the suite's fleets
+		// are (fleetDir): on the newest, the guard's 1.36 form and the
+		// shard label's default there (Admission).
+		if !e.mode.oldest {
+			platform, _ := spec["platform"].(map[string]any)
+			if platform == nil {
+				platform = map[string]any{}
+			}
+			platform["kubernetesVersion"] = newestKubernetes
+			spec["platform"] = platform
+		}
 	})
 	f := &fleetRepo{e: e, work: work, repo: filepath.Join(t.TempDir(), "repo")}
 	start := time.Now()
