@@ -100,6 +100,24 @@ func reportComparison(results []*result, bases []*baseline) bool {
 	}
 	tw.Flush()
 	fmt.Println("(ratio: of the best times; paired: the median over the reps of each rep's ratio, which one\n outlying render moves less)")
+	// Across versions whose output differs by design, what compares is
+	// the CPU per byte written.
+	fmt.Println("\nper output byte (the CPU ratio over the output's):")
+	tw = tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "tenants\tbaseline output\toutput\tratio\tcpu per byte, paired\t")
+	for i, r := range results {
+		b := bases[i]
+		base, cur := fileSize(b.out), fileSize(b.current)
+		failed := r.failure != "" || b.failure != "" || base <= 0 || cur <= 0
+		perByte := "-"
+		if !failed {
+			if p, ok := medianRatio(r.cpus, b.cpus); ok {
+				perByte = fmt.Sprintf("%.2f×", p/(float64(cur)/float64(base)))
+			}
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t\n", r.tenants, mib(base), mib(cur), versus(float64(cur), float64(base), failed), perByte)
+	}
+	tw.Flush()
 	same := true
 	for i, r := range results {
 		b := bases[i]
@@ -127,14 +145,27 @@ func versus(cur, base float64, failed bool) string {
 // one rep (which ran back to back, under the same load): a best time taken
 // in a lull of the machine moves the ratio of the best times, not this.
 func paired(cur, base []time.Duration, failed bool) string {
-	n := min(len(cur), len(base))
-	if failed || n == 0 {
+	if failed {
 		return "-"
+	}
+	median, ok := medianRatio(cur, base)
+	if !ok {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f×", median)
+}
+
+// medianRatio is the median over the reps of cur[i]/base[i]; ok is false
+// when a rep is missing a figure.
+func medianRatio(cur, base []time.Duration) (float64, bool) {
+	n := min(len(cur), len(base))
+	if n == 0 {
+		return 0, false
 	}
 	ratios := make([]float64, 0, n)
 	for i := range n {
 		if cur[i] <= 0 || base[i] <= 0 {
-			return "-"
+			return 0, false
 		}
 		ratios = append(ratios, cur[i].Seconds()/base[i].Seconds())
 	}
@@ -143,7 +174,7 @@ func paired(cur, base []time.Duration, failed bool) string {
 	if n%2 == 0 {
 		median = (ratios[n/2-1] + ratios[n/2]) / 2
 	}
-	return fmt.Sprintf("%.2f×", median)
+	return median, true
 }
 
 // difference is where two outputs first differ; line is 0 when they are
@@ -252,4 +283,13 @@ func around(line []byte, col int) string {
 		s += "…"
 	}
 	return s
+}
+
+// fileSize is the size of the file at p, or 0 when it cannot be read.
+func fileSize(p string) int64 {
+	info, err := os.Stat(p)
+	if err != nil {
+		return 0
+	}
+	return info.Size()
 }
