@@ -127,28 +127,6 @@ func (l *Layout) homes(kept []keptObject) (map[keptObject][]home, error) {
 		}
 		return nil
 	}
-	var walk func(dir string) error
-	walk = func(dir string) error {
-		entries, err := l.tree.readDir(dir)
-		if err != nil {
-			return fmt.Errorf("failed to read %s in %s: %w", dir, l.What, err)
-		}
-		for _, e := range entries {
-			p := path.Join(dir, e.name)
-			switch {
-			case strings.HasPrefix(e.name, "."):
-			case e.dir:
-				if err := walk(p); err != nil {
-					return err
-				}
-			default:
-				if err := look(p); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}
 	for _, e := range top {
 		if !e.dir {
 			continue
@@ -172,7 +150,7 @@ func (l *Layout) homes(kept []keptObject) (map[keptObject][]home, error) {
 		if wiring {
 			continue
 		}
-		if err := walk(e.name); err != nil {
+		if err := l.walkFiles(e.name, look); err != nil {
 			return nil, err
 		}
 	}

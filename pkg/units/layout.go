@@ -151,26 +151,37 @@ func (l *Layout) Find(name string) ([]string, error) {
 		return nil, nil
 	}
 	var out []string
-	var walk func(dir string) error
-	walk = func(dir string) error {
-		entries, err := l.tree.readDir(dir)
-		if err != nil {
-			return fmt.Errorf("failed to read %s in %s: %w", dir, l.What, err)
-		}
-		slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.name, b.name) })
-		for _, e := range entries {
-			p := path.Join(dir, e.name)
-			switch {
-			case strings.HasPrefix(e.name, "."):
-			case e.dir:
-				if err := walk(p); err != nil {
-					return err
-				}
-			case e.name == name:
-				out = append(out, p)
-			}
+	err := l.walkFiles(".", func(p string) error {
+		if path.Base(p) == name {
+			out = append(out, p)
 		}
 		return nil
+	})
+	return out, err
+}
+
+// walkFiles calls visit with the path of every file below dir, in lexical
+// order, outside folders whose names start with a dot (no render writes
+// there).
+func (l *Layout) walkFiles(dir string, visit func(p string) error) error {
+	entries, err := l.tree.readDir(dir)
+	if err != nil {
+		return fmt.Errorf("failed to read %s in %s: %w", dir, l.What, err)
 	}
-	return out, walk(".")
+	slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.name, b.name) })
+	for _, e := range entries {
+		p := path.Join(dir, e.name)
+		switch {
+		case strings.HasPrefix(e.name, "."):
+		case e.dir:
+			if err := l.walkFiles(p, visit); err != nil {
+				return err
+			}
+		default:
+			if err := visit(p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
